@@ -1,0 +1,18 @@
+package dev.sluice.examples.cli;
+
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Parameters;
+
+/** {@code sluice checksum}: see DESIGN.md §11. Not implemented yet. */
+@Command(name = "checksum", mixinStandardHelpOptions = true, description = "Not implemented yet (see the README).")
+final class ChecksumCommand implements Callable<Integer> {
+  @Parameters(arity = "0..*", hidden = true)
+  List<String> args;
+
+  @Override
+  public Integer call() {
+    throw new SluiceCommand.NotImplementedException("sluice checksum");
+  }
+}

@@ -1,0 +1,71 @@
+package dev.sluice.examples.cli;
+
+import java.lang.management.ManagementFactory;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * Entry point of {@code java -jar sluice.jar}. Sets the process-wide switches that must precede any
+ * library class (Chronicle analytics off, log level), relaunches once on JDK 24+ with the one flag
+ * a jar manifest cannot carry, then runs {@link SluiceCommand} and exits with its code.
+ */
+public final class SluiceMain {
+  static final String UNSAFE_FLAG = "--sun-misc-unsafe-memory-access=allow";
+
+  private SluiceMain() {}
+
+  public static void main(String[] args) throws Exception {
+    System.setProperty("chronicle.analytics.disable", "true");
+    boolean verbose = Arrays.asList(args).contains("--verbose");
+    System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", verbose ? "debug" : "off");
+    System.setProperty("org.slf4j.simpleLogger.logFile", "System.err");
+    if (needsRelaunch()) {
+      System.exit(relaunch(args));
+    }
+    System.exit(SluiceCommand.execute(args));
+  }
+
+  /**
+   * JDK 24+ disables sun.misc.Unsafe memory access unless told otherwise, and Arrow's Netty
+   * allocator then fails to initialize; no manifest attribute can set that flag.
+   */
+  private static boolean needsRelaunch() {
+    if (Runtime.version().feature() < 24 || System.getProperty("sluice.relaunched") != null) {
+      return false;
+    }
+    for (String a : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
+      if (a.startsWith("--sun-misc-unsafe-memory-access=")) {
+        return false;
+      }
+    }
+    return jarPath() != null;
+  }
+
+  private static Path jarPath() {
+    try {
+      Path p = Path.of(SluiceMain.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+      return p.toString().endsWith(".jar") ? p : null;
+    } catch (Exception e) {
+      return null;
+    }
+  }
+
+  private static int relaunch(String[] args) throws Exception {
+    List<String> cmd = new ArrayList<>();
+    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    cmd.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments());
+    cmd.add(UNSAFE_FLAG);
+    cmd.add("-Dsluice.relaunched=true");
+    cmd.add("-jar");
+    cmd.add(jarPath().toString());
+    cmd.addAll(Arrays.asList(args));
+    Process child = new ProcessBuilder(cmd).inheritIO().start();
+    Thread hook = new Thread(child::destroyForcibly, "sluice-relaunch-reaper");
+    Runtime.getRuntime().addShutdownHook(hook);
+    int code = child.waitFor();
+    Runtime.getRuntime().removeShutdownHook(hook);
+    return code;
+  }
+}

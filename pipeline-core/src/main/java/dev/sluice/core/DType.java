@@ -1,0 +1,116 @@
+package dev.sluice.core;
+
+import java.util.Locale;
+
+/**
+ * The element type of a {@link Tensor}. Fixed-size types carry their width in bytes; {@link #STRING}
+ * and {@link #BYTES} are variable-length (their values are laid out as Arrow does: contiguous bytes
+ * plus offsets).
+ *
+ * <p>Values are always little-endian in memory. Names follow NumPy ({@code float32}, {@code uint8},
+ * {@code complex64}); {@link #numpyDescr()} gives the little-endian descr string NumPy writes
+ * ({@code <f4}).
+ */
+public enum DType {
+  BOOL(1, "bool", "|b1"),
+  INT8(1, "int8", "|i1"),
+  INT16(2, "int16", "<i2"),
+  INT32(4, "int32", "<i4"),
+  INT64(8, "int64", "<i8"),
+  UINT8(1, "uint8", "|u1"),
+  UINT16(2, "uint16", "<u2"),
+  UINT32(4, "uint32", "<u4"),
+  UINT64(8, "uint64", "<u8"),
+  FLOAT16(2, "float16", "<f2"),
+  /** bfloat16: the upper 16 bits of a float32. NumPy has no native descr; ml_dtypes writes {@code <V2}. */
+  BFLOAT16(2, "bfloat16", "<V2"),
+  FLOAT32(4, "float32", "<f4"),
+  FLOAT64(8, "float64", "<f8"),
+  /** Two float32 values (real, imaginary). */
+  COMPLEX64(8, "complex64", "<c8"),
+  /** Two float64 values (real, imaginary). */
+  COMPLEX128(16, "complex128", "<c16"),
+  /** UTF-8 text, variable length. */
+  STRING(-1, "string", null),
+  /** Opaque bytes, variable length. */
+  BYTES(-1, "bytes", null);
+
+  private final int byteSize;
+  private final String numpyName;
+  private final String numpyDescr;
+
+  DType(int byteSize, String numpyName, String numpyDescr) {
+    this.byteSize = byteSize;
+    this.numpyName = numpyName;
+    this.numpyDescr = numpyDescr;
+  }
+
+  /** Width of one value in bytes; -1 for variable-length types. */
+  public int byteSize() {
+    return byteSize;
+  }
+
+  /** True for {@link #STRING} and {@link #BYTES}. */
+  public boolean isVariableLength() {
+    return byteSize < 0;
+  }
+
+  public boolean isFloatingPoint() {
+    return this == FLOAT16 || this == BFLOAT16 || this == FLOAT32 || this == FLOAT64;
+  }
+
+  public boolean isComplex() {
+    return this == COMPLEX64 || this == COMPLEX128;
+  }
+
+  public boolean isInteger() {
+    return switch (this) {
+      case INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64 -> true;
+      default -> false;
+    };
+  }
+
+  public boolean isUnsigned() {
+    return this == UINT8 || this == UINT16 || this == UINT32 || this == UINT64;
+  }
+
+  /** NumPy's name ({@code "float32"}), also used in JSON output and {@code metadata.json}. */
+  public String numpyName() {
+    return numpyName;
+  }
+
+  /** The little-endian NumPy descr ({@code "<f4"}), or null for variable-length types. */
+  public String numpyDescr() {
+    return numpyDescr;
+  }
+
+  @Override
+  public String toString() {
+    return numpyName;
+  }
+
+  /**
+   * Parses a NumPy dtype name ({@code "float32"}, {@code "int64"}, {@code "bool"}) or one of our own
+   * names ({@code "bfloat16"}, {@code "string"}, {@code "bytes"}).
+   *
+   * @throws IllegalArgumentException naming the value and the accepted names
+   */
+  public static DType fromName(String name) {
+    String n = name.trim().toLowerCase(Locale.ROOT);
+    switch (n) {
+      case "bool_", "?" -> n = "bool";
+      case "half" -> n = "float16";
+      case "single", "float" -> n = "float32";
+      case "double" -> n = "float64";
+      case "str", "utf8", "unicode" -> n = "string";
+      default -> { }
+    }
+    for (DType t : values()) {
+      if (t.numpyName.equals(n)) {
+        return t;
+      }
+    }
+    throw new IllegalArgumentException(
+        "unknown dtype '" + name + "'; expected one of " + java.util.Arrays.toString(values()));
+  }
+}

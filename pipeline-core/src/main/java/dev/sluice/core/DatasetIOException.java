@@ -1,0 +1,10 @@
+package dev.sluice.core;
+
+/** An I/O failure (missing file, permission, read error) while reading or writing a dataset. */
+public class DatasetIOException extends DatasetException {
+  private static final long serialVersionUID = 1L;
+
+  public DatasetIOException(String resource, String message, Throwable cause) {
+    super(resource, null, message, cause);
+  }
+}

@@ -1,0 +1,46 @@
+package dev.sluice.io;
+
+import dev.sluice.core.Dataset;
+import dev.sluice.core.Example;
+import java.io.IOException;
+import java.nio.file.Path;
+
+/**
+ * One on-disk format in the {@link Formats} registry: a probe that recognizes it from magic bytes
+ * and layout, an opener, and optionally a writer. Implementations register through
+ * {@code META-INF/services/dev.sluice.io.DatasetFormat}.
+ */
+public interface DatasetFormat {
+
+  /** Short name used by {@code --format} and {@code --to} ({@code "npy"}, {@code "parquet"}). */
+  String name();
+
+  /**
+   * True when {@code path} (a file or a directory) is in this format. Reads at most a few header
+   * bytes; never throws for a file of another format.
+   */
+  boolean probe(Path path) throws IOException;
+
+  /**
+   * Opens {@code path} as a dataset of examples. Sources also implement {@link dev.sluice.core.HasSchema}
+   * and, as the format allows, {@link dev.sluice.core.RandomAccessDataset} or
+   * {@link dev.sluice.core.SplitDataset}.
+   *
+   * @throws dev.sluice.core.DatasetException naming the file and the problem
+   */
+  Dataset<Example> open(Path path);
+
+  /** True when {@link #write} is implemented. */
+  default boolean canWrite() {
+    return false;
+  }
+
+  /**
+   * Writes every example of {@code dataset} (one pass, source order) to {@code out}.
+   *
+   * @throws UnsupportedOperationException unless {@link #canWrite()}
+   */
+  default void write(Dataset<Example> dataset, Path out, WriteOptions options) {
+    throw new UnsupportedOperationException("writing " + name() + " is not supported");
+  }
+}
