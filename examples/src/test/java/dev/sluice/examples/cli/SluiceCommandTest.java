@@ -1,0 +1,58 @@
+package dev.sluice.examples.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.sluice.core.MemoryManager;
+import dev.sluice.core.testing.NoLeaks;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+@ExtendWith(NoLeaks.class)
+class SluiceCommandTest {
+
+  @Test
+  void demoRunsAPipelineAndPrintsARate() {
+    CliRun run = CliRun.of("demo", "--rows", "5000", "--epochs", "2");
+    assertThat(run.exitCode()).as(run.err()).isZero();
+    assertThat(run.out()).containsPattern("\\d+ examples/s");
+    assertThat(run.out()).contains("10000 examples");
+    assertThat(run.err()).isEmpty();
+    assertThat(MemoryManager.shared().outstandingBytes()).isZero();
+  }
+
+  @Test
+  void helpListsTheCommands() {
+    CliRun run = CliRun.of("--help");
+    assertThat(run.exitCode()).isZero();
+    assertThat(run.out()).contains("demo", "generate", "inspect", "checksum", "convert", "read", "bench");
+    CliRun sub = CliRun.of("demo", "--help");
+    assertThat(sub.exitCode()).isZero();
+    assertThat(sub.out()).contains("--rows");
+  }
+
+  @Test
+  void usageErrorsPrintOneLineAndExitTwo() {
+    CliRun run = CliRun.of("demo", "--no-such-flag");
+    assertThat(run.exitCode()).isEqualTo(2);
+    assertThat(run.err().lines()).hasSize(1);
+    assertThat(run.err()).startsWith("sluice: ").contains("--no-such-flag").contains("try 'sluice demo --help'");
+
+    CliRun unknown = CliRun.of("frobnicate");
+    assertThat(unknown.exitCode()).isEqualTo(2);
+    assertThat(unknown.err().lines()).hasSize(1);
+
+    CliRun none = CliRun.of();
+    assertThat(none.exitCode()).isEqualTo(2);
+  }
+
+  @Test
+  void badValuesExitTwoWithoutAStackTraceUnlessVerbose() {
+    CliRun run = CliRun.of("demo", "--rows", "0");
+    assertThat(run.exitCode()).isEqualTo(2);
+    assertThat(run.err().trim()).isEqualTo("sluice: --rows > 0 required but it was 0");
+
+    CliRun verbose = CliRun.of("demo", "--rows", "0", "--verbose");
+    assertThat(verbose.exitCode()).isEqualTo(2);
+    assertThat(verbose.err()).startsWith("sluice: --rows > 0").contains("at dev.sluice.examples.cli.DemoCommand");
+  }
+}
