@@ -157,6 +157,21 @@ public class NpyGatherBenchmark {
     }
   }
 
+  /**
+   * The batch machinery alone (create, commit, build, close a {@code BatchBuilder} of 256 rows with
+   * no copy): the part of {@link #sluiceGather} that the plain loop does not pay.
+   */
+  @Benchmark
+  public void batchOnly(Blackhole bh) {
+    int from = nextBatch();
+    try (BatchBuilder b = BatchBuilder.create(schema, BATCH, pool)) {
+      b.commitRows(indices, from, BATCH);
+      try (Batch batch = b.build()) {
+        bh.consume(batch.size());
+      }
+    }
+  }
+
   @Benchmark
   public void plainLoop(Blackhole bh) {
     int from = nextBatch();

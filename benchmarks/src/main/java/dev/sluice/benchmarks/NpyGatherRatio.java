@@ -34,14 +34,19 @@ public final class NpyGatherRatio {
           double sluice = run("sluiceGather", order, file);
           double plain = run("plainLoop", order, file);
           ratios[r] = sluice / plain;
-          lines.add(String.format(Locale.ROOT, "  round %d: sluice %.0f batches/s, plain %.0f batches/s, ratio %.3f",
-              r + 1, sluice, plain, ratios[r]));
+          lines.add(String.format(Locale.ROOT, "  round %d: sluice %.0f batches/s (%.2f us), plain %.0f batches/s (%.2f us),"
+              + " ratio %.3f", r + 1, sluice, 1e6 / sluice, plain, 1e6 / plain, ratios[r]));
         }
         double[] sorted = ratios.clone();
         Arrays.sort(sorted);
         System.out.println("order " + order + ":");
         lines.forEach(System.out::println);
         System.out.printf(Locale.ROOT, "  median ratio (sluice / plain): %.3f%n", sorted[rounds / 2]);
+        if (order.equals("inOrder")) {
+          double batchOnly = run("batchOnly", order, file);
+          System.out.printf(Locale.ROOT, "  batch machinery alone (create, commit, build, close; no copy): %.2f us per batch%n",
+              1e6 / batchOnly);
+        }
       }
     } finally {
       Files.deleteIfExists(file);
