@@ -5,4 +5,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mvn -B -q -o package -DskipTests -pl benchmarks -am
 echo "load before the run: $(uptime)"
-java -Xmx512m -cp benchmarks/target/benchmarks.jar dev.sluice.benchmarks.NpyGatherRatio "${1:-5}"
+java -Xms1g -Xmx1g -XX:+AlwaysPreTouch -cp benchmarks/target/benchmarks.jar dev.sluice.benchmarks.NpyGatherRatio "${1:-5}"
