@@ -156,10 +156,13 @@ public final class PlanCompiler {
         long[] indices = new long[batchSize]; // per subscription; the builder copies what it keeps
         return numbers.map(n -> gather(source, seq, schema, pool, n, batchSize, length, indices));
       }
+      InFlight inFlight = new InFlight();
       return numbers.flatMapSequential(
-          n -> Mono.fromCallable(() -> gather(source, seq, schema, pool, n, batchSize, length, new long[batchSize]))
-              .subscribeOn(Schedulers.boundedElastic()),
-          b.numParallelCalls(), 1);
+              n -> Mono.fromCallable(() -> inFlight.add(gather(source, seq, schema, pool, n, batchSize, length, new long[batchSize])))
+                  .subscribeOn(Schedulers.boundedElastic()),
+              b.numParallelCalls(), 1)
+          .doOnNext(inFlight::handedOver)
+          .doFinally(signal -> inFlight.terminate());
     });
   }
 
