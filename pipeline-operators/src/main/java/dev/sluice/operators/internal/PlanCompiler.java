@@ -78,7 +78,7 @@ public final class PlanCompiler {
       long count = ((RepeatStage) ordered.get(repeat)).count();
       flux = longRange(0, count < 0 ? Long.MAX_VALUE : count)
           .concatMap(i -> compile(source, inner, options, context.withEpoch(context.epoch() + i)), 0);
-      schema = null;
+      schema = schemaAfter(Schemas.declared(source), inner);
       next = repeat + 1;
     } else if (source instanceof RandomAccessDataset<?> ra) {
       Planned planned = plan(ra, ordered, options, context);
@@ -96,6 +96,18 @@ public final class PlanCompiler {
       schema = s instanceof FluxStage fs ? fs.schemaAfter(schema) : s instanceof BatchStage ? null : schema;
     }
     return flux;
+  }
+
+  /** The schema of the examples after {@code stages} when it is {@code schema} before (null: unknown). */
+  private static Schema schemaAfter(Schema schema, List<Stage> stages) {
+    for (Stage s : stages) {
+      if (s instanceof FluxStage fs) {
+        schema = fs.schemaAfter(schema);
+      } else if (s instanceof BatchStage || s instanceof RepeatStage) {
+        schema = null;
+      }
+    }
+    return schema;
   }
 
   private record Planned(Flux<?> flux, Schema schema, int next) {}
