@@ -228,10 +228,12 @@ public final class Pipeline<T> implements Dataset<T> {
    * On the index plan the source's {@code gather} copies the rows straight from the source (a
    * mapping) into the columns; elsewhere examples are collated ({@link Batching}).
    *
-   * <p><b>Reactive Streams semantics.</b> Emits one batch per request; up to
-   * {@code numParallelCalls} batches are gathered at once on {@code boundedElastic} workers and
-   * emitted in order, so the output does not depend on {@code numParallelCalls}; completes after the
-   * last batch (smaller unless {@code dropRemainder}); cancel stops new gathers.
+   * <p><b>Reactive Streams semantics.</b> With {@code numParallelCalls = 1}, gathers one batch per
+   * request on the requesting thread. With more, up to {@code numParallelCalls} workers of
+   * {@code boundedElastic} each gather a run of 4 consecutive batches (one scheduler hop per run),
+   * emitted in order, so the output does not depend on {@code numParallelCalls}; up to
+   * {@code 4 × numParallelCalls} batches are then held ahead. Completes after the last batch
+   * (smaller unless {@code dropRemainder}); cancel stops new gathers.
    *
    * <p><b>Discard support.</b> Batches gathered but not delivered (cancel, error) go to the discard
    * hook and the pipeline closes them.

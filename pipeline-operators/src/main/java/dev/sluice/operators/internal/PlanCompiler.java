@@ -14,7 +14,6 @@ import dev.sluice.operators.Shard;
 import java.util.ArrayList;
 import java.util.List;
 import reactor.core.publisher.Flux;
-import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 
 /**
@@ -28,6 +27,9 @@ import reactor.core.scheduler.Schedulers;
  * {@code repeat} runs everything before it once per epoch.
  */
 public final class PlanCompiler {
+  /** Batches one parallel gather task produces in a row (one scheduler hop per run). */
+  static final int CHUNK = 4;
+
   private PlanCompiler() {}
 
   /**
@@ -168,11 +170,17 @@ public final class PlanCompiler {
         long[] indices = new long[batchSize]; // per subscription; the builder copies what it keeps
         return numbers.map(n -> gather(source, seq, schema, pool, n, batchSize, length, indices));
       }
+      // each worker task gathers a run of CHUNK consecutive batches: one scheduler hop per run
       InFlight inFlight = new InFlight();
-      return numbers.flatMapSequential(
-              n -> Mono.fromCallable(() -> inFlight.add(gather(source, seq, schema, pool, n, batchSize, length, new long[batchSize])))
+      return longRange(0, (last - first + CHUNK - 1) / CHUNK)
+          .flatMapSequential(
+              c -> Flux.defer(() -> {
+                    long[] indices = new long[batchSize];
+                    return longRange(first + c * CHUNK, Math.min(last, first + (c + 1) * CHUNK))
+                        .map(n -> inFlight.add(gather(source, seq, schema, pool, n, batchSize, length, indices)));
+                  })
                   .subscribeOn(Schedulers.boundedElastic()),
-              b.numParallelCalls(), 1)
+              b.numParallelCalls(), CHUNK)
           .doOnNext(inFlight::handedOver)
           .doFinally(signal -> inFlight.terminate());
     });
