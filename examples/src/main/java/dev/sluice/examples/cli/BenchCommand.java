@@ -1,18 +1,163 @@
 package dev.sluice.examples.cli;
 
-import java.util.List;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.sluice.core.Batch;
+import dev.sluice.core.Dataset;
+import dev.sluice.core.Example;
+import dev.sluice.core.PipelineContext;
+import dev.sluice.core.RandomAccessDataset;
+import dev.sluice.operators.Pipeline;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
 
-/** {@code sluice bench}: see DESIGN.md §11. Not implemented yet. */
-@Command(name = "bench", mixinStandardHelpOptions = true, description = "Not implemented yet (see the README).")
+/**
+ * {@code sluice bench}: records/s of {@code [take N ->] [shuffle ->] shard(1 of 1) -> batch B ->
+ * prefetch 4} over PATH: one warm-up epoch, then {@code --epochs} measured epochs (DESIGN.md §11).
+ */
+@Command(name = "bench", mixinStandardHelpOptions = true,
+    description = "Measure records/s and bytes/s of a batched pipeline over PATH (one warm-up epoch, then E measured).")
 final class BenchCommand implements Callable<Integer> {
-  @Parameters(arity = "0..*", hidden = true)
-  List<String> args;
+  @Parameters(index = "0", paramLabel = "PATH", description = "A dataset file or directory.")
+  Path path;
+
+  @Option(names = "--format", paramLabel = "F", description = "Format name; default: recognized from the contents.")
+  String format;
+
+  @Option(names = "--num-samples", paramLabel = "N", description = "Use only the first N samples; default: all.")
+  Long numSamples;
+
+  @Option(names = "--use-mmap", description = "Accepted for compatibility: random-access sources are always memory-mapped.")
+  boolean useMmap;
+
+  @Option(names = "--fixed-length", description = "Accepted for compatibility: fixed-length fields are always gathered in bulk.")
+  boolean fixedLength;
+
+  @Option(names = "--shuffle", description = "Global shuffle, a new permutation each epoch.")
+  boolean shuffle;
+
+  @Option(names = "--seed", paramLabel = "S", defaultValue = "0", description = "Seed (default: ${DEFAULT-VALUE}).")
+  long seed;
+
+  @Option(names = "--num-workers", paramLabel = "W", defaultValue = "1", description = "Gather threads (default: ${DEFAULT-VALUE}).")
+  int numWorkers;
+
+  @Option(names = "--batch", paramLabel = "B", defaultValue = "256", description = "Batch size (default: ${DEFAULT-VALUE}).")
+  int batch;
+
+  @Option(names = "--prefetch", paramLabel = "P", defaultValue = "4", description = "Batches produced ahead (default: ${DEFAULT-VALUE}).")
+  int prefetch;
+
+  @Option(names = "--epochs", paramLabel = "E", defaultValue = "5", description = "Measured epochs after one warm-up epoch (default: ${DEFAULT-VALUE}).")
+  int epochs;
+
+  @Option(names = "--json", description = "Print a JSON summary as the last line.")
+  boolean json;
+
+  @Spec CommandSpec spec;
 
   @Override
   public Integer call() {
-    throw new SluiceCommand.NotImplementedException("sluice bench");
+    if (epochs <= 0) {
+      throw new IllegalArgumentException("--epochs > 0 required but it was " + epochs);
+    }
+    if (numSamples != null && numSamples < 0) {
+      throw new IllegalArgumentException("--num-samples >= 0 required but it was " + numSamples);
+    }
+    PrintWriter out = spec.commandLine().getOut();
+    Dataset<Example> data = DatasetRun.open(path, format);
+    try {
+      Pipeline<Example> p = Pipeline.from(data);
+      if (numSamples != null) {
+        p = p.take(numSamples);
+      }
+      if (shuffle) {
+        if (!(data instanceof RandomAccessDataset)) {
+          throw new SluiceCommand.NotImplementedException("sluice bench --shuffle on a streaming source");
+        }
+        p = p.shuffle();
+      }
+      Pipeline<Batch> b = p.shard(1, 0).batch(batch, false, numWorkers);
+      if (prefetch > 0) {
+        b = b.prefetch(prefetch);
+      }
+      PipelineContext ctx = PipelineContext.defaults().withSeed(seed);
+      long[] warm = epoch(b, ctx);
+      if (!json) {
+        out.printf(Locale.ROOT, "warm-up epoch: %d records in %.3f s%n", warm[0], warm[3] / 1e9);
+      }
+      double[] rates = new double[epochs];
+      double[] byteRates = new double[epochs];
+      long records = 0;
+      long batches = 0;
+      long bytes = 0;
+      long nanos = 0;
+      for (int e = 0; e < epochs; e++) {
+        long[] r = epoch(b, ctx.withEpoch(e + 1));
+        records += r[0];
+        batches += r[1];
+        bytes += r[2];
+        nanos += r[3];
+        double s = r[3] / 1e9;
+        rates[e] = r[0] / s;
+        byteRates[e] = r[2] / s;
+        if (!json) {
+          out.printf(Locale.ROOT, "epoch %d: %d records in %.3f s, %.0f records/s, %.1f MB/s%n", e + 1, r[0], s, rates[e], byteRates[e] / 1e6);
+        }
+      }
+      double medianRate = median(rates);
+      double medianBytes = median(byteRates);
+      double min = Arrays.stream(rates).min().orElse(0);
+      double max = Arrays.stream(rates).max().orElse(0);
+      if (json) {
+        ObjectNode o = DatasetRun.object();
+        o.put("examples", records);
+        o.put("batches", batches);
+        o.put("epochs", epochs);
+        o.put("seconds", DatasetRun.decimal(nanos / 1e9));
+        o.put("bytes", bytes);
+        o.put("recordsPerSecond", DatasetRun.decimal(medianRate));
+        o.put("bytesPerSecond", DatasetRun.decimal(medianBytes));
+        o.put("recordsPerSecondMin", DatasetRun.decimal(min));
+        o.put("recordsPerSecondMax", DatasetRun.decimal(max));
+        out.println(DatasetRun.line(o));
+      } else {
+        out.printf(Locale.ROOT, "median %.0f records/s (min %.0f, max %.0f), %.1f MB/s over %d epochs%n",
+            medianRate, min, max, medianBytes / 1e6, epochs);
+      }
+      out.flush();
+      return 0;
+    } finally {
+      DatasetRun.close(data);
+    }
+  }
+
+  /** One epoch: records, batches, bytes, nanoseconds. */
+  private static long[] epoch(Pipeline<Batch> pipeline, PipelineContext ctx) {
+    long[] r = new long[4];
+    long t0 = System.nanoTime();
+    pipeline.flux(ctx).doOnNext(b -> {
+      try (b) {
+        r[0] += b.size();
+        r[1]++;
+        r[2] += b.byteSize();
+      }
+    }).blockLast(); // the consumer runs on prefetch's thread; this one only waits
+    r[3] = System.nanoTime() - t0;
+    return r;
+  }
+
+  static double median(double[] values) {
+    double[] v = values.clone();
+    Arrays.sort(v);
+    int n = v.length;
+    return n == 0 ? 0 : n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
   }
 }

@@ -1,14 +1,14 @@
 package dev.sluice.examples.cli;
 
 import dev.sluice.core.Batch;
-import dev.sluice.core.BatchBuilder;
-import dev.sluice.core.BufferPool;
 import dev.sluice.core.Datasets;
 import dev.sluice.core.Example;
 import dev.sluice.core.HasSchema;
 import dev.sluice.core.MemoryManager;
+import dev.sluice.core.PipelineContext;
 import dev.sluice.core.RandomAccessDataset;
 import dev.sluice.core.Schema;
+import dev.sluice.operators.Pipeline;
 import java.io.PrintWriter;
 import java.util.Locale;
 import java.util.concurrent.Callable;
@@ -17,8 +17,6 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 import picocli.CommandLine.Model.CommandSpec;
-import reactor.core.publisher.Flux;
-import reactor.core.scheduler.Schedulers;
 
 /** {@code sluice demo}: the quick start on a generated dataset, no arguments needed. */
 @Command(name = "demo", mixinStandardHelpOptions = true,
@@ -53,7 +51,9 @@ final class DemoCommand implements Callable<Integer> {
     RandomAccessDataset<Example> data = Datasets.synthetic(rows, dim, 42);
     Schema schema = ((HasSchema) data).schema();
     out.printf(Locale.ROOT, "sluice demo: synthetic dataset of %d rows %s%n", rows, schema);
-    out.printf(Locale.ROOT, "pipeline: batch(%d) by gather -> prefetch(4), %d epochs%n", batchSize, epochs);
+    out.printf(Locale.ROOT, "pipeline: shuffle() -> batch(%d) by gather -> prefetch(4), %d epochs%n", batchSize, epochs);
+    Pipeline<Batch> pipeline = Pipeline.from(data).shuffle().batch(batchSize).prefetch(4);
+    PipelineContext ctx = PipelineContext.defaults().withSeed(42);
 
     AtomicLong examples = new AtomicLong();
     AtomicLong bytes = new AtomicLong();
@@ -62,7 +62,7 @@ final class DemoCommand implements Callable<Integer> {
       for (int epoch = 0; epoch < epochs; epoch++) {
         long t0 = System.nanoTime();
         long before = examples.get();
-        batches(data, schema, batchSize)
+        pipeline.flux(ctx.withEpoch(epoch))
             .doOnNext(b -> {
               try (b) {
                 examples.addAndGet(b.size());
@@ -80,35 +80,5 @@ final class DemoCommand implements Callable<Integer> {
         examples.get() / seconds, bytes.get() / seconds / 1e6, examples.get(), bytes.get(), seconds);
     out.printf(Locale.ROOT, "off-heap bytes outstanding after the run: %d%n", MemoryManager.shared().outstandingBytes());
     return 0;
-  }
-
-  /** In-order batches gathered straight into pooled memory, produced on another thread. */
-  private static Flux<Batch> batches(RandomAccessDataset<Example> data, Schema schema, int batchSize) {
-    BufferPool pool = MemoryManager.shared().pool("demo.batch");
-    long n = data.size();
-    long count = (n + batchSize - 1) / batchSize;
-    return Flux.<Long, long[]>generate(() -> new long[1], (state, sink) -> {
-          if (state[0] < count) {
-            sink.next(state[0]++);
-          } else {
-            sink.complete();
-          }
-          return state;
-        })
-        .map(b -> {
-          long from = b * batchSize;
-          int size = (int) Math.min(batchSize, n - from);
-          long[] indices = new long[size];
-          for (int i = 0; i < size; i++) {
-            indices[i] = from + i;
-          }
-          try (BatchBuilder builder = BatchBuilder.create(schema, size, pool)) {
-            data.gather(indices, 0, size, builder);
-            return builder.build();
-          }
-        })
-        .subscribeOn(Schedulers.boundedElastic())
-        .publishOn(Schedulers.single(), 4)
-        .doOnDiscard(Batch.class, Batch::close);
   }
 }

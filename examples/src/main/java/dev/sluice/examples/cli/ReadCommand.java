@@ -1,18 +1,200 @@
 package dev.sluice.examples.cli;
 
-import java.util.List;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.sluice.core.Batch;
+import dev.sluice.core.Dataset;
+import dev.sluice.core.Example;
+import dev.sluice.core.PipelineContext;
+import dev.sluice.core.RandomAccessDataset;
+import dev.sluice.operators.EqualLength;
+import dev.sluice.operators.Pipeline;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
 
-/** {@code sluice read}: see DESIGN.md §11. Not implemented yet. */
-@Command(name = "read", mixinStandardHelpOptions = true, description = "Not implemented yet (see the README).")
+/** {@code sluice read}: one or more epochs of a pipeline over PATH (DESIGN.md §11). */
+@Command(name = "read", mixinStandardHelpOptions = true,
+    description = "Read PATH through shuffle -> shard -> batch -> prefetch and report what was read.")
 final class ReadCommand implements Callable<Integer> {
-  @Parameters(arity = "0..*", hidden = true)
-  List<String> args;
+  @Parameters(index = "0", paramLabel = "PATH", description = "A dataset file or directory.")
+  Path path;
+
+  @Option(names = "--format", paramLabel = "F", description = "Format name; default: recognized from the contents.")
+  String format;
+
+  @Option(names = "--shuffle", description = "Shuffle: the global permutation on a random-access source.")
+  boolean shuffle;
+
+  @Option(names = "--buffer", paramLabel = "N", description = "Buffer shuffle of N elements (not implemented yet).")
+  Integer buffer;
+
+  @Option(names = "--seed", paramLabel = "S", defaultValue = "0", description = "Seed, shared by every rank (default: ${DEFAULT-VALUE}).")
+  long seed;
+
+  @Option(names = "--epochs", paramLabel = "E", defaultValue = "1", description = "Epochs, numbered from 0 (default: ${DEFAULT-VALUE}).")
+  long epochs;
+
+  @Option(names = "--rank", paramLabel = "R", description = "This rank; default: RANK / SLURM_PROCID or 0.")
+  Integer rank;
+
+  @Option(names = "--world", paramLabel = "W", description = "Number of ranks; default: WORLD_SIZE / SLURM_NTASKS or 1.")
+  Integer world;
+
+  @Option(names = "--equal", paramLabel = "pad|drop|uneven", defaultValue = "pad",
+      description = "Equal-length policy of the shard (default: ${DEFAULT-VALUE}).")
+  String equal;
+
+  @Option(names = "--batch", paramLabel = "B", description = "Batch size; default: no batching.")
+  Integer batch;
+
+  @Option(names = "--drop-remainder", description = "Drop a last batch smaller than B.")
+  boolean dropRemainder;
+
+  @Option(names = "--parallelism", paramLabel = "P", defaultValue = "1", description = "Batches gathered in parallel (default: ${DEFAULT-VALUE}).")
+  int parallelism;
+
+  @Option(names = "--prefetch", paramLabel = "P", defaultValue = "4", description = "Elements produced ahead on another thread, 0 for none (default: ${DEFAULT-VALUE}).")
+  int prefetch;
+
+  @Option(names = "--print-indices", description = "Print '<epoch> <index> ...' per batch (per element without --batch), nothing else.")
+  boolean printIndices;
+
+  @Option(names = "--json", description = "Print a JSON summary as the last line.")
+  boolean json;
+
+  // Flags of later issues: accepted by the parser, refused with "not implemented yet".
+  @Option(names = "--cache", paramLabel = "DIR", hidden = true) Path cache;
+  @Option(names = "--columns", paramLabel = "a,b", hidden = true) String columns;
+  @Option(names = "--checkpoint", paramLabel = "FILE", hidden = true) Path checkpoint;
+  @Option(names = "--checkpoint-every", paramLabel = "N", hidden = true) Long checkpointEvery;
+  @Option(names = "--stop-after", paramLabel = "N", hidden = true) Long stopAfter;
+  @Option(names = "--resume", paramLabel = "FILE", hidden = true) Path resume;
+  @Option(names = "--metrics", hidden = true) boolean metrics;
+
+  @Spec CommandSpec spec;
 
   @Override
   public Integer call() {
-    throw new SluiceCommand.NotImplementedException("sluice read");
+    refuseLaterFlags();
+    if (printIndices && json) {
+      throw new IllegalArgumentException("--print-indices and --json cannot be combined: --print-indices leaves only index lines on stdout");
+    }
+    if (epochs < 0) {
+      throw new IllegalArgumentException("--epochs >= 0 required but it was " + epochs);
+    }
+    PipelineContext ctx = context(rank, world).withSeed(seed);
+    EqualLength policy = policy(equal);
+    PrintWriter out = spec.commandLine().getOut();
+
+    Dataset<Example> data = DatasetRun.open(path, format);
+    try {
+      Pipeline<Example> p = Pipeline.from(data);
+      if (shuffle) {
+        if (!(data instanceof RandomAccessDataset)) {
+          throw new SluiceCommand.NotImplementedException("sluice read --shuffle on a streaming source (split-order and buffer shuffle)");
+        }
+        p = p.shuffle();
+      }
+      p = p.shard(ctx.worldSize(), ctx.rank(), policy);
+      long[] totals = new long[3]; // examples, batches, bytes
+      long started = System.nanoTime();
+      for (long e = 0; e < epochs; e++) {
+        PipelineContext epoch = ctx.withEpoch(ctx.epoch() + e);
+        if (batch != null) {
+          Pipeline<Batch> b = p.batch(batch, dropRemainder, parallelism);
+          b = prefetch > 0 ? b.prefetch(prefetch) : b;
+          b.flux(epoch).doOnNext(x -> {
+            try (x) {
+              totals[0] += x.size();
+              totals[1]++;
+              totals[2] += DatasetRun.bytes(x);
+              if (printIndices) {
+                StringBuilder line = new StringBuilder().append(epoch.epoch());
+                for (int i = 0; i < x.size(); i++) {
+                  line.append(' ').append(x.index(i));
+                }
+                out.println(line);
+              }
+            }
+          }).blockLast();
+        } else {
+          Pipeline<Example> el = prefetch > 0 ? p.prefetch(prefetch) : p;
+          el.flux(epoch).doOnNext(x -> {
+            totals[0]++;
+            totals[2] += DatasetRun.bytes(x);
+            if (printIndices) {
+              out.println(epoch.epoch() + " " + x.index());
+            }
+          }).blockLast();
+        }
+      }
+      long examples = totals[0];
+      long batches = totals[1];
+      long bytes = totals[2];
+      double seconds = (System.nanoTime() - started) / 1e9;
+      if (json) {
+        ObjectNode o = DatasetRun.object();
+        o.put("examples", examples);
+        o.put("batches", batches);
+        o.put("epochs", epochs);
+        o.put("seconds", DatasetRun.decimal(seconds));
+        o.put("bytes", bytes);
+        out.println(DatasetRun.line(o));
+      } else if (!printIndices) {
+        out.printf(Locale.ROOT, "read %d examples in %d batches over %d epochs (rank %d of %d): %d bytes in %.3f s%n",
+            examples, batches, epochs, ctx.rank(), ctx.worldSize(), bytes, seconds);
+      }
+      out.flush();
+      return 0;
+    } finally {
+      DatasetRun.close(data);
+    }
+  }
+
+  private void refuseLaterFlags() {
+    if (buffer != null) {
+      throw new SluiceCommand.NotImplementedException("sluice read --buffer (the buffer shuffle)");
+    }
+    String[][] later = {
+      {"--cache", cache == null ? null : "x"}, {"--columns", columns}, {"--checkpoint", checkpoint == null ? null : "x"},
+      {"--checkpoint-every", checkpointEvery == null ? null : "x"}, {"--stop-after", stopAfter == null ? null : "x"},
+      {"--resume", resume == null ? null : "x"}, {"--metrics", metrics ? "x" : null}};
+    for (String[] flag : later) {
+      if (flag[1] != null) {
+        throw new SluiceCommand.NotImplementedException("sluice read " + flag[0]);
+      }
+    }
+  }
+
+  /** The context from --rank/--world, else from the environment (torchrun, Slurm). */
+  static PipelineContext context(Integer rank, Integer world) {
+    if (rank == null && world == null) {
+      return PipelineContext.fromEnvironment();
+    }
+    if (rank == null || world == null) {
+      throw new IllegalArgumentException("--rank and --world go together: give both or neither");
+    }
+    if (world <= 0) {
+      throw new IllegalArgumentException("--world > 0 required but it was " + world);
+    }
+    if (rank < 0 || rank >= world) {
+      throw new IllegalArgumentException("--rank " + rank + " is out of range for --world " + world + ": expected 0 <= rank < world");
+    }
+    return PipelineContext.defaults().withRank(rank, world);
+  }
+
+  static EqualLength policy(String name) {
+    for (EqualLength p : EqualLength.values()) {
+      if (p.name().equalsIgnoreCase(name)) {
+        return p;
+      }
+    }
+    throw new IllegalArgumentException("--equal '" + name + "': expected pad, drop or uneven");
   }
 }

@@ -1,0 +1,76 @@
+package dev.sluice.examples.cli;
+
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.sluice.core.Batch;
+import dev.sluice.core.Dataset;
+import dev.sluice.core.Example;
+import dev.sluice.core.Tensor;
+import dev.sluice.io.Formats;
+import java.math.BigDecimal;
+import java.math.RoundingMode;
+import java.nio.file.Path;
+
+/** What {@code read} and {@code bench} share: opening PATH, counting bytes, the JSON line. */
+final class DatasetRun {
+  private static final ObjectMapper JSON = new ObjectMapper()
+      .configure(JsonGenerator.Feature.WRITE_BIGDECIMAL_AS_PLAIN, true);
+
+  private DatasetRun() {}
+
+  /** Opens {@code path} in the format its contents show, or in {@code format} when given. */
+  static Dataset<Example> open(Path path, String format) {
+    return format == null ? Formats.open(path) : Formats.named(format).open(path);
+  }
+
+  /** Closes the dataset when it holds files. */
+  static void close(Dataset<?> dataset) {
+    if (dataset instanceof AutoCloseable c) {
+      try {
+        c.close();
+      } catch (RuntimeException e) {
+        throw e;
+      } catch (Exception e) {
+        throw new IllegalStateException("closing " + dataset + " failed", e);
+      }
+    }
+  }
+
+  /** Bytes of the values of one example (what a batch of it would hold, without offsets). */
+  static long bytes(Example e) {
+    long n = 0;
+    for (Tensor t : e.fields().values()) {
+      if (t != null) {
+        n += t.byteSize();
+      }
+    }
+    return n;
+  }
+
+  static long bytes(Batch b) {
+    return b.byteSize();
+  }
+
+  /** A JSON object for the last stdout line; numbers as plain decimals. */
+  static ObjectNode object() {
+    return JSON.createObjectNode();
+  }
+
+  /** {@code value} with 6 decimals, never in exponent notation. */
+  static BigDecimal decimal(double value) {
+    if (!Double.isFinite(value)) {
+      return BigDecimal.ZERO;
+    }
+    return BigDecimal.valueOf(value).setScale(6, RoundingMode.HALF_UP);
+  }
+
+  static String line(ObjectNode node) {
+    try {
+      return JSON.writeValueAsString(node);
+    } catch (JsonProcessingException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+}

@@ -1,0 +1,184 @@
+package dev.sluice.examples.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.sluice.core.Datasets;
+import dev.sluice.core.testing.NoLeaks;
+import dev.sluice.io.npy.Npy;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.LongStream;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code sluice read} and {@code sluice bench} through picocli, in-process, over a generated .npy directory. */
+@ExtendWith(NoLeaks.class)
+class ReadCommandTest {
+  private static final long ROWS = 103; // prime, not a multiple of 4 or 7
+
+  @TempDir static Path tmp;
+  static Path data;
+
+  record Run(int code, String out, String err) {}
+
+  @BeforeAll
+  static void generate() {
+    data = tmp.resolve("d");
+    // x float32[8] (seeded) and label int64 = the row index, as `sluice generate --format npy` writes
+    Npy.write(Datasets.synthetic(ROWS, 8, 5), data);
+  }
+
+  static Run run(String... args) {
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    int code = SluiceCommand.commandLine(new PrintWriter(out, true), new PrintWriter(err, true)).execute(args);
+    return new Run(code, out.toString(), err.toString());
+  }
+
+  /** Per epoch, the indices of rank {@code rank}'s batches, from --print-indices. */
+  static Map<Long, List<Long>> indices(String equal, int rank) {
+    Run r = run("read", data.toString(), "--shuffle", "--seed", "3", "--epochs", "2", "--rank", String.valueOf(rank),
+        "--world", "4", "--batch", "7", "--equal", equal, "--print-indices");
+    assertEquals(0, r.code(), r.err());
+    assertEquals("", r.err());
+    Map<Long, List<Long>> byEpoch = new HashMap<>();
+    for (String line : r.out().split("\n")) {
+      String[] parts = line.trim().split(" ");
+      assertTrue(parts.length >= 2 && parts.length <= 8, "one batch of at most 7 per line: '" + line + "'");
+      long epoch = Long.parseLong(parts[0]);
+      for (int i = 1; i < parts.length; i++) {
+        byEpoch.computeIfAbsent(epoch, e -> new ArrayList<>()).add(Long.parseLong(parts[i]));
+      }
+    }
+    return byEpoch;
+  }
+
+  @Test
+  void fourRanksPadPartitionOnePermutationPerEpoch() {
+    List<Map<Long, List<Long>>> ranks = new ArrayList<>();
+    for (int r = 0; r < 4; r++) {
+      ranks.add(indices("pad", r));
+    }
+    for (long epoch = 0; epoch < 2; epoch++) {
+      Set<Long> covered = new HashSet<>();
+      for (int r = 0; r < 4; r++) {
+        List<Long> mine = ranks.get(r).get(epoch);
+        assertEquals((ROWS + 3) / 4, mine.size(), "PAD: ceil(n/4) for rank " + r + " epoch " + epoch);
+        covered.addAll(mine);
+      }
+      assertEquals(ROWS, covered.size(), "PAD covers every row in epoch " + epoch);
+    }
+    assertNotEquals(ranks.get(0).get(0L), ranks.get(0).get(1L), "epoch 1 reshuffles");
+    // same command, same output
+    assertEquals(ranks.get(2), indices("pad", 2));
+  }
+
+  @Test
+  void unevenIsExactlyOnceAndDropIsDisjoint() {
+    for (long epoch = 0; epoch < 2; epoch++) {
+      List<Long> all = new ArrayList<>();
+      Set<Long> dropped = new HashSet<>();
+      for (int r = 0; r < 4; r++) {
+        all.addAll(indices("uneven", r).get(epoch));
+        List<Long> drop = indices("drop", r).get(epoch);
+        assertEquals(ROWS / 4, drop.size());
+        for (Long d : drop) {
+          assertTrue(dropped.add(d), "DROP ranks are disjoint");
+        }
+      }
+      assertEquals(LongStream.range(0, ROWS).boxed().toList(), all.stream().sorted().toList(), "UNEVEN: every row once");
+    }
+  }
+
+  @Test
+  void perElementIndicesWithoutBatch() {
+    Run r = run("read", data.toString(), "--print-indices", "--rank", "1", "--world", "2", "--equal", "uneven");
+    assertEquals(0, r.code(), r.err());
+    String[] lines = r.out().split("\n");
+    assertEquals(ROWS / 2, lines.length);
+    assertEquals("0 1", lines[0]);
+    assertEquals("0 3", lines[1]);
+  }
+
+  @Test
+  void jsonSummaryIsTheLastLine() throws Exception {
+    Run r = run("read", data.toString(), "--shuffle", "--epochs", "3", "--batch", "10", "--drop-remainder",
+        "--parallelism", "2", "--prefetch", "2", "--json");
+    assertEquals(0, r.code(), r.err());
+    String[] lines = r.out().trim().split("\n");
+    String last = lines[lines.length - 1];
+    JsonNode json = new ObjectMapper().readTree(last);
+    assertEquals(300, json.get("examples").asLong());
+    assertEquals(30, json.get("batches").asLong());
+    assertEquals(3, json.get("epochs").asLong());
+    assertEquals(300L * (8 * 4 + 8), json.get("bytes").asLong());
+    assertTrue(json.get("seconds").isNumber());
+    assertFalse(last.contains("E") || last.contains("e-"), "plain decimals: " + last);
+  }
+
+  @Test
+  void flagsOfLaterIssuesExitTwo() {
+    for (String[] extra : new String[][] {{"--buffer", "100"}, {"--cache", "c"}, {"--checkpoint", "f"},
+        {"--stop-after", "5"}, {"--resume", "f"}, {"--metrics"}, {"--columns", "x"}}) {
+      List<String> args = new ArrayList<>(List.of("read", data.toString(), "--shuffle"));
+      args.addAll(List.of(extra));
+      Run r = run(args.toArray(String[]::new));
+      assertEquals(2, r.code(), String.join(" ", extra));
+      assertTrue(r.err().startsWith("sluice: ") && r.err().contains("not implemented yet") && r.err().contains(extra[0]), r.err());
+      assertEquals(1, r.err().trim().split("\n").length, r.err());
+    }
+  }
+
+  @Test
+  void badInputExitsTwoWithOneLine() {
+    Run missing = run("read", tmp.resolve("nope").toString());
+    assertEquals(2, missing.code());
+    assertTrue(missing.err().startsWith("sluice: ") && missing.err().contains("nope"), missing.err());
+    Run rank = run("read", data.toString(), "--rank", "4", "--world", "4");
+    assertEquals(2, rank.code());
+    assertTrue(rank.err().contains("--rank 4"), rank.err());
+    Run half = run("read", data.toString(), "--rank", "1");
+    assertEquals(2, half.code());
+    Run equal = run("read", data.toString(), "--world", "2", "--rank", "0", "--equal", "most");
+    assertEquals(2, equal.code());
+    assertTrue(equal.err().contains("pad, drop or uneven"), equal.err());
+  }
+
+  @Test
+  void benchJsonHasMediansAndRange() throws Exception {
+    Run r = run("bench", data.resolve("x.npy").toString(), "--shuffle", "--batch", "16", "--epochs", "3", "--json");
+    assertEquals(0, r.code(), r.err());
+    String[] lines = r.out().trim().split("\n");
+    JsonNode json = new ObjectMapper().readTree(lines[lines.length - 1]);
+    assertEquals(3 * ROWS, json.get("examples").asLong());
+    assertEquals(3 * ROWS * 8 * 4, json.get("bytes").asLong(), "a single .npy file is one field");
+    double median = json.get("recordsPerSecond").asDouble();
+    assertTrue(json.get("recordsPerSecondMin").asDouble() <= median && median <= json.get("recordsPerSecondMax").asDouble());
+    assertTrue(json.get("bytesPerSecond").asDouble() > 0);
+    Run text = run("bench", data.toString(), "--epochs", "1", "--num-samples", "50", "--format", "npy");
+    assertEquals(0, text.code(), text.err());
+    assertTrue(text.out().contains("records/s"), text.out());
+  }
+
+  @Test
+  void demoPrintsItsRate() {
+    Run r = run("demo", "--rows", "5000", "--dim", "4");
+    assertEquals(0, r.code(), r.err());
+    assertTrue(r.out().matches("(?s).*\\n\\d+ examples/s.*"), r.out());
+    assertTrue(r.out().contains("off-heap bytes outstanding after the run: 0"), r.out());
+  }
+}

@@ -1,0 +1,93 @@
+package dev.sluice.io.npy;
+
+import dev.sluice.core.Dataset;
+import dev.sluice.core.DatasetFormatException;
+import dev.sluice.core.DatasetIOException;
+import dev.sluice.core.Example;
+import dev.sluice.io.npy.internal.AlignedNpyDataset;
+import dev.sluice.io.npy.internal.NpyLayout;
+import dev.sluice.io.npy.internal.NpyStackDataset;
+import dev.sluice.io.npy.internal.NpyWriter;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/**
+ * Memory-mapped NumPy sources and the {@code .npy} writer.
+ *
+ * <pre>{@code
+ * try (NpyDataset data = Npy.open(Path.of("train"))) {   // x.npy + label.npy -> fields label, x
+ *   Example e = data.get(17);                             // zero-copy views of the mapping
+ * }
+ * }</pre>
+ *
+ * <p>{@link #open(Path)} accepts a {@code .npy} file (one field named after the file, or one field
+ * per field of a structured dtype), a directory of equal-length named arrays (one dataset of aligned
+ * fields, in file-name order), or an npy stack (a directory of {@code 0.npy … k.npy}, optionally
+ * with a {@code metadata.json}; see {@link NpyStack}). Header versions 1.0, 2.0 and 3.0 and every
+ * numeric dtype are read; big-endian values and Fortran-order arrays are delivered as little-endian
+ * C-order copies; object (pickled) arrays are refused and never unpickled.
+ */
+public final class Npy {
+  /** Default largest mapping: 1 GiB, rounded down to a whole number of rows. */
+  public static final long DEFAULT_MAX_CHUNK_BYTES = 1L << 30;
+
+  private Npy() {}
+
+  /** Opens a file, a directory of aligned arrays or an npy stack. */
+  public static NpyDataset open(Path path) {
+    return open(path, DEFAULT_MAX_CHUNK_BYTES);
+  }
+
+  /**
+   * {@link #open(Path)} with the largest single mapping given: files are mapped in chunks of at most
+   * {@code maxChunkBytes}, each a whole number of rows (tests use tiny values).
+   *
+   * @param maxChunkBytes in [1, {@link Integer#MAX_VALUE}]
+   */
+  public static NpyDataset open(Path path, long maxChunkBytes) {
+    if (maxChunkBytes < 1 || maxChunkBytes > Integer.MAX_VALUE) {
+      throw new IllegalArgumentException("maxChunkBytes in [1, " + Integer.MAX_VALUE + "] required but it was " + maxChunkBytes);
+    }
+    if (!Files.exists(path)) {
+      throw new DatasetIOException(path.toString(), "no such file or directory", null);
+    }
+    NpyLayout layout;
+    try {
+      layout = Files.isDirectory(path) ? directoryLayout(path) : NpyLayout.FILE;
+    } catch (IOException e) {
+      throw new DatasetIOException(path.toString(), "cannot read: " + e, e);
+    }
+    return switch (layout) {
+      case FILE -> AlignedNpyDataset.openFile(path, NpyLayout.stem(path), maxChunkBytes);
+      case ALIGNED -> AlignedNpyDataset.openAligned(path, NpyLayout.npyFiles(path), maxChunkBytes);
+      case STACK -> NpyStackDataset.open(path, maxChunkBytes);
+    };
+  }
+
+  private static NpyLayout directoryLayout(Path dir) throws IOException {
+    if (NpyLayout.npyFiles(dir).isEmpty()) {
+      throw new DatasetFormatException(dir.toString(), null, "holds no .npy files");
+    }
+    NpyLayout l = NpyLayout.of(dir);
+    // a first file with bad magic still opens, so the error names that file
+    return l != null ? l : NpyLayout.npyFiles(dir).stream().anyMatch(NpyLayout::isChunk) ? NpyLayout.STACK : NpyLayout.ALIGNED;
+  }
+
+  /** Opens an npy stack directory ({@code 0.npy … k.npy}). */
+  public static NpyStack openStack(Path dir) {
+    return NpyStackDataset.open(dir, DEFAULT_MAX_CHUNK_BYTES);
+  }
+
+  /**
+   * Writes every example of {@code dataset} (one pass, source order) into {@code dir} as one
+   * C-order little-endian {@code .npy} file per field ({@code <field>.npy}, shape
+   * {@code [rows] + field shape}). Fields must be fixed-length and non-null.
+   *
+   * @throws IllegalArgumentException for a variable-length or null field, or when {@code dir} holds
+   *     other {@code .npy} files
+   */
+  public static void write(Dataset<Example> dataset, Path dir) {
+    NpyWriter.write(dataset, dir);
+  }
+}

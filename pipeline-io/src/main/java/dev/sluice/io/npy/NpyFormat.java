@@ -1,0 +1,43 @@
+package dev.sluice.io.npy;
+
+import dev.sluice.core.Dataset;
+import dev.sluice.core.Example;
+import dev.sluice.io.DatasetFormat;
+import dev.sluice.io.WriteOptions;
+import dev.sluice.io.npy.internal.NpyLayout;
+import java.io.IOException;
+import java.nio.file.Path;
+
+/**
+ * The {@code npy} entry of the format registry. Probe: a file starting with {@code \x93NUMPY}; a
+ * directory of numbered {@code 0.npy … k.npy} (an npy stack; {@code metadata.json} optional) or of
+ * named {@code .npy} arrays (aligned fields). A directory without {@code .npy} files is not npy, so
+ * a Sluice shard set (which also holds a {@code metadata.json}) is left to its own format.
+ */
+public final class NpyFormat implements DatasetFormat {
+  @Override
+  public String name() {
+    return "npy";
+  }
+
+  @Override
+  public boolean probe(Path path) throws IOException {
+    return NpyLayout.of(path) != null;
+  }
+
+  @Override
+  public Dataset<Example> open(Path path) {
+    return Npy.open(path);
+  }
+
+  @Override
+  public boolean canWrite() {
+    return true;
+  }
+
+  /** One {@code .npy} per field in directory {@code out}; the options do not apply. */
+  @Override
+  public void write(Dataset<Example> dataset, Path out, WriteOptions options) {
+    Npy.write(dataset, out);
+  }
+}

@@ -1,0 +1,152 @@
+package dev.sluice.io.npy.internal;
+
+import dev.sluice.core.BatchBuilder;
+import dev.sluice.core.DatasetFormatException;
+import dev.sluice.core.Example;
+import dev.sluice.core.RandomAccessDataset;
+import dev.sluice.core.Schema;
+import dev.sluice.core.Tensor;
+import dev.sluice.core.TensorSpec;
+import dev.sluice.io.npy.NpyDataset;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/** One {@code .npy} file, or several aligned files read as one dataset (fields in file-name order). */
+public final class AlignedNpyDataset implements NpyDataset {
+  private final Path path;
+  private final List<NpyArrayReader> arrays;
+  private final int[] fieldBase;
+  private final Schema schema;
+  private final long rows;
+
+  private AlignedNpyDataset(Path path, List<NpyArrayReader> arrays) {
+    this.path = path;
+    this.arrays = arrays;
+    this.fieldBase = new int[arrays.size()];
+    List<TensorSpec> specs = new ArrayList<>();
+    Map<String, String> owner = new HashMap<>();
+    long n = -1;
+    NpyArrayReader first = null;
+    for (int a = 0; a < arrays.size(); a++) {
+      NpyArrayReader r = arrays.get(a);
+      fieldBase[a] = specs.size();
+      for (TensorSpec s : r.specs()) {
+        String prev = owner.put(s.name(), r.resource());
+        if (prev != null) {
+          throw new DatasetFormatException(r.resource(), null,
+              "field '" + s.name() + "' is also a field of " + prev + "; field names must be unique");
+        }
+        specs.add(s);
+      }
+      if (first != null && r.rows() != n) {
+        throw new DatasetFormatException(r.resource(), null, "has " + r.rows() + " rows but " + first.resource()
+            + " has " + n + "; aligned arrays must have the same number of rows");
+      }
+      if (first == null) {
+        first = r;
+        n = r.rows();
+      }
+    }
+    this.schema = Schema.of(specs);
+    this.rows = n;
+  }
+
+  /** Opens one file ({@code field} names its field when its dtype is not structured). */
+  public static AlignedNpyDataset openFile(Path file, String field, long maxChunkBytes) {
+    return new AlignedNpyDataset(file, List.of(NpyArrayReader.open(file, field, maxChunkBytes)));
+  }
+
+  /** Opens aligned files (in the given order, each field named after its file). */
+  public static AlignedNpyDataset openAligned(Path dir, List<Path> files, long maxChunkBytes) {
+    List<NpyArrayReader> readers = new ArrayList<>();
+    try {
+      for (Path f : files) {
+        readers.add(NpyArrayReader.open(f, NpyLayout.stem(f), maxChunkBytes));
+      }
+      return new AlignedNpyDataset(dir, List.copyOf(readers));
+    } catch (RuntimeException e) {
+      readers.forEach(r -> {
+        try {
+          r.close();
+        } catch (RuntimeException suppressed) {
+          e.addSuppressed(suppressed);
+        }
+      });
+      throw e;
+    }
+  }
+
+  @Override
+  public Path path() {
+    return path;
+  }
+
+  @Override
+  public Schema schema() {
+    return schema;
+  }
+
+  @Override
+  public long size() {
+    return rows;
+  }
+
+  @Override
+  public Example get(long index) {
+    RandomAccessDataset.checkIndex(index, rows, this);
+    Map<String, Tensor> fields = new LinkedHashMap<>();
+    for (NpyArrayReader r : arrays) {
+      try {
+        r.putRow(index, fields);
+      } catch (InternalError e) {
+        throw Guard.changedWhileMapped(r.resource(), "row " + index, e);
+      }
+    }
+    return Example.of(index, fields);
+  }
+
+  @Override
+  public void gather(long[] indices, int from, int count, BatchBuilder target) {
+    for (int i = from; i < from + count; i++) {
+      RandomAccessDataset.checkIndex(indices[i], rows, this);
+    }
+    int start = target.size();
+    for (int a = 0; a < arrays.size(); a++) {
+      NpyArrayReader r = arrays.get(a);
+      try {
+        r.copyRows(indices, from, count, 0, target, fieldBase[a], start);
+      } catch (InternalError e) {
+        throw Guard.changedWhileMapped(r.resource(), "rows " + indices[from] + "..", e);
+      }
+    }
+    target.commitRows(indices, from, count);
+  }
+
+  @Override
+  public void close() {
+    RuntimeException failure = null;
+    for (NpyArrayReader r : arrays) {
+      try {
+        r.close();
+      } catch (RuntimeException e) {
+        if (failure == null) {
+          failure = e;
+        } else {
+          failure.addSuppressed(e);
+        }
+      }
+    }
+    if (failure != null) {
+      throw failure;
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "npy(" + path + ", rows=" + rows + ", fields=" + schema + ")";
+  }
+}

@@ -1,0 +1,86 @@
+package dev.sluice.io.npy.internal;
+
+import dev.sluice.core.DatasetClosedException;
+import dev.sluice.core.DatasetIOException;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.MappedByteBuffer;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.FileChannel;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+
+/**
+ * The data region of one file mapped read-only in chunks, as Lucene's {@code MMapDirectory}: each
+ * chunk holds a whole number of units (rows in C order, single values in Fortran order), so a unit
+ * never crosses a chunk. Chunks are mapped on first use and released by the GC once the last view is
+ * gone; they are never unmapped explicitly (a stale view would crash the JVM).
+ */
+final class MappedChunks {
+  private final String resource;
+  private final FileChannel channel;
+  private final long dataOffset;
+  private final long length;
+  private final long chunkBytes;
+  private final AtomicReferenceArray<ByteBuffer> chunks;
+
+  /**
+   * @param unitBytes bytes that must never cross a chunk, &gt; 0
+   * @param maxChunkBytes the largest chunk to map, at most {@link Integer#MAX_VALUE}
+   */
+  MappedChunks(String resource, FileChannel channel, long dataOffset, long length, long unitBytes, long maxChunkBytes) {
+    this.resource = resource;
+    this.channel = channel;
+    this.dataOffset = dataOffset;
+    this.length = length;
+    long units = Math.max(1, maxChunkBytes / unitBytes);
+    this.chunkBytes = units * unitBytes;
+    if (chunkBytes > Integer.MAX_VALUE) {
+      throw new IllegalArgumentException(resource + ": a unit of " + unitBytes + " bytes cannot be mapped"
+          + " (at most " + Integer.MAX_VALUE + " bytes per mapping)");
+    }
+    long n = length == 0 ? 0 : (length + chunkBytes - 1) / chunkBytes;
+    this.chunks = new AtomicReferenceArray<>(Math.toIntExact(n));
+  }
+
+  long chunkBytes() {
+    return chunkBytes;
+  }
+
+  int chunkCount() {
+    return chunks.length();
+  }
+
+  /** The chunk holding data byte {@code offset}. */
+  int chunkIndex(long offset) {
+    return (int) (offset / chunkBytes);
+  }
+
+  /** The position of data byte {@code offset} inside its chunk. */
+  int positionInChunk(long offset) {
+    return (int) (offset % chunkBytes);
+  }
+
+  /** Chunk {@code k} (little-endian order set; absolute access only), mapped on first use. */
+  ByteBuffer chunk(int k) {
+    ByteBuffer b = chunks.get(k);
+    if (b != null) {
+      return b;
+    }
+    long start = (long) k * chunkBytes;
+    long size = Math.min(chunkBytes, length - start);
+    try {
+      MappedByteBuffer m = channel.map(FileChannel.MapMode.READ_ONLY, dataOffset + start, size);
+      m.order(ByteOrder.LITTLE_ENDIAN);
+      if (!chunks.compareAndSet(k, null, m)) {
+        return chunks.get(k);
+      }
+      return m;
+    } catch (ClosedChannelException e) {
+      throw new DatasetClosedException(resource);
+    } catch (IOException e) {
+      throw new DatasetIOException(resource, "cannot map bytes [" + (dataOffset + start) + ", "
+          + (dataOffset + start + size) + "): " + e.getMessage(), e);
+    }
+  }
+}

@@ -1,0 +1,291 @@
+package dev.sluice.io.npy.internal;
+
+import dev.sluice.core.BatchBuilder;
+import dev.sluice.core.DatasetClosedException;
+import dev.sluice.core.DatasetIOException;
+import dev.sluice.core.Shape;
+import dev.sluice.core.Tensor;
+import dev.sluice.core.TensorSpec;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Reads the rows of one {@code .npy} file from a chunked read-only mapping.
+ *
+ * <p>Little-endian C-order rows are zero-copy views of the mapping. Big-endian values are copied
+ * and byte-swapped (a view of the mapping would show them in the wrong order), and Fortran-order
+ * rows, whose values are strided through the whole file, are copied value by value into C order.
+ * {@link #copyRows} writes rows into a batch's columns with one bulk copy per contiguous run of
+ * indices where the layout allows it.
+ */
+final class NpyArrayReader implements AutoCloseable {
+  private final Path path;
+  private final String resource;
+  private final NpyHeader header;
+  private final FileChannel channel;
+  private final MappedChunks mapped; // null when the data region is empty
+  private final List<NpyField> fields;
+  private final List<TensorSpec> specs;
+  private final long rows;
+  private final long rowBytes;
+  private final boolean singleField; // one field covering the whole item
+  private volatile boolean closed;
+
+  private NpyArrayReader(Path path, NpyHeader header, FileChannel channel, long maxChunkBytes) {
+    this.path = path;
+    this.resource = path.toString();
+    this.header = header;
+    this.channel = channel;
+    this.fields = header.fields();
+    this.rows = header.rows();
+    this.rowBytes = header.rowBytes();
+    long unit = header.isFortranOrder() ? header.itemSize() : rowBytes;
+    this.mapped = header.dataBytes() == 0 ? null
+        : new MappedChunks(resource, channel, header.dataOffset(), header.dataBytes(), unit, maxChunkBytes);
+    this.singleField = !header.isStructured();
+    List<TensorSpec> s = new ArrayList<>();
+    Shape rowShape = header.rowShape();
+    for (NpyField f : fields) {
+      s.add(new TensorSpec(f.name(), f.dtype(), concat(rowShape, f.subShape())));
+    }
+    this.specs = List.copyOf(s);
+  }
+
+  /** Opens {@code path}, reads and checks its header; closes the channel if that fails. */
+  static NpyArrayReader open(Path path, String fieldName, long maxChunkBytes) {
+    String resource = path.toString();
+    FileChannel ch;
+    try {
+      ch = FileChannel.open(path, StandardOpenOption.READ);
+    } catch (NoSuchFileException e) {
+      throw new DatasetIOException(resource, "no such file", e);
+    } catch (IOException e) {
+      throw new DatasetIOException(resource, "cannot open: " + e, e);
+    }
+    try {
+      NpyHeader h = NpyHeader.read(resource, ch, fieldName);
+      return new NpyArrayReader(path, h, ch, maxChunkBytes);
+    } catch (IOException e) {
+      closeQuietly(ch);
+      throw new DatasetIOException(resource, "cannot read: " + e, e);
+    } catch (RuntimeException e) {
+      closeQuietly(ch);
+      throw e;
+    }
+  }
+
+  /** Reads only the header of {@code path} (no mapping), closing the file again. */
+  static NpyHeader readHeader(Path path, String fieldName) {
+    String resource = path.toString();
+    try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ)) {
+      return NpyHeader.read(resource, ch, fieldName);
+    } catch (NoSuchFileException e) {
+      throw new DatasetIOException(resource, "no such file", e);
+    } catch (IOException e) {
+      throw new DatasetIOException(resource, "cannot read: " + e, e);
+    }
+  }
+
+  private static void closeQuietly(FileChannel ch) {
+    try {
+      ch.close();
+    } catch (IOException ignored) {
+      // the open already failed; that error is the one to report
+    }
+  }
+
+  static Shape concat(Shape a, Shape b) {
+    long[] da = a.dims();
+    long[] db = b.dims();
+    long[] d = new long[da.length + db.length];
+    System.arraycopy(da, 0, d, 0, da.length);
+    System.arraycopy(db, 0, d, da.length, db.length);
+    return Shape.of(d);
+  }
+
+  Path path() {
+    return path;
+  }
+
+  String resource() {
+    return resource;
+  }
+
+  NpyHeader header() {
+    return header;
+  }
+
+  List<TensorSpec> specs() {
+    return specs;
+  }
+
+  long rows() {
+    return rows;
+  }
+
+  void checkOpen() {
+    if (closed) {
+      throw new DatasetClosedException(resource);
+    }
+  }
+
+  /** Puts the fields of row {@code row} into {@code out}: views of the mapping where possible. */
+  void putRow(long row, Map<String, Tensor> out) {
+    checkOpen();
+    for (int f = 0; f < fields.size(); f++) {
+      NpyField field = fields.get(f);
+      TensorSpec spec = specs.get(f);
+      int fb = Math.toIntExact(spec.rowBytes());
+      if (fb == 0) {
+        out.put(field.name(), Tensor.wrap(spec.dtype(), spec.shape(), ByteBuffer.allocate(0)));
+        continue;
+      }
+      if (header.isFortranOrder()) {
+        ByteBuffer copy = ByteBuffer.allocate(fb).order(ByteOrder.LITTLE_ENDIAN);
+        copyFortranRow(row, copy, 0, field);
+        swap(copy, 0, fb, field.swapWidth());
+        out.put(field.name(), Tensor.wrap(spec.dtype(), spec.shape(), copy));
+        continue;
+      }
+      long start = row * rowBytes + field.offset();
+      ByteBuffer chunk = mapped.chunk(mapped.chunkIndex(start));
+      int pos = mapped.positionInChunk(start);
+      // touch the first and last byte here, so a file truncated under us fails at this boundary
+      chunk.get(pos);
+      chunk.get(pos + fb - 1);
+      if (field.bigEndian()) {
+        ByteBuffer copy = ByteBuffer.allocate(fb).order(ByteOrder.LITTLE_ENDIAN);
+        copy.put(0, chunk, pos, fb);
+        swap(copy, 0, fb, field.swapWidth());
+        out.put(field.name(), Tensor.wrap(spec.dtype(), spec.shape(), copy));
+      } else {
+        out.put(field.name(), Tensor.wrap(spec.dtype(), spec.shape(), chunk.slice(pos, fb)));
+      }
+    }
+  }
+
+  /**
+   * Copies rows {@code indices[from..from+count) - base} into rows {@code startRow..} of the target
+   * columns {@code fieldBase..}, without committing them.
+   */
+  void copyRows(long[] indices, int from, int count, long base, BatchBuilder target, int fieldBase, int startRow) {
+    checkOpen();
+    for (int f = 0; f < fields.size(); f++) {
+      NpyField field = fields.get(f);
+      int fb = Math.toIntExact(specs.get(f).rowBytes());
+      if (fb == 0) {
+        continue;
+      }
+      ByteBuffer dst = target.fixedColumn(fieldBase + f);
+      if (header.isFortranOrder()) {
+        for (int i = 0; i < count; i++) {
+          copyFortranRow(indices[from + i] - base, dst, (startRow + i) * fb, field);
+        }
+      } else if (singleField) {
+        int i = 0;
+        while (i < count) {
+          long first = indices[from + i] - base;
+          int run = 1;
+          while (i + run < count && indices[from + i + run] - base == first + run) {
+            run++;
+          }
+          copyRange(first * rowBytes, (long) run * rowBytes, dst, (startRow + i) * fb);
+          i += run;
+        }
+      } else {
+        for (int i = 0; i < count; i++) {
+          long start = (indices[from + i] - base) * rowBytes + field.offset();
+          ByteBuffer chunk = mapped.chunk(mapped.chunkIndex(start));
+          dst.put((startRow + i) * fb, chunk, mapped.positionInChunk(start), fb);
+        }
+      }
+      if (field.bigEndian()) {
+        swap(dst, startRow * fb, count * fb, field.swapWidth());
+      }
+    }
+  }
+
+  /** Copies data bytes {@code [start, start+length)} to {@code dst} at {@code at}, chunk by chunk. */
+  private void copyRange(long start, long length, ByteBuffer dst, int at) {
+    long done = 0;
+    while (done < length) {
+      long p = start + done;
+      ByteBuffer chunk = mapped.chunk(mapped.chunkIndex(p));
+      int pos = mapped.positionInChunk(p);
+      int take = (int) Math.min(length - done, chunk.limit() - pos);
+      dst.put(at + (int) done, chunk, pos, take);
+      done += take;
+    }
+  }
+
+  /** Row {@code row} of a Fortran-order array, value by value, into C order at {@code dst[at..]}. */
+  private void copyFortranRow(long row, ByteBuffer dst, int at, NpyField field) {
+    long[] shape = header.shape();
+    int w = header.itemSize();
+    int rank = shape.length;
+    long[] idx = new long[rank]; // odometer over dims 1..rank-1, last fastest (C order)
+    long items = header.itemsPerRow();
+    for (long k = 0; k < items; k++) {
+      // Fortran linear index: row + n0 * (j1 + n1 * (j2 + ...))
+      long lin = 0;
+      for (int d = rank - 1; d >= 1; d--) {
+        lin = lin * shape[d] + idx[d];
+      }
+      long off = (row + shape[0] * lin) * w + field.offset();
+      ByteBuffer chunk = mapped.chunk(mapped.chunkIndex(off));
+      dst.put(at + (int) (k * w), chunk, mapped.positionInChunk(off), w);
+      for (int d = rank - 1; d >= 1; d--) {
+        if (++idx[d] < shape[d]) {
+          break;
+        }
+        idx[d] = 0;
+      }
+    }
+  }
+
+  /** Reverses the bytes of each {@code width}-byte unit of {@code b[at..at+length)}. */
+  static void swap(ByteBuffer b, int at, int length, int width) {
+    switch (width) {
+      case 1 -> { }
+      case 2 -> {
+        for (int i = at; i < at + length; i += 2) {
+          b.putShort(i, Short.reverseBytes(b.getShort(i)));
+        }
+      }
+      case 4 -> {
+        for (int i = at; i < at + length; i += 4) {
+          b.putInt(i, Integer.reverseBytes(b.getInt(i)));
+        }
+      }
+      case 8 -> {
+        for (int i = at; i < at + length; i += 8) {
+          b.putLong(i, Long.reverseBytes(b.getLong(i)));
+        }
+      }
+      default -> throw new IllegalStateException("cannot swap " + width + "-byte units");
+    }
+  }
+
+  boolean isClosed() {
+    return closed;
+  }
+
+  /** Closes the channel; mappings stay until the GC drops their last view. Idempotent. */
+  @Override
+  public void close() {
+    closed = true;
+    try {
+      channel.close();
+    } catch (IOException e) {
+      throw new DatasetIOException(resource, "cannot close: " + e, e);
+    }
+  }
+}

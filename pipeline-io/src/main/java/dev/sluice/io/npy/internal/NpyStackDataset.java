@@ -1,0 +1,392 @@
+package dev.sluice.io.npy.internal;
+
+import dev.sluice.core.BatchBuilder;
+import dev.sluice.core.DatasetClosedException;
+import dev.sluice.core.DatasetFormatException;
+import dev.sluice.core.Example;
+import dev.sluice.core.RandomAccessDataset;
+import dev.sluice.core.Schema;
+import dev.sluice.core.Shape;
+import dev.sluice.core.Split;
+import dev.sluice.core.Tensor;
+import dev.sluice.core.TensorSpec;
+import dev.sluice.io.npy.NpyStack;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.stream.Collectors;
+import reactor.core.publisher.Flux;
+
+/**
+ * An npy stack: numbered chunks {@code 0.npy … k.npy} along axis 0 with global row indices. With a
+ * {@code metadata.json}, {@link #size()} and {@link #schema()} come from it without opening any
+ * chunk; the chunk headers are read (not mapped) on the first read and checked against it. A chunk
+ * is mapped when a row of it is first read. A dask {@code info} pickle is ignored, never unpickled.
+ */
+public final class NpyStackDataset implements NpyStack {
+  private final Path dir;
+  private final String dirName;
+  private final List<Path> chunkFiles;
+  private final long maxChunkBytes;
+  private final StackMetadata meta;
+  private final String fieldName;
+  private final AtomicReferenceArray<NpyArrayReader> readers;
+  private volatile Resolved resolved;
+  private volatile boolean closed;
+
+  private NpyStackDataset(Path dir, List<Path> chunkFiles, StackMetadata meta, String fieldName, long maxChunkBytes) {
+    this.dir = dir;
+    this.dirName = dir.getFileName() == null ? dir.toString() : dir.getFileName().toString();
+    this.chunkFiles = chunkFiles;
+    this.meta = meta;
+    this.fieldName = fieldName;
+    this.maxChunkBytes = maxChunkBytes;
+    this.readers = new AtomicReferenceArray<>(chunkFiles.size());
+  }
+
+  /** Opens the stack in {@code dir}; reads {@code metadata.json} when present. */
+  public static NpyStackDataset open(Path dir, long maxChunkBytes) {
+    List<Path> files = NpyLayout.npyFiles(dir);
+    List<Path> named = files.stream().filter(p -> !NpyLayout.isChunk(p)).collect(Collectors.toList());
+    if (!named.isEmpty()) {
+      throw new DatasetFormatException(dir.toString(), null, "mixes numbered chunks with named arrays "
+          + named.stream().map(p -> p.getFileName().toString()).collect(Collectors.toList())
+          + "; a directory is either an npy stack (0.npy, 1.npy, ...) or aligned named arrays");
+    }
+    long[] numbers = files.stream().mapToLong(p -> Long.parseLong(NpyLayout.stem(p))).sorted().toArray();
+    Path[] byNumber = new Path[numbers.length];
+    for (int i = 0; i < numbers.length; i++) {
+      if (numbers[i] != i) {
+        throw new DatasetFormatException(dir.resolve(i + ".npy").toString(), null, "missing chunk " + i
+            + ".npy of the npy stack " + dir + " (found " + numbers.length + " chunks numbered "
+            + abbreviate(numbers) + ")");
+      }
+      byNumber[i] = dir.resolve(i + ".npy");
+    }
+    String dirName = dir.getFileName() == null ? "x" : dir.getFileName().toString();
+    StackMetadata meta = null;
+    Path metaFile = dir.resolve("metadata.json");
+    if (Files.isRegularFile(metaFile)) {
+      meta = StackMetadata.read(metaFile, dirName);
+      if (meta.numShards >= 0 && meta.numShards != numbers.length) {
+        throw new DatasetFormatException(metaFile.toString(), "key num_shards", "says " + meta.numShards
+            + " chunks but " + dir + " holds " + numbers.length + " (0.npy .. " + (numbers.length - 1) + ".npy)");
+      }
+    }
+    String field = meta != null && meta.shapeName != null ? meta.shapeName : dirName;
+    NpyStackDataset s = new NpyStackDataset(dir, List.of(byNumber), meta, field, maxChunkBytes);
+    if (meta == null || meta.fields == null || meta.shape == null) {
+      s.resolve(); // nothing answers size and dtype without the chunk headers
+    }
+    return s;
+  }
+
+  private static String abbreviate(long[] n) {
+    return n.length <= 8 ? Arrays.toString(n)
+        : Arrays.toString(Arrays.copyOf(n, 8)).replace("]", ", ...]");
+  }
+
+  /** Chunk headers, row offsets and schema, read once. */
+  private static final class Resolved {
+    final NpyHeader[] headers;
+    final long[] starts; // starts[k] = first global row of chunk k; starts[n] = total
+    final Schema schema;
+    final List<Split> splits;
+
+    Resolved(NpyHeader[] headers, long[] starts, Schema schema, List<Split> splits) {
+      this.headers = headers;
+      this.starts = starts;
+      this.schema = schema;
+      this.splits = splits;
+    }
+  }
+
+  private Resolved resolve() {
+    Resolved r = resolved;
+    if (r != null) {
+      return r;
+    }
+    synchronized (this) {
+      if (resolved == null) {
+        checkOpen();
+        resolved = doResolve();
+      }
+      return resolved;
+    }
+  }
+
+  private Resolved doResolve() {
+    int n = chunkFiles.size();
+    NpyHeader[] headers = new NpyHeader[n];
+    long[] starts = new long[n + 1];
+    List<Split> splits = new ArrayList<>(n);
+    List<TensorSpec> specs0 = null;
+    for (int k = 0; k < n; k++) {
+      Path f = chunkFiles.get(k);
+      NpyHeader h = NpyArrayReader.readHeader(f, fieldName);
+      if (h.shape().length == 0) {
+        throw new DatasetFormatException(f.toString(), null, "is a 0-d array; chunks of an npy stack need a first dimension");
+      }
+      List<TensorSpec> specs = specsOf(h);
+      if (specs0 == null) {
+        specs0 = specs;
+      } else if (!specs.equals(specs0)) {
+        throw new DatasetFormatException(f.toString(), null, "chunk has " + describe(specs) + " but "
+            + chunkFiles.get(0) + " has " + describe(specs0) + "; every chunk of a stack must have the same dtype and row shape");
+      }
+      headers[k] = h;
+      starts[k + 1] = starts[k] + h.rows();
+      splits.add(new Split(dirName + "/" + k + ".npy", h.rows()));
+    }
+    Schema schema = Schema.of(specs0);
+    if (meta != null) {
+      checkAgainstMetadata(headers, starts[n], schema);
+    }
+    return new Resolved(headers, starts, schema, List.copyOf(splits));
+  }
+
+  private void checkAgainstMetadata(NpyHeader[] headers, long total, Schema schema) {
+    String m = meta.file.toString();
+    Path c0 = chunkFiles.get(0);
+    if (meta.datasetLen >= 0 && meta.datasetLen != total) {
+      throw new DatasetFormatException(m, "key dataset_len", "says " + meta.datasetLen + " rows but the chunks "
+          + c0.getFileName() + " .. " + chunkFiles.get(chunkFiles.size() - 1).getFileName() + " of " + dir
+          + " hold " + total);
+    }
+    if (meta.shape != null) {
+      Shape rowShape = headers[0].rowShape();
+      long[] expected = rowShape.prepend(total).dims();
+      if (!Arrays.equals(meta.shape, expected)) {
+        throw new DatasetFormatException(m, "key " + meta.shapeName + "_shape", "says " + Arrays.toString(meta.shape)
+            + " but the chunks hold " + Arrays.toString(expected) + " (" + c0 + " has rows of shape " + rowShape + ")");
+      }
+    }
+    if (meta.fields != null) {
+      List<NpyField> actual = headers[0].fields();
+      boolean same = actual.size() == meta.fields.size();
+      for (int i = 0; same && i < actual.size(); i++) {
+        NpyField a = actual.get(i);
+        NpyField e = meta.fields.get(i);
+        same = a.dtype() == e.dtype() && a.subShape().equals(e.subShape())
+            && (!headers[0].isStructured() || a.name().equals(e.name()))
+            && (!meta.byteOrderGiven || a.bigEndian() == e.bigEndian());
+      }
+      if (!same) {
+        throw new DatasetFormatException(m, "key dtype", "says '" + meta.dtypeText + "' but " + c0
+            + " has dtype '" + headers[0].descr() + "'");
+      }
+    }
+  }
+
+  private static List<TensorSpec> specsOf(NpyHeader h) {
+    List<TensorSpec> out = new ArrayList<>();
+    for (NpyField f : h.fields()) {
+      out.add(new TensorSpec(f.name(), f.dtype(), NpyArrayReader.concat(h.rowShape(), f.subShape())));
+    }
+    return out;
+  }
+
+  private static String describe(List<TensorSpec> specs) {
+    return specs.size() == 1 ? specs.get(0).dtype() + "" + specs.get(0).shape() : specs.toString();
+  }
+
+  private void checkOpen() {
+    if (closed) {
+      throw new DatasetClosedException(dir.toString());
+    }
+  }
+
+  private NpyArrayReader reader(int k) {
+    NpyArrayReader r = readers.get(k);
+    if (r != null) {
+      return r;
+    }
+    synchronized (this) {
+      checkOpen();
+      r = readers.get(k);
+      if (r == null) {
+        r = NpyArrayReader.open(chunkFiles.get(k), fieldName, maxChunkBytes);
+        NpyHeader was = resolve().headers[k];
+        if (!Arrays.equals(was.shape(), r.header().shape()) || !was.descr().equals(r.header().descr())) {
+          String now = r.resource();
+          r.close();
+          throw new DatasetFormatException(now, null, "changed since the stack was opened: header was "
+              + was.descr() + Arrays.toString(was.shape()) + ", now " + r.header().descr() + Arrays.toString(r.header().shape()));
+        }
+        readers.set(k, r);
+      }
+      return r;
+    }
+  }
+
+  /** The last chunk k with starts[k] <= index (so empty chunks are skipped). */
+  private static int chunkOf(long[] starts, long index) {
+    int lo = 0;
+    int hi = starts.length - 2;
+    while (lo < hi) {
+      int mid = (lo + hi + 1) >>> 1;
+      if (starts[mid] <= index) {
+        lo = mid;
+      } else {
+        hi = mid - 1;
+      }
+    }
+    return lo;
+  }
+
+  @Override
+  public Path path() {
+    return dir;
+  }
+
+  @Override
+  public int chunkCount() {
+    return chunkFiles.size();
+  }
+
+  @Override
+  public Schema schema() {
+    Resolved r = resolved;
+    if (r != null) {
+      return r.schema;
+    }
+    if (meta != null && meta.fields != null && meta.shape != null) {
+      Shape rowShape = Shape.of(Arrays.copyOfRange(meta.shape, 1, meta.shape.length));
+      List<TensorSpec> specs = new ArrayList<>();
+      for (NpyField f : meta.fields) {
+        specs.add(new TensorSpec(f.name(), f.dtype(), NpyArrayReader.concat(rowShape, f.subShape())));
+      }
+      return Schema.of(specs);
+    }
+    return resolve().schema;
+  }
+
+  @Override
+  public long size() {
+    Resolved r = resolved;
+    if (r != null) {
+      return r.starts[r.starts.length - 1];
+    }
+    if (meta != null && meta.datasetLen >= 0) {
+      return meta.datasetLen;
+    }
+    if (meta != null && meta.shape != null) {
+      return meta.shape[0];
+    }
+    r = resolve();
+    return r.starts[r.starts.length - 1];
+  }
+
+  @Override
+  public Example get(long index) {
+    checkOpen();
+    Resolved r = resolve();
+    long total = r.starts[r.starts.length - 1];
+    RandomAccessDataset.checkIndex(index, total, this);
+    int k = chunkOf(r.starts, index);
+    NpyArrayReader reader = reader(k);
+    Map<String, Tensor> fields = new LinkedHashMap<>();
+    try {
+      reader.putRow(index - r.starts[k], fields);
+    } catch (InternalError e) {
+      throw Guard.changedWhileMapped(reader.resource(), "row " + (index - r.starts[k]), e);
+    }
+    return Example.of(index, fields);
+  }
+
+  @Override
+  public void gather(long[] indices, int from, int count, BatchBuilder target) {
+    checkOpen();
+    Resolved r = resolve();
+    long total = r.starts[r.starts.length - 1];
+    for (int i = from; i < from + count; i++) {
+      RandomAccessDataset.checkIndex(indices[i], total, this);
+    }
+    int start = target.size();
+    int i = from;
+    while (i < from + count) {
+      int k = chunkOf(r.starts, indices[i]);
+      long lo = r.starts[k];
+      long hi = r.starts[k + 1];
+      int run = 1;
+      while (i + run < from + count && indices[i + run] >= lo && indices[i + run] < hi) {
+        run++;
+      }
+      NpyArrayReader reader = reader(k);
+      try {
+        reader.copyRows(indices, i, run, lo, target, 0, start + (i - from));
+      } catch (InternalError e) {
+        throw Guard.changedWhileMapped(reader.resource(), "rows " + (indices[i] - lo) + "..", e);
+      }
+      i += run;
+    }
+    target.commitRows(indices, from, count);
+  }
+
+  @Override
+  public List<Split> splits() {
+    checkOpen();
+    return resolve().splits;
+  }
+
+  @Override
+  public Flux<Example> read(Split split, long fromRow, long toRow) {
+    return Flux.defer(() -> {
+      Resolved r = resolve();
+      int k = r.splits.indexOf(split);
+      if (k < 0) {
+        return Flux.error(new IllegalArgumentException("split " + split + " is not a chunk of " + this));
+      }
+      if (fromRow < 0 || toRow < fromRow) {
+        return Flux.error(new IllegalArgumentException("rows [" + fromRow + ", " + toRow + ") of " + split
+            + ": expected 0 <= fromRow <= toRow"));
+      }
+      long base = r.starts[k];
+      long end = base + Math.min(toRow, split.rowCount());
+      long first = base + Math.min(fromRow, split.rowCount());
+      return Flux.<Example, long[]>generate(() -> new long[] {first}, (state, sink) -> {
+        if (state[0] < end) {
+          sink.next(get(state[0]++));
+        } else {
+          sink.complete();
+        }
+        return state;
+      });
+    });
+  }
+
+  @Override
+  public void close() {
+    synchronized (this) {
+      closed = true;
+    }
+    RuntimeException failure = null;
+    for (int k = 0; k < readers.length(); k++) {
+      NpyArrayReader r = readers.get(k);
+      if (r != null) {
+        try {
+          r.close();
+        } catch (RuntimeException e) {
+          if (failure == null) {
+            failure = e;
+          } else {
+            failure.addSuppressed(e);
+          }
+        }
+      }
+    }
+    if (failure != null) {
+      throw failure;
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "npy-stack(" + dir + ", " + chunkFiles.size() + " chunks)";
+  }
+}

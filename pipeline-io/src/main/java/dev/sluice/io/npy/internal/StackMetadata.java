@@ -1,0 +1,161 @@
+package dev.sluice.io.npy.internal;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.sluice.core.DType;
+import dev.sluice.core.DatasetFormatException;
+import dev.sluice.core.DatasetIOException;
+import dev.sluice.core.Shape;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The {@code metadata.json} a sharding job writes beside an npy stack: {@code dtype} (a NumPy name
+ * such as {@code "float32"} or a descr such as {@code "<f4"}), {@code dataset_len},
+ * {@code num_shards} and shape keys such as {@code x_shape} (the shape of the whole stacked array).
+ * Unknown keys are ignored.
+ */
+final class StackMetadata {
+  final Path file;
+  final List<NpyField> fields; // null when there is no dtype key
+  final boolean byteOrderGiven;
+  final String dtypeText;
+  final long datasetLen; // -1 when absent
+  final int numShards; // -1 when absent
+  final String shapeName; // the <name> of the single <name>_shape key, or null
+  final long[] shape; // null when absent
+
+  private StackMetadata(Path file, List<NpyField> fields, boolean byteOrderGiven, String dtypeText, long datasetLen,
+      int numShards, String shapeName, long[] shape) {
+    this.file = file;
+    this.fields = fields;
+    this.byteOrderGiven = byteOrderGiven;
+    this.dtypeText = dtypeText;
+    this.datasetLen = datasetLen;
+    this.numShards = numShards;
+    this.shapeName = shapeName;
+    this.shape = shape;
+  }
+
+  static StackMetadata read(Path file, String defaultFieldName) {
+    String resource = file.toString();
+    JsonNode root;
+    try {
+      root = new ObjectMapper().readTree(file.toFile());
+    } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+      throw new DatasetFormatException(resource, null, "malformed JSON: " + e.getOriginalMessage());
+    } catch (IOException e) {
+      throw new DatasetIOException(resource, "cannot read: " + e, e);
+    }
+    if (root == null || !root.isObject()) {
+      throw new DatasetFormatException(resource, null, "expected a JSON object");
+    }
+    long len = -1;
+    if (root.has("dataset_len")) {
+      JsonNode n = root.get("dataset_len");
+      if (!n.canConvertToLong() || !n.isIntegralNumber() || n.asLong() < 0) {
+        throw new DatasetFormatException(resource, "key dataset_len", "expected an integer >= 0 but found " + n);
+      }
+      len = n.asLong();
+    }
+    int shards = -1;
+    if (root.has("num_shards")) {
+      JsonNode n = root.get("num_shards");
+      if (!n.isIntegralNumber() || !n.canConvertToInt() || n.asInt() < 0) {
+        throw new DatasetFormatException(resource, "key num_shards", "expected an integer >= 0 but found " + n);
+      }
+      shards = n.asInt();
+    }
+    String shapeName = null;
+    long[] shape = null;
+    int shapeKeys = 0;
+    for (Iterator<Map.Entry<String, JsonNode>> it = root.fields(); it.hasNext(); ) {
+      Map.Entry<String, JsonNode> e = it.next();
+      if (!e.getKey().endsWith("_shape") || e.getKey().equals("_shape") || !e.getValue().isArray()) {
+        continue; // shard_shapes and other keys are ignored
+      }
+      shapeKeys++;
+      shapeName = e.getKey().substring(0, e.getKey().length() - "_shape".length());
+      JsonNode a = e.getValue();
+      shape = new long[a.size()];
+      for (int i = 0; i < shape.length; i++) {
+        if (!a.get(i).isIntegralNumber() || a.get(i).asLong() < 0) {
+          throw new DatasetFormatException(resource, "key " + e.getKey(), "expected a list of integers >= 0 but found " + a);
+        }
+        shape[i] = a.get(i).asLong();
+      }
+    }
+    if (shapeKeys > 1) {
+      shapeName = null;
+      shape = null; // several arrays' shapes: not ours to choose; the chunk headers answer
+    }
+    if (shape != null && shape.length == 0) {
+      throw new DatasetFormatException(resource, "key " + shapeName + "_shape",
+          "the shape of a stack needs at least one dimension (the rows)");
+    }
+    if (shape != null && len >= 0 && shape[0] != len) {
+      throw new DatasetFormatException(resource, "key " + shapeName + "_shape",
+          "starts with " + shape[0] + " rows but dataset_len is " + len);
+    }
+    List<NpyField> fields = null;
+    boolean orderGiven = false;
+    String dtypeText = null;
+    if (root.has("dtype")) {
+      JsonNode d = root.get("dtype");
+      if (!d.isTextual()) {
+        throw new DatasetFormatException(resource, "key dtype", "expected a string but found " + d);
+      }
+      dtypeText = d.asText();
+      String fieldName = shapeName != null ? shapeName : defaultFieldName;
+      fields = parseDtype(resource, dtypeText, fieldName);
+      char c = dtypeText.isEmpty() ? ' ' : dtypeText.charAt(0);
+      orderGiven = c == '<' || c == '>' || c == '[';
+    }
+    return new StackMetadata(file, fields, orderGiven, dtypeText, len, shards, shapeName, shape);
+  }
+
+  private static List<NpyField> parseDtype(String resource, String text, String fieldName) {
+    String t = text.trim();
+    if (t.startsWith("[")) {
+      Object parsed;
+      try {
+        parsed = PyLiteral.parse(t);
+      } catch (IllegalArgumentException e) {
+        throw new DatasetFormatException(resource, "key dtype", "malformed dtype '" + text + "': " + e.getMessage());
+      }
+      // reuse the header parser on a synthetic header dict
+      List<NpyField> out = new ArrayList<>();
+      for (Object entry : (List<?>) parsed) {
+        if (!(entry instanceof List<?> f) || f.size() < 2 || !(f.get(0) instanceof String n) || !(f.get(1) instanceof String fd)) {
+          throw new DatasetFormatException(resource, "key dtype", "malformed dtype entry " + entry);
+        }
+        if (n.isEmpty()) {
+          continue;
+        }
+        Shape sub = Shape.scalar();
+        if (f.size() == 3 && f.get(2) instanceof List<?> dims) {
+          long[] d = new long[dims.size()];
+          for (int i = 0; i < d.length; i++) {
+            d[i] = (Long) dims.get(i);
+          }
+          sub = Shape.of(d);
+        }
+        out.add(NpyHeader.simpleField(resource, n, fd, sub, 0));
+      }
+      return out;
+    }
+    try {
+      DType dt = DType.fromName(t);
+      if (dt.isVariableLength()) {
+        throw new DatasetFormatException(resource, "key dtype", "dtype '" + text + "' is not a numeric dtype");
+      }
+      return List.of(new NpyField(fieldName, dt, Shape.scalar(), 0, false));
+    } catch (IllegalArgumentException notAName) {
+      return List.of(NpyHeader.simpleField(resource, fieldName, t, Shape.scalar(), 0));
+    }
+  }
+}

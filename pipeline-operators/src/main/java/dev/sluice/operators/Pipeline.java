@@ -1,0 +1,356 @@
+package dev.sluice.operators;
+
+import dev.sluice.core.Batch;
+import dev.sluice.core.Dataset;
+import dev.sluice.core.Options;
+import dev.sluice.core.PipelineContext;
+import dev.sluice.core.RandomAccessDataset;
+import dev.sluice.operators.internal.BatchStage;
+import dev.sluice.operators.internal.PlanCompiler;
+import dev.sluice.operators.internal.PrefetchStage;
+import dev.sluice.operators.internal.RepeatStage;
+import dev.sluice.operators.internal.ShardStage;
+import dev.sluice.operators.internal.ShuffleStage;
+import dev.sluice.operators.internal.SkipStage;
+import dev.sluice.operators.internal.Stage;
+import dev.sluice.operators.internal.TakeStage;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.stream.Collectors;
+import reactor.core.publisher.Flux;
+
+/**
+ * The fluent, tf.data-style description of an input pipeline (DESIGN.md §3): a source plus an
+ * ordered list of operators, immutable (every operator returns a new pipeline) and lazy (nothing
+ * is read until a pass is subscribed). A pipeline is itself a {@link Dataset}, so pipelines nest.
+ *
+ * <p><b>Passes and epochs.</b> {@link #flux(PipelineContext)} is one pass; it depends only on the
+ * context's (seed, epoch) and the operators' arguments, so two subscriptions with the same context
+ * yield the same elements in the same order, and {@link #epochs(PipelineContext, long)} reshuffles
+ * every epoch without a {@code set_epoch} call.
+ *
+ * <p><b>The fast path.</b> On a {@link RandomAccessDataset}, {@code shuffle()}, {@code shard},
+ * {@code take}, {@code skip} and {@code batch} compile into an index plan: per batch one
+ * {@code long[]} of source indices computed in O(1) memory from (seed, epoch, shard), filled by the
+ * source's {@code gather} straight into pooled column memory. No {@code Example} is created per row
+ * and nothing is read that is not emitted. Operators after the first one the plan cannot express
+ * (element operators, and anything after them) run as Reactor transformers on the element path.
+ *
+ * <pre>{@code
+ * PipelineContext ctx = PipelineContext.fromEnvironment().withSeed(42);
+ * Pipeline<Batch> train = Pipeline.from(Npy.open(dir))
+ *     .shuffle()
+ *     .shard(ctx.worldSize(), ctx.rank())
+ *     .batch(256)
+ *     .prefetch(4);
+ * train.epochs(ctx, 10).subscribe(batch -> { try (batch) { step(batch); } });
+ * }</pre>
+ *
+ * @param <T> the element type: {@link dev.sluice.core.Example}, {@link Batch} or a user type
+ */
+public final class Pipeline<T> implements Dataset<T> {
+  private final Dataset<?> source;
+  private final List<Stage> stages;
+  private final Options options;
+
+  private Pipeline(Dataset<?> source, List<Stage> stages, Options options) {
+    this.source = source;
+    this.stages = List.copyOf(stages);
+    this.options = options;
+  }
+
+  /**
+   * A pipeline over {@code dataset} with no operators (a pipeline is returned as it is).
+   *
+   * @param dataset any dataset; a {@link RandomAccessDataset} enables the index plan
+   */
+  @SuppressWarnings("unchecked")
+  public static <T> Pipeline<T> from(Dataset<T> dataset) {
+    Objects.requireNonNull(dataset, "dataset");
+    if (dataset instanceof Pipeline<?> p) {
+      return (Pipeline<T>) p;
+    }
+    return new Pipeline<>(dataset, List.of(), Options.defaults());
+  }
+
+  /**
+   * One pass for {@code context}: its seed and epoch drive every shuffle. The context is also put in
+   * the Reactor {@code Context} (key {@code PipelineContext.class}) for plain transformers.
+   *
+   * <p>Discard support: every batch dropped inside the pass (on cancel or error) is closed.
+   */
+  @Override
+  @SuppressWarnings("unchecked")
+  public Flux<T> flux(PipelineContext context) {
+    Objects.requireNonNull(context, "context");
+    Flux<?> pass = Flux.defer(() -> PlanCompiler.compile(source, stages, options, context));
+    return ((Flux<T>) pass)
+        .doOnDiscard(Batch.class, Batch::close)
+        .contextWrite(context.asReactorContext());
+  }
+
+  /** Epoch 0 of {@link PipelineContext#defaults()} (seed 0, rank 0 of 1). */
+  @Override
+  public Flux<T> flux() {
+    return flux(PipelineContext.defaults());
+  }
+
+  /**
+   * {@code count} passes one after another, for epochs {@code context.epoch() ..
+   * context.epoch() + count - 1}, each with its own shuffle. The next epoch starts when the previous
+   * one completes.
+   *
+   * @param count number of epochs, &ge; 0
+   */
+  public Flux<T> epochs(PipelineContext context, long count) {
+    Objects.requireNonNull(context, "context");
+    if (count < 0) {
+      throw new IllegalArgumentException("count >= 0 required but it was " + count);
+    }
+    return Flux.<Long, Long>generate(() -> 0L, (i, sink) -> {
+      if (i < count) {
+        sink.next(i);
+      } else {
+        sink.complete();
+      }
+      return i + 1;
+    }).concatMap(i -> flux(context.withEpoch(context.epoch() + i)), 0);
+  }
+
+  /** The pipeline's options ({@link Options#defaults()} unless {@link #withOptions} set others). */
+  public Options options() {
+    return options;
+  }
+
+  /**
+   * The global shuffle: a uniform permutation of the elements per (seed, epoch), in O(1) memory (a
+   * keyed bijection, a Feistel network with cycle walking), reading nothing it does not emit. The
+   * seed is the context's ({@code --seed}, default 0, shared by every rank); each epoch has its own
+   * permutation.
+   *
+   * <p><b>Reactive Streams semantics.</b> Emits the element of the next permuted position on
+   * demand, one {@code get} per element (or one {@code gather} per batch after {@link #batch});
+   * completes after the last position; cancel stops it at once. Holds nothing, so nothing is
+   * discarded.
+   *
+   * <p>Caveats: needs a {@link RandomAccessDataset} with only {@code shuffle}, {@code shard},
+   * {@code take} and {@code skip} before it; a shuffle written after {@code shard} runs before it,
+   * so every rank takes its stride of the same permutation (as DistributedSampler). For streaming
+   * sources use the buffer shuffle {@link #shuffle(int)}.
+   *
+   * <pre>{@code
+   * Pipeline.from(Datasets.range(10)).shuffle().flux(ctx.withEpoch(3))  // a permutation of 0..9
+   * }</pre>
+   *
+   * @throws UnsupportedOperationException if the source is not random-access or an element
+   *     operator comes before
+   */
+  public Pipeline<T> shuffle() {
+    if (!PlanCompiler.isIndexPlan(source, stages)) {
+      throw new UnsupportedOperationException("shuffle() is the global shuffle of a random-access source and must come "
+          + "before any element operator, but the source is " + source
+          + (stages.isEmpty() ? "" : " with " + describeStages()) + "; use the buffer shuffle shuffle(bufferSize)");
+    }
+    return with(new ShuffleStage(null));
+  }
+
+  /**
+   * tf.data's buffer shuffle with the context's seed, reshuffled each epoch.
+   *
+   * @param bufferSize elements held, &gt; 0
+   * @throws UnsupportedOperationException until the element path lands (issue 10)
+   */
+  public Pipeline<T> shuffle(int bufferSize) {
+    throw new UnsupportedOperationException("buffer shuffle: issue 10");
+  }
+
+  /**
+   * tf.data's buffer shuffle {@code shuffle(buffer_size, seed, reshuffle_each_iteration)}.
+   *
+   * @param bufferSize elements held, &gt; 0
+   * @param seed the shuffle's own seed (wins over the context's)
+   * @param reshuffleEachIteration a new order each epoch (tf.data default true)
+   * @throws UnsupportedOperationException until the element path lands (issue 10)
+   */
+  public Pipeline<T> shuffle(int bufferSize, long seed, boolean reshuffleEachIteration) {
+    throw new UnsupportedOperationException("buffer shuffle: issue 10");
+  }
+
+  /** {@link #shard(int, int, EqualLength)} with {@link EqualLength#PAD}, DistributedSampler's default. */
+  public Pipeline<T> shard(int numShards, int index) {
+    return shard(numShards, index, EqualLength.PAD);
+  }
+
+  /**
+   * The elements at positions {@code p} with {@code p mod numShards == index}: rank {@code index}'s
+   * part of the (shuffled) order. {@code PAD} gives every rank {@code ceil(n / numShards)} elements
+   * (wrapping around to the start), {@code DROP} {@code floor(n / numShards)}, {@code UNEVEN} the
+   * exact partition; any {@code n} works, including 0, 1 and {@code n < numShards}.
+   *
+   * <p><b>Reactive Streams semantics.</b> On the index plan: computes only this rank's positions
+   * and reads nothing of the other ranks; emits on demand; completes after the rank's last element.
+   * On the element path ({@link Shard}): reads every element and keeps its stride.
+   *
+   * <p><b>Discard support.</b> On the element path, the other ranks' elements go to the discard
+   * hook.
+   *
+   * <p>Caveat: shuffle before shard (a shuffle written after it is moved before it), with the same
+   * seed on every rank, so the ranks partition one permutation.
+   *
+   * <pre>{@code
+   * Pipeline.from(data).shuffle().shard(ctx.worldSize(), ctx.rank(), EqualLength.DROP)
+   * }</pre>
+   *
+   * @param numShards number of shards (the world size), &gt; 0
+   * @param index this shard (the rank), in {@code [0, numShards)}
+   * @param policy the equal-length policy
+   */
+  public Pipeline<T> shard(int numShards, int index, EqualLength policy) {
+    Shard.checkShard(numShards, index);
+    Objects.requireNonNull(policy, "policy");
+    return with(new ShardStage(numShards, index, policy));
+  }
+
+  /** {@link #batch(int, boolean, int)} keeping a smaller last batch, one gather at a time. */
+  public Pipeline<Batch> batch(int batchSize) {
+    return batch(batchSize, false, 1);
+  }
+
+  /** {@link #batch(int, boolean, int)} one gather at a time. */
+  public Pipeline<Batch> batch(int batchSize, boolean dropRemainder) {
+    return batch(batchSize, dropRemainder, 1);
+  }
+
+  /**
+   * Consecutive examples as {@link Batch}es: one contiguous column per field, in pooled off-heap
+   * memory from {@link Options#memory()} (pool {@code "batch"}); the consumer closes each batch.
+   * On the index plan the source's {@code gather} copies the rows straight from the source (a
+   * mapping) into the columns; elsewhere examples are collated ({@link Batching}).
+   *
+   * <p><b>Reactive Streams semantics.</b> Emits one batch per request; up to
+   * {@code numParallelCalls} batches are gathered at once on {@code boundedElastic} workers and
+   * emitted in order, so the output does not depend on {@code numParallelCalls}; completes after the
+   * last batch (smaller unless {@code dropRemainder}); cancel stops new gathers.
+   *
+   * <p><b>Discard support.</b> Batches gathered but not delivered (cancel, error) go to the discard
+   * hook and the pipeline closes them.
+   *
+   * <pre>{@code
+   * Pipeline<Batch> batches = Pipeline.from(data).shuffle().batch(256, true, 2);
+   * }</pre>
+   *
+   * @param batchSize rows per batch, &gt; 0
+   * @param dropRemainder drop a last batch smaller than {@code batchSize} (tf.data default false)
+   * @param numParallelCalls batches gathered concurrently, &gt; 0 (default 1)
+   */
+  public Pipeline<Batch> batch(int batchSize, boolean dropRemainder, int numParallelCalls) {
+    if (batchSize <= 0) {
+      throw new IllegalArgumentException("batchSize > 0 required but it was " + batchSize);
+    }
+    if (numParallelCalls <= 0) {
+      throw new IllegalArgumentException("numParallelCalls > 0 required but it was " + numParallelCalls);
+    }
+    return with(new BatchStage(batchSize, dropRemainder, numParallelCalls));
+  }
+
+  /**
+   * At most the first {@code count} elements (batches, after {@code batch}). On the index plan the
+   * rest is never computed or read.
+   *
+   * <p><b>Reactive Streams semantics.</b> Emits the first {@code count} elements and completes,
+   * cancelling the upstream; never requests more than {@code count}.
+   *
+   * @param count elements, &ge; 0
+   */
+  public Pipeline<T> take(long count) {
+    if (count < 0) {
+      throw new IllegalArgumentException("count >= 0 required but it was " + count);
+    }
+    return with(new TakeStage(count));
+  }
+
+  /**
+   * Without the first {@code count} elements (batches, after {@code batch}). On the index plan the
+   * skipped elements are never read.
+   *
+   * <p><b>Reactive Streams semantics.</b> On the element path the skipped elements are requested
+   * and dropped (discard hook); the rest passes through.
+   *
+   * @param count elements, &ge; 0
+   */
+  public Pipeline<T> skip(long count) {
+    if (count < 0) {
+      throw new IllegalArgumentException("count >= 0 required but it was " + count);
+    }
+    return with(new SkipStage(count));
+  }
+
+  /**
+   * Produces up to {@code bufferSize} elements ahead of the consumer on another thread
+   * ({@link Prefetch#of(int)}: {@code subscribeOn} + {@code publishOn} with a bounded queue).
+   *
+   * <p><b>Reactive Streams semantics.</b> Emits queued elements on demand on a worker thread;
+   * backpressures the producer when {@code bufferSize} elements are queued; completes after the
+   * queue drains; cancel cancels the producer.
+   *
+   * <p><b>Discard support.</b> Queued elements on cancel or error go to the discard hook; batches
+   * are closed.
+   *
+   * <p>Caveat: counts elements, not examples: after {@code batch(256)}, {@code prefetch(4)} holds
+   * four batches.
+   *
+   * @param bufferSize elements ahead, &gt; 0
+   */
+  public Pipeline<T> prefetch(int bufferSize) {
+    if (bufferSize <= 0) {
+      throw new IllegalArgumentException("bufferSize > 0 required but it was " + bufferSize);
+    }
+    return with(new PrefetchStage(bufferSize));
+  }
+
+  /**
+   * Everything before it, forever, the epoch advancing by one each pass (so each pass reshuffles).
+   * tf.data's {@code repeat()}.
+   */
+  public Pipeline<T> repeat() {
+    return with(new RepeatStage(-1));
+  }
+
+  /**
+   * Everything before it {@code count} times, for epochs {@code e .. e + count - 1} of the pass's
+   * context; operators after it see one long stream (a batch may span two epochs, as in tf.data).
+   *
+   * <p><b>Reactive Streams semantics.</b> Subscribes to the next pass when the previous completes;
+   * errors end the whole stream; cancel cancels the running pass.
+   *
+   * @param count passes, &ge; 0
+   */
+  public Pipeline<T> repeat(long count) {
+    if (count < 0) {
+      throw new IllegalArgumentException("count >= 0 required but it was " + count);
+    }
+    return with(new RepeatStage(count));
+  }
+
+  /** This pipeline with other {@link Options} (memory manager, determinism) for every stage. */
+  public Pipeline<T> withOptions(Options newOptions) {
+    return new Pipeline<>(source, stages, Objects.requireNonNull(newOptions, "newOptions"));
+  }
+
+  /** This pipeline with {@code stage} appended; element operators add themselves through this. */
+  private <R> Pipeline<R> with(Stage stage) {
+    List<Stage> next = new ArrayList<>(stages);
+    next.add(stage);
+    return new Pipeline<>(source, next, options);
+  }
+
+  private String describeStages() {
+    return stages.stream().map(Stage::describe).collect(Collectors.joining(" -> "));
+  }
+
+  @Override
+  public String toString() {
+    return "Pipeline(" + source + (stages.isEmpty() ? "" : " -> " + describeStages()) + ")";
+  }
+}

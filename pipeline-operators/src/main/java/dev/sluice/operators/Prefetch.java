@@ -1,0 +1,60 @@
+package dev.sluice.operators;
+
+import dev.sluice.core.Batch;
+import java.util.function.Function;
+import reactor.core.publisher.Flux;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * tf.data's {@code prefetch} as a plain Reactor transformer: the upstream runs on its own thread and
+ * works at most {@code bufferSize} elements ahead of the consumer.
+ *
+ * <p>It is {@code subscribeOn} (the producer, and every request to it, runs on a worker of the
+ * producer scheduler) followed by {@code publishOn} with a bounded queue of {@code bufferSize}
+ * elements (the consumer is called on a worker of the consumer scheduler). Both default to
+ * {@link Schedulers#boundedElastic()}, since producers block on page faults and consumers on
+ * training steps.
+ *
+ * <p><b>Reactive Streams semantics.</b> Emits when an element is queued and there is demand;
+ * backpressures when the queue holds {@code bufferSize} elements (the producer is not asked for
+ * more); completes when the upstream completed and the queue is drained; cancels the upstream when
+ * the downstream cancels. Errors are delivered after the elements queued before them.
+ *
+ * <p><b>Discard support.</b> Elements still queued on cancel or error go to Reactor's discard hook;
+ * this transformer registers {@code doOnDiscard(Batch.class, Batch::close)}, so dropped batches are
+ * released even when the caller registers no hook of its own.
+ *
+ * <p>Caveat: prefetch counts elements, not examples: after {@code batch(256)}, {@code prefetch(4)}
+ * holds up to 4 batches (1,024 rows).
+ *
+ * <pre>{@code
+ * Flux<Batch> ahead = batches.transform(Prefetch.of(4));
+ * }</pre>
+ */
+public final class Prefetch {
+  private Prefetch() {}
+
+  /**
+   * @param bufferSize elements produced ahead of demand, &gt; 0 (tf.data's {@code buffer_size};
+   *     Sluice has no autotune, so give a number)
+   */
+  public static <T> Function<Flux<T>, Flux<T>> of(int bufferSize) {
+    return of(bufferSize, Schedulers.boundedElastic(), Schedulers.boundedElastic());
+  }
+
+  /**
+   * @param bufferSize elements produced ahead of demand, &gt; 0
+   * @param producer the scheduler the upstream runs on
+   * @param consumer the scheduler the downstream is called on
+   */
+  public static <T> Function<Flux<T>, Flux<T>> of(int bufferSize, Scheduler producer, Scheduler consumer) {
+    if (bufferSize <= 0) {
+      throw new IllegalArgumentException("bufferSize > 0 required but it was " + bufferSize);
+    }
+    return flux -> flux
+        .subscribeOn(producer)
+        .publishOn(consumer, bufferSize)
+        .doOnDiscard(Batch.class, Batch::close);
+  }
+}

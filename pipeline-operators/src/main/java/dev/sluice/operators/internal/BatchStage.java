@@ -1,0 +1,9 @@
+package dev.sluice.operators.internal;
+
+/** Consecutive elements collated into batches of {@code batchSize} rows. */
+public record BatchStage(int batchSize, boolean dropRemainder, int numParallelCalls) implements Stage {
+  @Override
+  public String describe() {
+    return "batch(" + batchSize + ", " + dropRemainder + ", " + numParallelCalls + ")";
+  }
+}

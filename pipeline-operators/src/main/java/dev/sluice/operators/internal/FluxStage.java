@@ -1,0 +1,25 @@
+package dev.sluice.operators.internal;
+
+import dev.sluice.core.Options;
+import dev.sluice.core.PipelineContext;
+import dev.sluice.core.Schema;
+import reactor.core.publisher.Flux;
+
+/**
+ * A stage that runs on the element path: a Flux transformer that may depend on the pass's context
+ * and the pipeline's options. The extension point for element operators (map, filter, buffer
+ * shuffle, interleave, paddedBatch, unbatch).
+ */
+public interface FluxStage extends Stage {
+  /** Applies the stage to the elements of one pass. */
+  Flux<?> apply(Flux<?> in, PipelineContext context, Options options);
+
+  /**
+   * The schema of the examples after this stage when the schema before is {@code in} (null when
+   * unknown); the element-path {@code batch} uses it, else it infers the schema from the first
+   * example. Default: unknown.
+   */
+  default Schema schemaAfter(Schema in) {
+    return null;
+  }
+}

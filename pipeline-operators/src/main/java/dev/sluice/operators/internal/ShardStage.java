@@ -1,0 +1,11 @@
+package dev.sluice.operators.internal;
+
+import dev.sluice.operators.EqualLength;
+
+/** Element-wise shard: positions {@code p} with {@code p mod numShards == index}. */
+public record ShardStage(int numShards, int index, EqualLength policy) implements Stage {
+  @Override
+  public String describe() {
+    return "shard(" + numShards + ", " + index + ", " + policy + ")";
+  }
+}

@@ -1,0 +1,9 @@
+package dev.sluice.operators.internal;
+
+/** Without the first {@code count} elements. */
+public record SkipStage(long count) implements Stage {
+  @Override
+  public String describe() {
+    return "skip(" + count + ")";
+  }
+}

@@ -1,0 +1,144 @@
+package dev.sluice.operators;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.sluice.core.Batch;
+import dev.sluice.core.Datasets;
+import dev.sluice.core.PipelineContext;
+import dev.sluice.core.testing.NoLeaks;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import reactor.core.publisher.Flux;
+import reactor.test.StepVerifier;
+
+@ExtendWith(NoLeaks.class)
+class PrefetchTest {
+
+  @Test
+  void neverRunsMoreThanBufferSizeAhead() {
+    for (int bufferSize : new int[] {1, 2, 4, 7}) {
+      AtomicLong produced = new AtomicLong();
+      AtomicLong delivered = new AtomicLong();
+      AtomicInteger violations = new AtomicInteger();
+      AtomicLong maxAhead = new AtomicLong();
+      Flux<Long> counting = Flux.<Long, Long>generate(() -> 0L, (i, sink) -> {
+        long ahead = produced.incrementAndGet() - delivered.get();
+        maxAhead.accumulateAndGet(ahead, Math::max);
+        if (ahead > bufferSize) {
+          violations.incrementAndGet();
+        }
+        if (i < 200) {
+          sink.next(i);
+        } else {
+          sink.complete();
+        }
+        return i + 1;
+      });
+      StepVerifier.create(counting.transform(Prefetch.of(bufferSize)).doOnNext(x -> delivered.incrementAndGet()), 0)
+          .thenRequest(1)
+          .expectNextCount(1)
+          .thenRequest(5)
+          .expectNextCount(5)
+          .thenRequest(Long.MAX_VALUE)
+          .expectNextCount(194)
+          .verifyComplete();
+      assertEquals(0, violations.get(), "bufferSize " + bufferSize + ": max ahead " + maxAhead.get());
+      assertTrue(maxAhead.get() >= 1);
+    }
+  }
+
+  @Test
+  void withoutDemandTheProducerFillsExactlyTheBuffer() {
+    AtomicLong produced = new AtomicLong();
+    CountDownLatch filled = new CountDownLatch(3);
+    Flux<Long> counting = Flux.<Long, Long>generate(() -> 0L, (i, sink) -> {
+      produced.incrementAndGet();
+      filled.countDown();
+      sink.next(i);
+      return i + 1;
+    });
+    StepVerifier.create(counting.transform(Prefetch.of(3)), 0)
+        .expectSubscription()
+        .then(() -> {
+          try {
+            assertTrue(filled.await(10, TimeUnit.SECONDS));
+          } catch (InterruptedException e) {
+            throw new AssertionError(e);
+          }
+        })
+        .then(() -> assertEquals(3, produced.get(), "3 ahead with no demand"))
+        .thenRequest(1)
+        .expectNext(0L)
+        .thenCancel()
+        .verify();
+  }
+
+  @Test
+  void theProducerRunsOnAnotherThread() throws InterruptedException {
+    AtomicReference<Thread> producer = new AtomicReference<>();
+    CountDownLatch started = new CountDownLatch(1);
+    Flux<Integer> source = Flux.range(0, 10).doOnRequest(n -> {
+      producer.compareAndSet(null, Thread.currentThread());
+      started.countDown();
+    });
+    AtomicReference<Thread> consumer = new AtomicReference<>();
+    List<Integer> out = source.transform(Prefetch.of(2))
+        .doOnNext(x -> consumer.compareAndSet(null, Thread.currentThread()))
+        .collectList().block();
+    assertTrue(started.await(10, TimeUnit.SECONDS));
+    assertEquals(10, out.size());
+    assertNotEquals(Thread.currentThread(), producer.get());
+    assertNotEquals(Thread.currentThread(), consumer.get());
+  }
+
+  @Test
+  void cancelClosesEveryQueuedBatch() throws InterruptedException {
+    for (int round = 0; round < 20; round++) {
+      List<Batch> made = new CopyOnWriteArrayList<>();
+      CountDownLatch done = new CountDownLatch(1);
+      Flux<Batch> batches = Pipeline.from(Datasets.range(10_000)).batch(10).flux()
+          .doOnNext(made::add)
+          .doFinally(s -> done.countDown())
+          .transform(Prefetch.of(4));
+      StepVerifier.create(batches, 2)
+          .consumeNextWith(Batch::close)
+          .consumeNextWith(Batch::close)
+          .thenCancel()
+          .verify();
+      assertTrue(done.await(10, TimeUnit.SECONDS), "the producer saw the cancel");
+      TestSources.awaitNoOutstanding();
+      for (Batch b : made) {
+        assertTrue(b.isClosed(), b + " was dropped without being closed");
+      }
+    }
+  }
+
+  @Test
+  void errorsArriveAfterTheQueuedElementsAndReleaseTheRest() {
+    StepVerifier.create(Pipeline.from(TestSources.failingAt(100, 55)).batch(10).prefetch(3)
+            .flux(PipelineContext.defaults()).map(b -> {
+              try (b) {
+                return b.size();
+              }
+            }))
+        .expectNext(10, 10, 10, 10, 10)
+        .expectErrorMessage("test.npy, row 55: a broken row")
+        .verify();
+    TestSources.awaitNoOutstanding();
+  }
+
+  @Test
+  void resubscriptionGivesTheSameElements() {
+    Flux<Long> f = Flux.range(0, 100).map(Integer::longValue).transform(Prefetch.of(5));
+    assertEquals(f.collectList().block(), f.collectList().block());
+  }
+}
