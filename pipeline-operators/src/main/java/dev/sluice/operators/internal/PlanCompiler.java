@@ -9,6 +9,7 @@ import dev.sluice.core.Options;
 import dev.sluice.core.PipelineContext;
 import dev.sluice.core.RandomAccessDataset;
 import dev.sluice.core.Schema;
+import dev.sluice.core.SplitDataset;
 import dev.sluice.operators.Batching;
 import dev.sluice.operators.Shard;
 import java.util.ArrayList;
@@ -85,6 +86,11 @@ public final class PlanCompiler {
       flux = planned.flux;
       schema = planned.schema;
       next = planned.next;
+    } else if (source instanceof SplitDataset<?> split) {
+      SplitStages.Planned planned = SplitStages.plan(split, ordered, options, context);
+      flux = planned.flux();
+      schema = Schemas.declared(source);
+      next = planned.next();
     } else {
       flux = source.flux(context);
       schema = Schemas.declared(source);
