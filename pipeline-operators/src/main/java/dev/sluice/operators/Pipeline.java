@@ -2,12 +2,17 @@ package dev.sluice.operators;
 
 import dev.sluice.core.Batch;
 import dev.sluice.core.Dataset;
+import dev.sluice.core.Example;
+import dev.sluice.core.Shape;
 import dev.sluice.core.Options;
 import dev.sluice.core.PipelineContext;
 import dev.sluice.core.RandomAccessDataset;
 import dev.sluice.operators.internal.BatchStage;
 import dev.sluice.operators.internal.BufferShuffleStage;
 import dev.sluice.operators.internal.FilterStage;
+import dev.sluice.operators.internal.InterleaveStage;
+import dev.sluice.operators.internal.PaddedBatchStage;
+import dev.sluice.operators.internal.UnbatchStage;
 import dev.sluice.operators.internal.MapStage;
 import dev.sluice.operators.internal.SplitStages;
 import dev.sluice.operators.internal.PlanCompiler;
@@ -20,6 +25,7 @@ import dev.sluice.operators.internal.Stage;
 import dev.sluice.operators.internal.TakeStage;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.function.BiFunction;
 import java.util.function.Function;
@@ -433,6 +439,80 @@ public final class Pipeline<T> implements Dataset<T> {
   public Pipeline<T> filter(Predicate<? super T> predicate) {
     Objects.requireNonNull(predicate, "predicate");
     return with(new FilterStage(t -> predicate.test(cast(t))));
+  }
+
+  /**
+   * tf.data's {@code interleave(map_func, cycle_length, block_length, num_parallel_calls,
+   * deterministic)} ({@link Interleave}), e.g. to read several files at once: each element becomes a
+   * dataset (a file, a shard) whose pass, for the same context, is interleaved; {@code cycleLength}
+   * are open at once and {@code blockLength} consecutive elements are taken from each in turn.
+   * With {@code deterministic} the order is tf.data's sequential order for any
+   * {@code numParallelCalls}.
+   *
+   * <p><b>Reactive Streams semantics.</b> Opens a dataset per free slot; emits on demand; completes
+   * when every dataset completed; an error ends the pass and cancels the open datasets.
+   *
+   * <p><b>Discard support.</b> Elements read ahead by open datasets go to the discard hook on
+   * cancel or error; batches are closed.
+   *
+   * @param fn element to dataset
+   * @param cycleLength datasets open at once, &gt; 0
+   * @param blockLength consecutive elements from each, &gt; 0
+   * @param numParallelCalls 1: on the subscriber's thread; more: open datasets read ahead on workers
+   * @param deterministic keep tf.data's sequential order
+   */
+  public <R> Pipeline<R> interleave(Function<? super T, ? extends Dataset<? extends R>> fn, int cycleLength,
+      int blockLength, int numParallelCalls, boolean deterministic) {
+    Objects.requireNonNull(fn, "fn");
+    Interleave.of(x -> null, cycleLength, blockLength, numParallelCalls, deterministic); // validates the arguments
+    return with(new InterleaveStage(t -> fn.apply(cast(t)), cycleLength, blockLength, numParallelCalls, deterministic));
+  }
+
+  /** {@link #interleave(Function, int, int, int, boolean)} sequential and deterministic. */
+  public <R> Pipeline<R> interleave(Function<? super T, ? extends Dataset<? extends R>> fn, int cycleLength,
+      int blockLength) {
+    return interleave(fn, cycleLength, blockLength, 1, true);
+  }
+
+  /**
+   * tf.data's {@code padded_batch(batch_size)}: every field padded to the largest shape in the
+   * batch with 0 ({@link PaddedBatch}); the true shapes stay with each column
+   * ({@link dev.sluice.core.Column#lengths()}).
+   */
+  public Pipeline<Batch> paddedBatch(int batchSize) {
+    return paddedBatch(batchSize, Map.of(), Map.of(), false);
+  }
+
+  /**
+   * tf.data's {@code padded_batch(batch_size, padded_shapes, padding_values, drop_remainder)}
+   * ({@link PaddedBatch}).
+   *
+   * <p><b>Reactive Streams semantics.</b> Emits a batch per {@code batchSize} examples; errors when
+   * an example does not fit its padded shape.
+   *
+   * <p><b>Discard support.</b> Examples collected on cancel or error go to the discard hook.
+   *
+   * @param batchSize rows per batch, &gt; 0
+   * @param paddedShapes per field, the shape to pad to ({@code -1} dimensions: the batch's largest)
+   * @param paddingValues per field, the pad value (default 0)
+   * @param dropRemainder drop a last batch smaller than {@code batchSize}
+   */
+  public Pipeline<Batch> paddedBatch(int batchSize, Map<String, Shape> paddedShapes,
+      Map<String, ? extends Number> paddingValues, boolean dropRemainder) {
+    if (batchSize <= 0) {
+      throw new IllegalArgumentException("batchSize > 0 required but it was " + batchSize);
+    }
+    return with(new PaddedBatchStage(batchSize, Map.copyOf(paddedShapes), Map.copyOf(paddingValues), dropRemainder));
+  }
+
+  /**
+   * tf.data's {@code unbatch}: each batch becomes its rows as examples that own nothing (copies,
+   * {@link Batch#copyRow}); each batch is closed once split ({@link Unbatch}).
+   *
+   * <p><b>Discard support.</b> The batch being split is closed on cancel or error.
+   */
+  public Pipeline<Example> unbatch() {
+    return with(new UnbatchStage());
   }
 
   @SuppressWarnings("unchecked")
