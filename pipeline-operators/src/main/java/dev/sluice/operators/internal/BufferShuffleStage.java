@@ -13,7 +13,17 @@ import reactor.core.publisher.Flux;
  * @param seed the operator's own seed, or null for the context's
  * @param reshuffleEachIteration a new order each epoch
  */
-public record BufferShuffleStage(int bufferSize, Long seed, boolean reshuffleEachIteration) implements FluxStage {
+public record BufferShuffleStage(int bufferSize, Long seed, boolean reshuffleEachIteration, boolean isSplitDefault)
+    implements FluxStage {
+  public BufferShuffleStage(int bufferSize, Long seed, boolean reshuffleEachIteration) {
+    this(bufferSize, seed, reshuffleEachIteration, false);
+  }
+
+  /** The buffer {@code shuffle()} adds on a split source. */
+  static BufferShuffleStage splitDefault(int bufferSize, Long seed) {
+    return new BufferShuffleStage(bufferSize, seed, true, true);
+  }
+
   @Override
   @SuppressWarnings("unchecked")
   public Flux<?> apply(Flux<?> in, PipelineContext context, Options options) {

@@ -202,7 +202,8 @@ public final class PlanCompiler {
     }
     if (s instanceof BatchStage b) {
       Flux<Example> examples = flux.map(o -> Schemas.asExample(o, "the pipeline", -1));
-      return examples.transform(Batching.of(b.batchSize(), b.dropRemainder(), schema, options.memory().pool("batch")));
+      return examples.transform(Batching.of(b.batchSize(), b.dropRemainder(), schema, options.memory().pool("batch"),
+          b.numParallelCalls()));
     }
     if (s instanceof ShuffleStage) {
       throw new UnsupportedOperationException(s.describe() + " is the global shuffle of a random-access source and "

@@ -13,7 +13,9 @@ import reactor.core.publisher.Flux;
  * the user wrote them in, {@code shuffle()} shuffles the split order per epoch (shared by every
  * rank), {@code shard} takes the rank's contiguous range of that split sequence
  * ({@link SplitPlan}), and then the buffer shuffles run within the rank's stream:
- * {@code shuffle()}'s {@value #SPLIT_SHUFFLE_BUFFER}-element buffer and any {@code shuffle(bufferSize)}.
+ * {@code shuffle()}'s {@value #SPLIT_SHUFFLE_BUFFER}-element buffer, or instead the buffer of an
+ * explicit {@code shuffle(bufferSize)} in the same run ({@code shuffle().shuffle(1000)} is a
+ * split-order shuffle plus a 1,000-element buffer).
  */
 public final class SplitStages {
   /** The buffer of {@code shuffle()} on a split source. */
@@ -48,7 +50,7 @@ public final class SplitStages {
       if (s instanceof ShuffleStage sh) {
         shuffleSplits = true;
         splitSeed = sh.seed();
-        buffers.add(new BufferShuffleStage(SPLIT_SHUFFLE_BUFFER, sh.seed(), true));
+        buffers.add(BufferShuffleStage.splitDefault(SPLIT_SHUFFLE_BUFFER, sh.seed()));
       } else if (s instanceof ShardStage sh && shard == null) {
         shard = sh;
       } else if (s instanceof BufferShuffleStage b) {
@@ -56,6 +58,10 @@ public final class SplitStages {
       } else {
         break;
       }
+    }
+    if (shuffleSplits && buffers.size() > 1) {
+      // An explicit buffer shuffle replaces shuffle()'s default 10,000-element buffer.
+      buffers.removeIf(b -> b instanceof BufferShuffleStage bs && bs.isSplitDefault());
     }
     Flux<?> flux = SplitPlan.pass(source, shuffleSplits, splitSeed != null ? splitSeed : context.seed(), context, shard);
     for (FluxStage b : buffers) {
