@@ -4,21 +4,34 @@ import dev.sluice.operators.EqualLength;
 
 /**
  * A lazily computed sequence of source indices: {@link #length()} positions, each mapped to a source
- * index in O(1) time and memory by {@link #at(long)}. The index plan composes these: a shuffle
- * permutes positions, a shard takes a stride, take and skip cut a range.
+ * index in O(1) time and memory. The index plan composes these: a shuffle permutes positions, a
+ * shard takes a stride, take and skip cut a range.
+ *
+ * <p>Batches are filled with {@link #fill}: the positions are written into the array and each layer
+ * maps the whole array in place ({@link #mapInPlace}), so every layer runs one tight, monomorphic
+ * loop (the Feistel rounds of many indices overlap in the CPU) instead of one virtual call chain per
+ * index.
  */
 public abstract class IndexSequence {
   /** Number of positions. */
   public abstract long length();
 
+  /** Replaces each of {@code buf[0..count)}, a position of this sequence, by its source index. */
+  protected abstract void mapInPlace(long[] buf, int count);
+
   /** The source index at {@code position}, in {@code [0, length())}. */
-  public abstract long at(long position);
+  public long at(long position) {
+    long[] one = {position};
+    mapInPlace(one, 1);
+    return one[0];
+  }
 
   /** Fills {@code out[0..count)} with the indices at positions {@code from ..}. */
   public void fill(long from, long[] out, int count) {
     for (int i = 0; i < count; i++) {
-      out[i] = at(from + i);
+      out[i] = from + i;
     }
+    mapInPlace(out, count);
   }
 
   /** {@code 0 .. n-1}. */
@@ -30,15 +43,13 @@ public abstract class IndexSequence {
       }
 
       @Override
-      public long at(long position) {
-        return position;
+      protected void mapInPlace(long[] buf, int count) {
+        // positions are the indices
       }
 
       @Override
-      public void fill(long from, long[] out, int count) {
-        for (int i = 0; i < count; i++) {
-          out[i] = from + i;
-        }
+      public long at(long position) {
+        return position;
       }
     };
   }
@@ -54,8 +65,11 @@ public abstract class IndexSequence {
       }
 
       @Override
-      public long at(long position) {
-        return base.at(perm.apply(position));
+      protected void mapInPlace(long[] buf, int count) {
+        for (int i = 0; i < count; i++) {
+          buf[i] = perm.apply(buf[i]);
+        }
+        base.mapInPlace(buf, count);
       }
     };
   }
@@ -65,6 +79,9 @@ public abstract class IndexSequence {
     IndexSequence base = this;
     long n = base.length();
     long length = policy.count(n, numShards, index);
+    if (numShards == 1) {
+      return length == n ? this : taken(length);
+    }
     return new IndexSequence() {
       @Override
       public long length() {
@@ -72,9 +89,12 @@ public abstract class IndexSequence {
       }
 
       @Override
-      public long at(long position) {
-        long p = position * numShards + index;
-        return base.at(p < n ? p : p % n); // only PAD reaches p >= n: wrap around as DistributedSampler
+      protected void mapInPlace(long[] buf, int count) {
+        for (int i = 0; i < count; i++) {
+          long p = buf[i] * numShards + index;
+          buf[i] = p < n ? p : p % n; // only PAD reaches p >= n: wrap around as DistributedSampler
+        }
+        base.mapInPlace(buf, count);
       }
     };
   }
@@ -94,13 +114,11 @@ public abstract class IndexSequence {
       }
 
       @Override
-      public long at(long position) {
-        return base.at(position + skip);
-      }
-
-      @Override
-      public void fill(long from, long[] out, int count) {
-        base.fill(from + skip, out, count);
+      protected void mapInPlace(long[] buf, int count) {
+        for (int i = 0; i < count; i++) {
+          buf[i] += skip;
+        }
+        base.mapInPlace(buf, count);
       }
     };
   }
@@ -119,13 +137,8 @@ public abstract class IndexSequence {
       }
 
       @Override
-      public long at(long position) {
-        return base.at(position);
-      }
-
-      @Override
-      public void fill(long from, long[] out, int count) {
-        base.fill(from, out, count);
+      protected void mapInPlace(long[] buf, int count) {
+        base.mapInPlace(buf, count);
       }
     };
   }
