@@ -10,8 +10,9 @@ import reactor.core.publisher.Flux;
  * {@code flux.transform(Shuffle.buffer(10_000, 7))}.
  *
  * <p>The operator fills a buffer of {@code bufferSize} elements; then, each time downstream asks for
- * an element, it emits one chosen uniformly from the full buffer and refills the freed slot with
- * the next upstream element; once upstream completes it drains the buffer in random order. With
+ * an element, it emits one chosen uniformly from the buffer and refills the freed slot with the
+ * next upstream element (refills are requested in batches; a draw that hits a slot still waiting
+ * for its refill waits for it); once upstream completes it drains the buffer in random order. With
  * {@code bufferSize} at least the number of elements the result is a uniform random permutation;
  * with {@code bufferSize = 1} it is the identity. The buffer holds at most {@code bufferSize}
  * elements, counting those requested from upstream and not yet received.

@@ -17,16 +17,16 @@ import reactor.util.concurrent.Queues;
 import reactor.util.context.Context;
 
 /**
- * tf.data's buffer shuffle as a Reactor operator: fills a buffer of {@code bufferSize} elements,
- * then emits a uniformly chosen element of the full buffer each time downstream asks and refills
- * the freed slot with the next upstream element; when upstream completes, the rest of the buffer
- * is emitted in random order.
+ * tf.data's buffer shuffle as a Reactor operator: fills a buffer of {@code bufferSize} slots; then
+ * each element emitted is the content of a uniformly drawn slot, and the freed slot takes the next
+ * upstream element; when upstream completes, the rest of the buffer is emitted in random order.
  *
- * <p>The random stream is a {@link SplittableRandom} seeded from (seed, epoch) at subscription, so
- * the order depends only on the elements and the {@link PipelineContext}, never on thread timing:
- * an element is only ever drawn from a full buffer (or after upstream completed). Upstream demand is
- * bounded so that buffered plus requested-but-not-received elements never exceed
- * {@code bufferSize}.
+ * <p>The draws come from a {@link SplittableRandom} seeded from (seed, epoch) at subscription, and
+ * freed slots are refilled first-in first-out, so the order depends only on the elements and the
+ * {@link PipelineContext}, never on thread timing. Refills are requested lazily and in batches: a
+ * draw that hits a slot whose refill has not arrived yet waits for it. The distribution is exactly
+ * tf.data's (each emitted element is uniform among the {@code bufferSize} buffered ones), and
+ * buffered plus requested-but-not-received elements never exceed {@code bufferSize}.
  *
  * <p>Discard support: on cancel and on upstream error every buffered or queued element goes to
  * {@link Operators#onDiscard}.
@@ -92,19 +92,35 @@ public final class FluxBufferShuffle<T> extends FluxOperator<T, T> {
     final int bufferSize;
     final SplittableRandom random;
     final int queueCapacity;
+    final int requestBatch;
     final Queue<T> queue;
 
     Subscription upstream;
-    /** Drain-loop state: the shuffle buffer and its fill. */
-    Object[] buffer;
-    int count;
-    /** Drain-loop state: requested from upstream and not yet moved into the buffer. */
+
+    // Drain-loop state. The buffer is bufferSize slots; an empty slot is a hole waiting for the next
+    // upstream element. Holes are refilled first-in first-out (the never-filled slots 0, 1, ... first,
+    // then the slots in the order they were emitted), so which element lands in which slot is a
+    // function of the input order only.
+    Object[] slots;
+    /** Slots 0 .. initialFilled-1 have been filled once; the rest were never filled. */
+    int initialFilled;
+    /** Emitted slots waiting for a refill, FIFO. */
+    int[] holes = new int[16];
+    int holeHead;
+    int holeCount;
+    /** Elements in the slots. */
+    int filled;
+    /** The current draw, kept until its slot can be emitted; -1 when none. */
+    int pick = -1;
+    /** Requested from upstream and not yet moved into a slot. */
     long outstanding;
+    /** After upstream completed and a draw hit a slot that will never be refilled. */
+    boolean draining;
 
     volatile boolean done;
     Throwable error;
     volatile boolean cancelled;
-    /** True once a terminal signal went downstream (or the subscription was cleared). */
+    /** True once a terminal signal went downstream. */
     boolean terminated;
 
     volatile long requested;
@@ -123,8 +139,9 @@ public final class FluxBufferShuffle<T> extends FluxOperator<T, T> {
       this.bufferSize = bufferSize;
       this.random = random;
       this.queueCapacity = Math.min(bufferSize, MAX_QUEUE);
+      this.requestBatch = Math.max(1, Math.min(queueCapacity / 4, 256));
       this.queue = Queues.<T>get(queueCapacity).get();
-      this.buffer = new Object[Math.min(bufferSize, 256)];
+      this.slots = new Object[Math.min(bufferSize, 256)];
     }
 
     @Override
@@ -197,24 +214,78 @@ public final class FluxBufferShuffle<T> extends FluxOperator<T, T> {
     /** Hands every held element to the discard hook; drain-loop only. */
     void clear() {
       Operators.onDiscardQueueWithClear(queue, ctx, null);
-      Object[] b = buffer;
-      for (int i = 0; i < count; i++) {
+      Object[] b = slots;
+      int limit = draining ? filled : b.length;
+      for (int i = 0; i < limit; i++) {
         Object o = b[i];
-        b[i] = null;
-        Operators.onDiscard(o, ctx);
+        if (o != null) {
+          b[i] = null;
+          Operators.onDiscard(o, ctx);
+        }
       }
-      count = 0;
+      filled = 0;
     }
 
-    void requestUpstream() {
-      if (done || cancelled) {
+    /** Puts an arrived element into the next hole. */
+    void fill(T t) {
+      int slot;
+      if (initialFilled < bufferSize) {
+        slot = initialFilled++;
+        if (slot == slots.length) {
+          slots = Arrays.copyOf(slots, (int) Math.min(bufferSize, 2L * slots.length));
+        }
+      } else {
+        slot = holes[holeHead];
+        holeHead = holeHead + 1 == holes.length ? 0 : holeHead + 1;
+        holeCount--;
+      }
+      slots[slot] = t;
+      filled++;
+    }
+
+    void addHole(int slot) {
+      if (holeCount == holes.length) {
+        int[] bigger = new int[holes.length * 2];
+        for (int i = 0; i < holeCount; i++) {
+          bigger[i] = holes[(holeHead + i) % holes.length];
+        }
+        holes = bigger;
+        holeHead = 0;
+      }
+      holes[(holeHead + holeCount) % holes.length] = slot;
+      holeCount++;
+    }
+
+    /**
+     * Requests elements for the holes not requested yet: in batches, or all that the hand-off queue
+     * can take when {@code force} (a draw waits for a hole). Requested plus held never exceeds
+     * bufferSize: only holes are ever requested.
+     */
+    void requestUpstream(boolean force) {
+      if (done || cancelled || draining) {
         return;
       }
-      long want = Math.min((long) bufferSize - count, queueCapacity) - outstanding;
-      if (want > 0) {
-        outstanding += want;
-        upstream.request(want);
+      long holesNow = (long) (bufferSize - initialFilled) + holeCount;
+      long n = Math.min(holesNow - outstanding, queueCapacity - outstanding);
+      if (n > 0 && (force || n >= requestBatch)) {
+        outstanding += n;
+        upstream.request(n);
       }
+    }
+
+    /** Upstream is over and a draw hit a hole: the rest of the buffer goes out uniformly at random. */
+    void startDraining() {
+      int k = 0;
+      Object[] b = slots;
+      for (int i = 0; i < b.length; i++) {
+        Object o = b[i];
+        if (o != null) {
+          b[i] = null;
+          b[k++] = o;
+        }
+      }
+      draining = true;
+      pick = -1;
     }
 
     /**
@@ -241,10 +312,7 @@ public final class FluxBufferShuffle<T> extends FluxOperator<T, T> {
           boolean d = done;
           T t;
           while ((t = queue.poll()) != null) {
-            if (count == buffer.length) {
-              buffer = Arrays.copyOf(buffer, (int) Math.min(bufferSize, 2L * buffer.length));
-            }
-            buffer[count++] = t;
+            fill(t);
             outstanding--;
           }
           if (d) {
@@ -255,29 +323,55 @@ public final class FluxBufferShuffle<T> extends FluxOperator<T, T> {
               a.onError(ex);
               break;
             }
-            if (count == 0) {
+            if (filled == 0) {
               terminated = true;
               a.onComplete();
               break;
             }
           }
-          if (e == r || count == 0 || (count < bufferSize && !d)) {
-            break;
+          if (e == r || (initialFilled < bufferSize && !d)) {
+            break; // no demand, or the buffer has not been full once yet (tf.data fills it first)
           }
-          int j = random.nextInt(count);
-          @SuppressWarnings("unchecked")
-          T v = (T) buffer[j];
-          buffer[j] = buffer[--count];
-          buffer[count] = null;
+          T v;
+          if (draining) {
+            int j = random.nextInt(filled);
+            @SuppressWarnings("unchecked")
+            T w = (T) slots[j];
+            v = w;
+            slots[j] = slots[--filled];
+            slots[filled] = null;
+          } else {
+            if (pick < 0) {
+              pick = random.nextInt(bufferSize);
+            }
+            @SuppressWarnings("unchecked")
+            T w = pick < slots.length ? (T) slots[pick] : null;
+            if (w == null) {
+              if (d) {
+                startDraining(); // the drawn slot will never be refilled
+                continue;
+              }
+              requestUpstream(true);
+              if (queue.isEmpty()) {
+                break; // wait for the element of the drawn slot
+              }
+              continue;
+            }
+            v = w;
+            slots[pick] = null;
+            filled--;
+            addHole(pick);
+            pick = -1;
+          }
           a.onNext(v);
           e++;
-          requestUpstream();
+          requestUpstream(false);
         }
         if (e != 0L && r != Long.MAX_VALUE) {
           REQUESTED.addAndGet(this, -e);
         }
         if (!cancelled && !terminated) {
-          requestUpstream();
+          requestUpstream(false);
         }
         missed = WIP.addAndGet(this, -missed);
         if (missed == 0) {
@@ -307,7 +401,7 @@ public final class FluxBufferShuffle<T> extends FluxOperator<T, T> {
         return bufferSize;
       }
       if (key == Attr.BUFFERED) {
-        return count + queue.size();
+        return filled + queue.size();
       }
       if (key == Attr.REQUESTED_FROM_DOWNSTREAM) {
         return requested;
