@@ -130,6 +130,37 @@ class PipelineElementPathTest {
   }
 
   @Test
+  void cancelledParallelCollationReleasesEveryBatch() throws InterruptedException {
+    for (int round = 0; round < 20; round++) {
+      CountDownLatch done = new CountDownLatch(1);
+      List<Batch> got = new ArrayList<>();
+      StepVerifier.create(Pipeline.from(Datasets.range(3000)).shuffle(50).batch(8, false, 3).prefetch(2)
+              .flux(CTX.withEpoch(round)).doFinally(s -> done.countDown()), 2)
+          .recordWith(() -> got)
+          .expectNextCount(2)
+          .thenCancel()
+          .verify(Duration.ofSeconds(10));
+      got.forEach(Batch::close);
+      assertTrue(done.await(10, TimeUnit.SECONDS));
+      Awaitility.await().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(1)).atMost(Duration.ofSeconds(10))
+          .until(() -> MemoryManager.shared().outstandingBytes() == 0);
+    }
+  }
+
+  @Test
+  void interleaveReadsSeveralDatasetsInTfDataOrder() {
+    // Three "files": dataset i holds indices 100 i .. 100 i + 3 + i.
+    dev.sluice.core.Dataset<Integer> files = ctx -> reactor.core.publisher.Flux.range(0, 3);
+    Pipeline<Long> p = Pipeline.from(files).interleave(
+        i -> Pipeline.from(Datasets.range(3 + i)).map(e -> 100L * i + e.index()), 2, 2);
+    assertEquals(List.of(0L, 1L, 100L, 101L, 2L, 102L, 103L, 200L, 201L, 202L, 203L, 204L),
+        p.flux(CTX).collectList().block());
+    Pipeline<Long> parallel = Pipeline.from(files).interleave(
+        i -> Pipeline.from(Datasets.range(3 + i)).map(e -> 100L * i + e.index()), 2, 2, 3, true);
+    assertEquals(p.flux(CTX).collectList().block(), parallel.flux(CTX).collectList().block(Duration.ofSeconds(10)));
+  }
+
+  @Test
   void failedElementPathReleasesEveryBatch() {
     StepVerifier.create(Pipeline.from(Datasets.range(500)).batch(10).shuffle(8)
             .map(b -> {
