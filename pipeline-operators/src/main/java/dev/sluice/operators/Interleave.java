@@ -28,6 +28,10 @@ import reactor.core.scheduler.Schedulers;
  *
  * <p><b>Discard support.</b> Elements queued in the open publishers, and upstream elements not yet
  * opened, go to Reactor's discard hook on cancel and error.
+ *
+ * <p>Caveat: {@code fn} should return a lazy publisher that opens its resources on subscription
+ * ({@code Flux.using}, a {@code Dataset}'s flux), so a publisher cancelled before it was subscribed
+ * (parallel mode) holds nothing.
  */
 public final class Interleave {
   private Interleave() {}
