@@ -56,17 +56,34 @@ public final class HandLoopVsPipeline {
       handLoop(map, header, (int) rows, 1_000);
       sluice(pipeline, 1_000);
       List<Double> ratios = new ArrayList<>();
+      List<Double> cpuRatios = new ArrayList<>();
       for (int r = 0; r < rounds; r++) {
+        long c0 = cpuNanos();
         double hand = handLoop(map, header, (int) rows, r);
+        long c1 = cpuNanos();
         double ours = sluice(pipeline, r);
+        long c2 = cpuNanos();
+        double handCpu = rows / ((c1 - c0) / 1e9);
+        double oursCpu = rows / ((c2 - c1) / 1e9);
         ratios.add(ours / hand);
-        System.out.printf(Locale.ROOT, "round %d: hand loop %.0f records/s, sluice %.0f records/s, ratio %.3f%n",
-            r, hand, ours, ours / hand);
+        cpuRatios.add(oursCpu / handCpu);
+        System.out.printf(Locale.ROOT, "round %d: hand loop %.0f records/s (%.0f per CPU-second), sluice %.0f records/s"
+            + " (%.0f per CPU-second), ratio %.3f (per CPU-second %.3f)%n", r, hand, handCpu, ours, oursCpu, ours / hand,
+            oursCpu / handCpu);
       }
       double[] sorted = ratios.stream().mapToDouble(Double::doubleValue).sorted().toArray();
+      double[] cpuSorted = cpuRatios.stream().mapToDouble(Double::doubleValue).sorted().toArray();
       System.out.printf(Locale.ROOT, "median ratio sluice / hand loop: %.3f (rounds: %s)%n",
           sorted[sorted.length / 2], Arrays.toString(sorted));
+      System.out.printf(Locale.ROOT, "median ratio of records per CPU-second (all threads of the process): %.3f%n",
+          cpuSorted[cpuSorted.length / 2]);
     }
+  }
+
+  /** CPU time of every thread of this process (the pipeline's producer and consumer included). */
+  static long cpuNanos() {
+    return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean())
+        .getProcessCpuTime();
   }
 
   /** One epoch of the hand-written loop; returns records/s. */

@@ -265,10 +265,12 @@ public final class Pipeline<T> implements Dataset<T> {
    * On the index plan the source's {@code gather} copies the rows straight from the source (a
    * mapping) into the columns; elsewhere examples are collated ({@link Batching}).
    *
-   * <p><b>Reactive Streams semantics.</b> Emits one batch per request; up to
-   * {@code numParallelCalls} batches are gathered at once on {@code boundedElastic} workers and
-   * emitted in order, so the output does not depend on {@code numParallelCalls}; completes after the
-   * last batch (smaller unless {@code dropRemainder}); cancel stops new gathers.
+   * <p><b>Reactive Streams semantics.</b> With {@code numParallelCalls = 1}, gathers one batch per
+   * request on the requesting thread. With more, up to {@code numParallelCalls} workers of
+   * {@code boundedElastic} each gather a run of 4 consecutive batches (one scheduler hop per run),
+   * emitted in order, so the output does not depend on {@code numParallelCalls}; up to
+   * {@code 4 × numParallelCalls} batches are then held ahead. Completes after the last batch
+   * (smaller unless {@code dropRemainder}); cancel stops new gathers.
    *
    * <p><b>Discard support.</b> Batches gathered but not delivered (cancel, error) go to the discard
    * hook and the pipeline closes them.
@@ -298,6 +300,14 @@ public final class Pipeline<T> implements Dataset<T> {
    * <p><b>Reactive Streams semantics.</b> Emits the first {@code count} elements and completes,
    * cancelling the upstream; never requests more than {@code count}.
    *
+   * <p><b>Discard support.</b> Holds nothing; batches gathered ahead by {@code numParallelCalls}
+   * are closed when the pass ends.
+   *
+   * <pre>{@code
+   * Pipeline.from(data).shuffle().take(1000)          // 1,000 random examples, a new sample each epoch
+   * Pipeline.from(data).batch(256).take(10)           // the first 10 batches
+   * }</pre>
+   *
    * @param count elements, &ge; 0
    */
   public Pipeline<T> take(long count) {
@@ -311,8 +321,15 @@ public final class Pipeline<T> implements Dataset<T> {
    * Without the first {@code count} elements (batches, after {@code batch}). On the index plan the
    * skipped elements are never read.
    *
-   * <p><b>Reactive Streams semantics.</b> On the element path the skipped elements are requested
-   * and dropped (discard hook); the rest passes through.
+   * <p><b>Reactive Streams semantics.</b> Emits the elements after the first {@code count} on
+   * demand; completes with the upstream. On the element path the skipped elements are requested
+   * and dropped.
+   *
+   * <p><b>Discard support.</b> Skipped elements on the element path go to the discard hook.
+   *
+   * <pre>{@code
+   * Pipeline.from(data).shuffle().skip(1000).take(500)  // positions 1000..1499 of the epoch's order
+   * }</pre>
    *
    * @param count elements, &ge; 0
    */
@@ -337,7 +354,11 @@ public final class Pipeline<T> implements Dataset<T> {
    * <p>Caveat: counts elements, not examples: after {@code batch(256)}, {@code prefetch(4)} holds
    * four batches.
    *
-   * @param bufferSize elements ahead, &gt; 0
+   * <pre>{@code
+   * Pipeline.from(data).shuffle().batch(256).prefetch(4)
+   * }</pre>
+   *
+   * @param bufferSize elements ahead, &gt; 0 (no autotune: give a number)
    */
   public Pipeline<T> prefetch(int bufferSize) {
     if (bufferSize <= 0) {
@@ -360,6 +381,12 @@ public final class Pipeline<T> implements Dataset<T> {
    *
    * <p><b>Reactive Streams semantics.</b> Subscribes to the next pass when the previous completes;
    * errors end the whole stream; cancel cancels the running pass.
+   *
+   * <p><b>Discard support.</b> Holds nothing itself; the running pass releases what it holds.
+   *
+   * <pre>{@code
+   * Pipeline.from(data).shuffle().repeat(3).batch(256)  // 3 epochs, each reshuffled, batched as one stream
+   * }</pre>
    *
    * @param count passes, &ge; 0
    */

@@ -79,6 +79,7 @@ public final class Shard {
     long seen;
     long emitted;
     List<T> kept; // positions 0 .. r-1 (PAD only): the wrap-around candidates
+    boolean released; // the pass ended: keep nothing more
 
     State(int k, int r, EqualLength policy) {
       this.k = k;
@@ -95,7 +96,7 @@ public final class Shard {
         long position = seen + i;
         if (i == r && (full || policy != EqualLength.DROP)) {
           mine = t;
-        } else if (kept != null && position < r) {
+        } else if (kept != null && position < r && !released) {
           kept.add(t);
         } else {
           Operators.onDiscard(t, context);
@@ -110,7 +111,7 @@ public final class Shard {
 
     synchronized T padding(Context context) {
       T pad = null;
-      if (policy == EqualLength.PAD && emitted < policy.count(seen, k, r)) {
+      if (policy == EqualLength.PAD && !released && emitted < policy.count(seen, k, r)) {
         long wrapped = ((seen + k - 1) / k - 1) * k + r; // the padded position, >= seen
         int position = (int) (wrapped % seen); // < min(r, seen): one of the kept elements
         pad = kept.set(position, null);
@@ -119,6 +120,7 @@ public final class Shard {
     }
 
     synchronized void release(Context context) {
+      released = true;
       if (kept != null) {
         for (T t : kept) {
           if (t != null) {

@@ -26,6 +26,23 @@ class KeyedPermutationTest {
     }
   }
 
+  @Test
+  void bulkApplyEqualsApplyOnLargeAndSmallDomains() {
+    for (long n : new long[] {2, 5, 1000, 65_535, 65_536, 65_537, 2_000_000, 1L << 40}) {
+      KeyedPermutation p = KeyedPermutation.of(n, 9, 4, 1);
+      long[] buf = new long[300];
+      for (int i = 0; i < buf.length; i++) {
+        buf[i] = (i * 7919L) % n;
+      }
+      long[] expected = new long[buf.length];
+      for (int i = 0; i < buf.length; i++) {
+        expected[i] = p.apply(buf[i]);
+      }
+      p.applyInPlace(buf, buf.length);
+      org.junit.jupiter.api.Assertions.assertArrayEquals(expected, buf, "n=" + n);
+    }
+  }
+
   /**
    * Uniformity: over T epochs with a fixed seed, how often index i lands at position j. Under a
    * uniform permutation each of the n×n cells expects T/n; Pearson's chi-square with (n-1)² degrees

@@ -137,6 +137,30 @@ class PrefetchTest {
   }
 
   @Test
+  void cancelRacingOnNextLeavesNothingOutstanding() throws InterruptedException {
+    for (int round = 0; round < 200; round++) {
+      int stopAfter = round % 7;
+      CountDownLatch finished = new CountDownLatch(1);
+      Pipeline<Batch> p = Pipeline.from(Datasets.range(5_000)).shuffle().batch(8, false, 1 + round % 3).prefetch(1 + round % 4);
+      p.flux(PipelineContext.defaults().withEpoch(round))
+          .doFinally(s -> finished.countDown())
+          .subscribe(new reactor.core.publisher.BaseSubscriber<Batch>() {
+            int seen;
+
+            @Override
+            protected void hookOnNext(Batch b) {
+              b.close();
+              if (++seen > stopAfter) {
+                cancel(); // on the consumer thread, while the producer is emitting
+              }
+            }
+          });
+      assertTrue(finished.await(10, TimeUnit.SECONDS));
+      TestSources.awaitNoOutstanding();
+    }
+  }
+
+  @Test
   void resubscriptionGivesTheSameElements() {
     Flux<Long> f = Flux.range(0, 100).map(Integer::longValue).transform(Prefetch.of(5));
     assertEquals(f.collectList().block(), f.collectList().block());

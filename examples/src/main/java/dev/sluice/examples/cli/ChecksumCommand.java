@@ -1,18 +1,45 @@
 package dev.sluice.examples.cli;
 
+import dev.sluice.core.Dataset;
+import dev.sluice.core.Example;
+import dev.sluice.io.Checksums;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
 
-/** {@code sluice checksum}: see DESIGN.md §11. Not implemented yet. */
-@Command(name = "checksum", mixinStandardHelpOptions = true, description = "Not implemented yet (see the README).")
+/**
+ * {@code sluice checksum PATH [--columns a,b]}: the SHA-256 of the canonical bytes (DESIGN.md §11,
+ * {@link Checksums}) as 64 lowercase hex digits. Equal checksums mean a conversion lost nothing.
+ */
+@Command(name = "checksum", mixinStandardHelpOptions = true,
+    description = "Print the SHA-256 of a dataset's canonical bytes (64 lowercase hex digits).")
 final class ChecksumCommand implements Callable<Integer> {
-  @Parameters(arity = "0..*", hidden = true)
-  List<String> args;
+  @Parameters(index = "0", paramLabel = "PATH", description = "A file or directory.")
+  Path path;
+
+  @Option(names = "--columns", split = ",", paramLabel = "a,b", description = "Only these fields (default: all).")
+  List<String> columns = List.of();
+
+  @Option(names = "--format", paramLabel = "F", description = "Override the format guessed from the contents.")
+  String format;
+
+  @Spec CommandSpec spec;
 
   @Override
-  public Integer call() {
-    throw new SluiceCommand.NotImplementedException("sluice checksum");
+  public Integer call() throws Exception {
+    Dataset<Example> ds = CliDatasets.formatOf(path, format).open(path);
+    try {
+      String sha = Checksums.sha256(ds, columns);
+      spec.commandLine().getOut().println(sha);
+      spec.commandLine().getOut().flush();
+      return 0;
+    } finally {
+      CliDatasets.close(ds);
+    }
   }
 }

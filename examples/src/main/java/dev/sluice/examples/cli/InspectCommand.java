@@ -1,18 +1,90 @@
 package dev.sluice.examples.cli;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.sluice.core.Dataset;
+import dev.sluice.core.Example;
+import dev.sluice.core.HasSchema;
+import dev.sluice.core.RandomAccessDataset;
+import dev.sluice.core.Split;
+import dev.sluice.core.SplitDataset;
+import dev.sluice.core.TensorSpec;
+import dev.sluice.io.DatasetFormat;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
 
-/** {@code sluice inspect}: see DESIGN.md §11. Not implemented yet. */
-@Command(name = "inspect", mixinStandardHelpOptions = true, description = "Not implemented yet (see the README).")
+/**
+ * {@code sluice inspect PATH}: JSON on stdout with the format, the fields ({@code name},
+ * {@code dtype}, {@code shape}, and {@code nullable} when true), the rows and, for split sources,
+ * the number of splits (chunks, shards, row groups). Works for every format in the registry.
+ */
+@Command(name = "inspect", mixinStandardHelpOptions = true,
+    description = "Print a dataset's format, fields, rows and splits as JSON.")
 final class InspectCommand implements Callable<Integer> {
-  @Parameters(arity = "0..*", hidden = true)
-  List<String> args;
+  @Parameters(index = "0", paramLabel = "PATH", description = "A file or directory.")
+  Path path;
+
+  @Option(names = "--format", paramLabel = "F", description = "Override the format guessed from the contents.")
+  String format;
+
+  @Spec CommandSpec spec;
 
   @Override
-  public Integer call() {
-    throw new SluiceCommand.NotImplementedException("sluice inspect");
+  public Integer call() throws Exception {
+    DatasetFormat f = CliDatasets.formatOf(path, format);
+    Dataset<Example> ds = f.open(path);
+    try {
+      ObjectMapper json = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+      ObjectNode root = json.createObjectNode();
+      root.put("format", f.name());
+      root.put("path", path.toString());
+      if (ds instanceof HasSchema h) {
+        ArrayNode fields = root.putArray("fields");
+        for (TensorSpec s : h.schema().fields()) {
+          ObjectNode n = fields.addObject();
+          n.put("name", s.name());
+          n.put("dtype", s.dtype().numpyName());
+          ArrayNode shape = n.putArray("shape");
+          for (long d : s.shape().dims()) {
+            shape.add(d);
+          }
+          if (s.nullable()) {
+            n.put("nullable", true);
+          }
+        }
+      }
+      root.put("rows", rows(ds));
+      if (ds instanceof SplitDataset<?> sd) {
+        root.put("splits", sd.splits().size());
+      }
+      spec.commandLine().getOut().println(json.writeValueAsString(root));
+      spec.commandLine().getOut().flush();
+      return 0;
+    } finally {
+      CliDatasets.close(ds);
+    }
+  }
+
+  /** From {@code size()}, else the splits' row counts, else by counting. */
+  static long rows(Dataset<Example> ds) {
+    if (ds instanceof RandomAccessDataset<?> ra) {
+      return ra.size();
+    }
+    if (ds instanceof SplitDataset<?> sd) {
+      List<Split> splits = sd.splits();
+      if (splits.stream().allMatch(Split::hasKnownRowCount)) {
+        return splits.stream().mapToLong(Split::rowCount).sum();
+      }
+    }
+    Long n = ds.flux().count().block();
+    return n == null ? 0 : n;
   }
 }

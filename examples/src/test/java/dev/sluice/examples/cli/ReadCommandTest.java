@@ -7,9 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.sluice.core.Datasets;
 import dev.sluice.core.testing.NoLeaks;
-import dev.sluice.io.npy.Npy;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Path;
@@ -38,8 +36,9 @@ class ReadCommandTest {
   @BeforeAll
   static void generate() {
     data = tmp.resolve("d");
-    // x float32[8] (seeded) and label int64 = the row index, as `sluice generate --format npy` writes
-    Npy.write(Datasets.synthetic(ROWS, 8, 5), data);
+    // x float32[8] (seeded) and label int64 = the row index
+    Run r = run("generate", data.toString(), "--rows", String.valueOf(ROWS), "--dim", "8", "--format", "npy", "--seed", "5");
+    assertEquals(0, r.code(), r.err());
   }
 
   static Run run(String... args) {
@@ -83,8 +82,13 @@ class ReadCommandTest {
       assertEquals(ROWS, covered.size(), "PAD covers every row in epoch " + epoch);
     }
     assertNotEquals(ranks.get(0).get(0L), ranks.get(0).get(1L), "epoch 1 reshuffles");
-    // same command, same output
+    // same command, same output; and the same for any parallelism and prefetch
     assertEquals(ranks.get(2), indices("pad", 2));
+    Run parallel = run("read", data.toString(), "--shuffle", "--seed", "3", "--epochs", "2", "--rank", "2",
+        "--world", "4", "--batch", "7", "--print-indices", "--parallelism", "3", "--prefetch", "0");
+    Run serial = run("read", data.toString(), "--shuffle", "--seed", "3", "--epochs", "2", "--rank", "2",
+        "--world", "4", "--batch", "7", "--print-indices", "--parallelism", "1", "--prefetch", "1");
+    assertEquals(serial.out(), parallel.out());
   }
 
   @Test

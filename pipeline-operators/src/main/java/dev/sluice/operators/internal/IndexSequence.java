@@ -66,9 +66,7 @@ public abstract class IndexSequence {
 
       @Override
       protected void mapInPlace(long[] buf, int count) {
-        for (int i = 0; i < count; i++) {
-          buf[i] = perm.apply(buf[i]);
-        }
+        perm.applyInPlace(buf, count);
         base.mapInPlace(buf, count);
       }
     };

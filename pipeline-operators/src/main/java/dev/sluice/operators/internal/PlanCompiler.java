@@ -15,7 +15,6 @@ import dev.sluice.operators.Shard;
 import java.util.ArrayList;
 import java.util.List;
 import reactor.core.publisher.Flux;
-import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 
 /**
@@ -29,6 +28,9 @@ import reactor.core.scheduler.Schedulers;
  * {@code repeat} runs everything before it once per epoch.
  */
 public final class PlanCompiler {
+  /** Batches one parallel gather task produces in a row (one scheduler hop per run). */
+  static final int CHUNK = 4;
+
   private PlanCompiler() {}
 
   /**
@@ -79,7 +81,7 @@ public final class PlanCompiler {
       long count = ((RepeatStage) ordered.get(repeat)).count();
       flux = longRange(0, count < 0 ? Long.MAX_VALUE : count)
           .concatMap(i -> compile(source, inner, options, context.withEpoch(context.epoch() + i)), 0);
-      schema = null;
+      schema = schemaAfter(Schemas.declared(source), inner);
       next = repeat + 1;
     } else if (source instanceof RandomAccessDataset<?> ra) {
       Planned planned = plan(ra, ordered, options, context);
@@ -102,6 +104,18 @@ public final class PlanCompiler {
       schema = s instanceof FluxStage fs ? fs.schemaAfter(schema) : s instanceof BatchStage ? null : schema;
     }
     return flux;
+  }
+
+  /** The schema of the examples after {@code stages} when it is {@code schema} before (null: unknown). */
+  private static Schema schemaAfter(Schema schema, List<Stage> stages) {
+    for (Stage s : stages) {
+      if (s instanceof FluxStage fs) {
+        schema = fs.schemaAfter(schema);
+      } else if (s instanceof BatchStage || s instanceof RepeatStage) {
+        schema = null;
+      }
+    }
+    return schema;
   }
 
   private record Planned(Flux<?> flux, Schema schema, int next) {}
@@ -162,11 +176,17 @@ public final class PlanCompiler {
         long[] indices = new long[batchSize]; // per subscription; the builder copies what it keeps
         return numbers.map(n -> gather(source, seq, schema, pool, n, batchSize, length, indices));
       }
+      // each worker task gathers a run of CHUNK consecutive batches: one scheduler hop per run
       InFlight inFlight = new InFlight();
-      return numbers.flatMapSequential(
-              n -> Mono.fromCallable(() -> inFlight.add(gather(source, seq, schema, pool, n, batchSize, length, new long[batchSize])))
+      return longRange(0, (last - first + CHUNK - 1) / CHUNK)
+          .flatMapSequential(
+              c -> Flux.defer(() -> {
+                    long[] indices = new long[batchSize];
+                    return longRange(first + c * CHUNK, Math.min(last, first + (c + 1) * CHUNK))
+                        .map(n -> inFlight.add(gather(source, seq, schema, pool, n, batchSize, length, indices)));
+                  })
                   .subscribeOn(Schedulers.boundedElastic()),
-              b.numParallelCalls(), 1)
+              b.numParallelCalls(), CHUNK)
           .doOnNext(inFlight::handedOver)
           .doFinally(signal -> inFlight.terminate());
     });

@@ -99,12 +99,15 @@ public final class AlignedNpyDataset implements NpyDataset {
   public Example get(long index) {
     RandomAccessDataset.checkIndex(index, rows, this);
     Map<String, Tensor> fields = new LinkedHashMap<>();
-    for (NpyArrayReader r : arrays) {
-      try {
+    NpyArrayReader current = arrays.get(0);
+    try {
+      for (NpyArrayReader r : arrays) {
+        current = r;
         r.putRow(index, fields);
-      } catch (InternalError e) {
-        throw Guard.changedWhileMapped(r.resource(), "row " + index, e);
+        r.verifyUnchanged();
       }
+    } catch (InternalError e) {
+      throw Guard.changedWhileMapped(current.resource(), "row " + index, e);
     }
     return Example.of(index, fields);
   }
@@ -115,13 +118,15 @@ public final class AlignedNpyDataset implements NpyDataset {
       RandomAccessDataset.checkIndex(indices[i], rows, this);
     }
     int start = target.size();
-    for (int a = 0; a < arrays.size(); a++) {
-      NpyArrayReader r = arrays.get(a);
-      try {
-        r.copyRows(indices, from, count, 0, target, fieldBase[a], start);
-      } catch (InternalError e) {
-        throw Guard.changedWhileMapped(r.resource(), "rows " + indices[from] + "..", e);
+    NpyArrayReader current = arrays.get(0);
+    try {
+      for (int a = 0; a < arrays.size(); a++) {
+        current = arrays.get(a);
+        current.copyRows(indices, from, count, 0, target, fieldBase[a], start);
+        current.verifyUnchanged();
       }
+    } catch (InternalError e) {
+      throw Guard.changedWhileMapped(current.resource(), count == 0 ? null : "rows " + indices[from] + "..", e);
     }
     target.commitRows(indices, from, count);
   }

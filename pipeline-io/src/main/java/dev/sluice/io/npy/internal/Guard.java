@@ -10,7 +10,7 @@ final class Guard {
    * The exception to throw for a fault while reading a mapping of {@code resource}: a JVM
    * {@link InternalError} is fatal to Reactor and would hang a consumer, so it never leaves a source.
    */
-  static DatasetFormatException changedWhileMapped(String resource, String position, InternalError e) {
+  static DatasetFormatException changedWhileMapped(String resource, String position, Throwable e) {
     return new DatasetFormatException(resource, position,
         resource + " changed while mapped (truncated or rewritten after it was opened)", e);
   }

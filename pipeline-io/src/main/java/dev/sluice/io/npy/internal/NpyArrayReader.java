@@ -274,6 +274,27 @@ final class NpyArrayReader implements AutoCloseable {
     }
   }
 
+  /**
+   * Checks that the file still holds all its data. Called at the end of every read: a SIGBUS from a
+   * truncated mapping is raised by HotSpot asynchronously (at the next safepoint or native
+   * transition), and this native call makes it surface here, inside the read boundary that turns
+   * it into a {@code DatasetFormatException}; a truncation that no read has hit yet is reported too.
+   */
+  void verifyUnchanged() {
+    long size;
+    try {
+      size = channel.size();
+    } catch (java.nio.channels.ClosedChannelException e) {
+      throw new DatasetClosedException(resource);
+    } catch (IOException e) {
+      throw new DatasetIOException(resource, "cannot stat: " + e, e);
+    }
+    long expected = header.dataOffset() + header.dataBytes();
+    if (size != expected) {
+      throw Guard.changedWhileMapped(resource, "byte " + Math.min(size, expected), null);
+    }
+  }
+
   boolean isClosed() {
     return closed;
   }
