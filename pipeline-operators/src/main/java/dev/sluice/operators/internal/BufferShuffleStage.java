@@ -3,7 +3,6 @@ package dev.sluice.operators.internal;
 import dev.sluice.core.Options;
 import dev.sluice.core.PipelineContext;
 import dev.sluice.core.Schema;
-import dev.sluice.operators.Shuffle;
 import reactor.core.publisher.Flux;
 
 /**
@@ -27,10 +26,9 @@ public record BufferShuffleStage(int bufferSize, Long seed, boolean reshuffleEac
   @Override
   @SuppressWarnings("unchecked")
   public Flux<?> apply(Flux<?> in, PipelineContext context, Options options) {
-    Flux<Object> f = (Flux<Object>) in;
-    return f.transform(seed == null ? Shuffle.buffer(bufferSize, reshuffleEachIteration)
-            : Shuffle.buffer(bufferSize, seed, reshuffleEachIteration))
-        .contextWrite(c -> c.put(PipelineContext.KEY, context));
+    // The pass's context is fixed here (a repeat compiles each pass with its own epoch).
+    return new FluxBufferShuffle<>((Flux<Object>) in, bufferSize, seed != null, seed != null ? seed : 0L,
+        reshuffleEachIteration, context);
   }
 
   @Override

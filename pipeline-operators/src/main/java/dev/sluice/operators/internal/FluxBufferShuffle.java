@@ -43,6 +43,7 @@ public final class FluxBufferShuffle<T> extends FluxOperator<T, T> {
   private final boolean hasSeed;
   private final long seed;
   private final boolean reshuffleEachIteration;
+  private final PipelineContext context;
 
   /**
    * @param bufferSize elements kept, &gt; 0
@@ -52,7 +53,17 @@ public final class FluxBufferShuffle<T> extends FluxOperator<T, T> {
    */
   public FluxBufferShuffle(Flux<? extends T> source, int bufferSize, boolean hasSeed, long seed,
       boolean reshuffleEachIteration) {
+    this(source, bufferSize, hasSeed, seed, reshuffleEachIteration, null);
+  }
+
+  /**
+   * @param context the pass's context, fixed at assembly (a pipeline stage), or null to read it from
+   *     the Reactor context at subscription
+   */
+  public FluxBufferShuffle(Flux<? extends T> source, int bufferSize, boolean hasSeed, long seed,
+      boolean reshuffleEachIteration, PipelineContext context) {
     super(source);
+    this.context = context;
     if (bufferSize <= 0) {
       throw new IllegalArgumentException("bufferSize > 0 required but it was " + bufferSize);
     }
@@ -69,7 +80,7 @@ public final class FluxBufferShuffle<T> extends FluxOperator<T, T> {
 
   @Override
   public void subscribe(CoreSubscriber<? super T> actual) {
-    PipelineContext pc = PipelineContext.from(actual.currentContext());
+    PipelineContext pc = context != null ? context : PipelineContext.from(actual.currentContext());
     long s = hasSeed ? seed : pc.seed();
     long epoch = reshuffleEachIteration ? pc.epoch() : 0;
     source.subscribe(new BufferShuffleSubscriber<>(actual, bufferSize, random(s, epoch)));
