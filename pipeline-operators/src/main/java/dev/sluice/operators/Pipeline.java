@@ -235,6 +235,12 @@ public final class Pipeline<T> implements Dataset<T> {
    * <p>Caveat: shuffle before shard (a shuffle written after it is moved before it), with the same
    * seed on every rank, so the ranks partition one permutation.
    *
+   * <p>On a {@link dev.sluice.core.SplitDataset} (files, row groups, chunks) with known row counts,
+   * rank {@code index} takes a contiguous row range of the epoch's (split-order shuffled) split
+   * sequence with the same counts, reading only those splits and rows; with unknown counts it
+   * reads everything and keeps its stride. There the buffer shuffles run after the shard, whatever
+   * order they were written in.
+   *
    * <pre>{@code
    * Pipeline.from(data).shuffle().shard(ctx.worldSize(), ctx.rank(), EqualLength.DROP)
    * }</pre>
