@@ -155,9 +155,28 @@ public final class PlanCompiler {
       }
       return new Planned(gatherBatches(source, seq, b, first, last, options), null, i);
     }
-    IndexSequence positions = seq;
-    Flux<?> elements = longRange(0, positions.length()).map(p -> source.get(positions.at(p)));
-    return new Planned(elements, Schemas.declared(source), i);
+    return new Planned(elements(source, seq), Schemas.declared(source), i);
+  }
+
+  /** One {@code get} per position of {@code seq}; the indices are computed 256 at a time. */
+  private static Flux<Object> elements(RandomAccessDataset<?> source, IndexSequence seq) {
+    long length = seq.length();
+    return Flux.generate(() -> new long[][] {{0, 0}, new long[256]}, (state, sink) -> {
+      long[] cursor = state[0]; // next position, index of the next value in the block
+      long[] block = state[1];
+      long p = cursor[0];
+      if (p >= length) {
+        sink.complete();
+        return state;
+      }
+      int at = (int) (p % block.length);
+      if (at == 0) {
+        seq.fill(p, block, (int) Math.min(block.length, length - p));
+      }
+      cursor[0] = p + 1;
+      sink.next(source.get(block[at]));
+      return state;
+    });
   }
 
   /** Batches {@code first .. last-1} of {@code seq}, each gathered by the source into pooled memory. */
