@@ -104,7 +104,7 @@ public final class AlignedNpyDataset implements NpyDataset {
       for (NpyArrayReader r : arrays) {
         current = r;
         r.putRow(index, fields);
-        r.verifyUnchanged();
+        r.endRead();
       }
     } catch (InternalError e) {
       throw Guard.changedWhileMapped(current.resource(), "row " + index, e);
@@ -114,16 +114,13 @@ public final class AlignedNpyDataset implements NpyDataset {
 
   @Override
   public void gather(long[] indices, int from, int count, BatchBuilder target) {
-    for (int i = from; i < from + count; i++) {
-      RandomAccessDataset.checkIndex(indices[i], rows, this);
-    }
-    int start = target.size();
+    int start = target.size(); // copyRows checks the indices of each run
     NpyArrayReader current = arrays.get(0);
     try {
       for (int a = 0; a < arrays.size(); a++) {
         current = arrays.get(a);
         current.copyRows(indices, from, count, 0, target, fieldBase[a], start);
-        current.verifyUnchanged();
+        current.endRead();
       }
     } catch (InternalError e) {
       throw Guard.changedWhileMapped(current.resource(), count == 0 ? null : "rows " + indices[from] + "..", e);

@@ -293,7 +293,7 @@ public final class NpyStackDataset implements NpyStack {
     Map<String, Tensor> fields = new LinkedHashMap<>();
     try {
       reader.putRow(index - r.starts[k], fields);
-      reader.verifyUnchanged();
+      reader.endRead();
     } catch (InternalError e) {
       throw Guard.changedWhileMapped(reader.resource(), "row " + (index - r.starts[k]), e);
     }
@@ -321,7 +321,7 @@ public final class NpyStackDataset implements NpyStack {
       NpyArrayReader reader = reader(k);
       try {
         reader.copyRows(indices, i, run, lo, target, 0, start + (i - from));
-        reader.verifyUnchanged();
+        reader.endRead();
       } catch (InternalError e) {
         throw Guard.changedWhileMapped(reader.resource(), "rows " + (indices[i] - lo) + "..", e);
       }
