@@ -1,12 +1,11 @@
 package dev.sluice.operators.internal;
 
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collections;
 import java.util.IdentityHashMap;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import reactor.core.Exceptions;
@@ -20,17 +19,22 @@ import reactor.util.context.Context;
 /**
  * The parallel path of {@code ParallelMap}: chunks of elements, each chunk mapped on a worker
  * ({@code flatMapSequential} or {@code flatMap} over {@code Mono.fromCallable(...).subscribeOn}),
- * then flattened.
+ * then flattened ({@code concatMapIterable}).
  *
- * <p>Reactor discards elements it holds, but not a chunk captured by a worker task that was
- * cancelled before it ran. So every chunk is registered per subscription from the moment it is
- * built until its results are handed downstream; a cancelled or failed subscription discards what
- * each registered chunk still holds (its inputs if it was never mapped, its results if it was), and
- * a worker that finishes mapping after the cancel discards its own results. Chunk objects never
- * reach the user's discard hook: the operator installs a hook that unwraps nothing and forwards
+ * <p>Reactor discards the elements it holds, but not a chunk captured by a worker task cancelled
+ * before it ran, nor the rest of an iterator it does not know to be finite. So every chunk is
+ * registered per subscription from the moment it is built until its last result is handed
+ * downstream, and hands its results out one at a time under a lock; a cancelled or failed
+ * subscription discards what each registered chunk still holds (its inputs if it was never mapped,
+ * its results not yet handed out if it was), and a worker that finishes mapping after the cancel
+ * discards its own results. Every element is thus emitted or discarded exactly once. Chunk objects
+ * never reach the user's discard hook: the operator installs a hook that skips them and forwards
  * every other element to the downstream hook.
  */
 public final class ChunkedMap {
+  /** Handed out by a chunk whose results were discarded between hasNext and next; filtered out. */
+  static final Object SKIP = new Object();
+
   private ChunkedMap() {}
 
   public static <T, R> Flux<R> apply(Flux<T> source, Function<? super T, ? extends R> fn, int parallel,
@@ -39,7 +43,7 @@ public final class ChunkedMap {
       Context downstream = Context.of(view);
       Registry registry = new Registry(downstream);
       Consumer<Object> hook = o -> {
-        if (!(o instanceof Chunk)) {
+        if (!(o instanceof Chunk) && o != SKIP) {
           Operators.onDiscard(o, downstream);
         }
       };
@@ -55,13 +59,10 @@ public final class ChunkedMap {
       Flux<Chunk> mapped = deterministic
           ? chunks.flatMapSequential(work, parallel, 1)
           : chunks.flatMap(work, parallel, 1);
-      // A chunk whose function failed emits the results before the failing element, then the
-      // error, so the error arrives where a sequential map would raise it.
+      // A chunk whose function failed hands out the results before the failing element, then
+      // throws from hasNext, so the error arrives where a sequential map would raise it.
       @SuppressWarnings("unchecked")
-      Flux<R> out = mapped.concatMap(c -> {
-        Flux<R> results = Flux.fromIterable((List<R>) registry.take(c));
-        return c.error == null ? results : results.concatWith(Flux.error(c.error));
-      }, 1);
+      Flux<R> out = (Flux<R>) mapped.concatMapIterable(c -> c, 1).filter(o -> o != SKIP);
       return out
           .doFinally(signal -> {
             if (signal != SignalType.ON_COMPLETE) {
@@ -72,94 +73,143 @@ public final class ChunkedMap {
     });
   }
 
-  /** One chunk of elements and, once mapped, its results. */
-  static final class Chunk {
+  /** One chunk of elements and, once mapped, its results, handed out one at a time. */
+  static final class Chunk implements Iterable<Object>, Iterator<Object> {
     static final int PENDING = 0;
     static final int MAPPING = 1;
     static final int MAPPED = 2;
-    static final int TAKEN = 3;
-    static final int DISCARDED = 4;
+    static final int DISCARDED = 3;
 
     final List<?> inputs;
-    final Context ctx;
-    final AtomicInteger state = new AtomicInteger(PENDING);
+    final Registry registry;
+    /** Guarded by {@code this}. */
+    int state = PENDING;
     Object[] results;
+    int next;
+    boolean reserved;
+    Object reservedValue;
     Throwable error;
+    boolean errorThrown;
 
-    Chunk(List<?> inputs, Context ctx) {
+    Chunk(List<?> inputs, Registry registry) {
       this.inputs = inputs;
-      this.ctx = ctx;
+      this.registry = registry;
     }
 
     @SuppressWarnings("unchecked")
     <T, R> Chunk map(Function<? super T, ? extends R> fn) {
-      if (!state.compareAndSet(PENDING, MAPPING)) {
-        return this; // discarded before the worker ran
+      synchronized (this) {
+        if (state != PENDING) {
+          return this; // discarded before the worker ran
+        }
+        state = MAPPING;
       }
       Object[] out = new Object[inputs.size()];
       int i = 0;
+      Throwable failure = null;
       try {
         for (; i < out.length; i++) {
           out[i] = fn.apply((T) inputs.get(i));
         }
       } catch (RuntimeException | Error e) {
-        // Element i went to fn; the results before it are emitted, the inputs after it are ours.
+        // Element i went to fn; the results before it are handed out, the inputs after it are ours.
         Exceptions.throwIfFatal(e);
+        failure = e;
         for (int j = i + 1; j < inputs.size(); j++) {
-          Operators.onDiscard(inputs.get(j), ctx);
+          Operators.onDiscard(inputs.get(j), registry.downstream);
         }
-        error = e;
-        out = Arrays.copyOf(out, i);
       }
-      results = out;
-      if (!state.compareAndSet(MAPPING, MAPPED)) {
-        discardArray(out, out.length, ctx); // cancelled while mapping: the canceller left them to us
+      int n = i;
+      boolean discardNow;
+      synchronized (this) {
+        discardNow = state == DISCARDED; // cancelled while mapping: the canceller left them to us
+        if (!discardNow) {
+          results = out;
+          error = failure;
+          state = MAPPED;
+          next = 0;
+          resultCount = n;
+        }
+      }
+      if (discardNow) {
+        for (int j = 0; j < n; j++) {
+          Operators.onDiscard(out[j], registry.downstream);
+        }
       }
       return this;
     }
 
-    /** Discards what the chunk holds unless its results were taken. */
+    int resultCount;
+
+    /** Discards what the chunk still holds: inputs never mapped, or results not handed out. */
     void discard() {
-      for (;;) {
-        int s = state.get();
-        if (s == PENDING) {
-          if (state.compareAndSet(PENDING, DISCARDED)) {
-            for (Object o : inputs) {
-              Operators.onDiscard(o, ctx);
-            }
-            return;
+      List<Object> drop = new ArrayList<>();
+      synchronized (this) {
+        if (state == PENDING) {
+          drop.addAll(inputs);
+        } else if (state == MAPPED) {
+          for (int j = next; j < resultCount; j++) {
+            drop.add(results[j]);
+            results[j] = null;
           }
-        } else if (s == MAPPING) {
-          if (state.compareAndSet(MAPPING, DISCARDED)) {
-            return; // the worker discards its results when it finishes
+          if (reserved) {
+            drop.add(reservedValue);
+            reservedValue = SKIP;
           }
-        } else if (s == MAPPED) {
-          if (state.compareAndSet(MAPPED, DISCARDED)) {
-            discardArray(results, results.length, ctx);
-            return;
-          }
-        } else {
-          return;
+          next = resultCount;
+        }
+        state = DISCARDED;
+      }
+      for (Object o : drop) {
+        Operators.onDiscard(o, registry.downstream);
+      }
+    }
+
+    @Override
+    public Iterator<Object> iterator() {
+      return this;
+    }
+
+    @Override
+    public boolean hasNext() {
+      synchronized (this) {
+        if (reserved) {
+          return true;
+        }
+        if (state == MAPPED && next < resultCount) {
+          reservedValue = results[next];
+          results[next++] = null;
+          reserved = true;
+          return true;
         }
       }
-    }
-
-    List<?> take() {
-      if (state.compareAndSet(MAPPED, TAKEN)) {
-        return Arrays.asList(results);
+      registry.remove(this);
+      Throwable e;
+      synchronized (this) {
+        e = state == MAPPED && !errorThrown ? error : null;
+        errorThrown |= e != null;
       }
-      return Collections.emptyList();
+      if (e != null) {
+        throw Exceptions.propagate(e);
+      }
+      return false;
     }
 
-    static void discardArray(Object[] a, int n, Context ctx) {
-      for (int i = 0; i < n; i++) {
-        Operators.onDiscard(a[i], ctx);
-        a[i] = null;
+    @Override
+    public Object next() {
+      if (!hasNext()) {
+        throw new java.util.NoSuchElementException();
+      }
+      synchronized (this) {
+        Object v = reservedValue;
+        reserved = false;
+        reservedValue = null;
+        return v; // SKIP when the chunk was discarded after hasNext
       }
     }
   }
 
-  /** The chunks of one subscription that are built and not yet handed downstream. */
+  /** The chunks of one subscription that are built and not yet fully handed downstream. */
   static final class Registry {
     final Context downstream;
     final Set<Chunk> live = Collections.newSetFromMap(new IdentityHashMap<>());
@@ -181,7 +231,7 @@ public final class ChunkedMap {
           if (partial.size() < chunkSize) {
             return null;
           }
-          Chunk c = new Chunk(partial, downstream);
+          Chunk c = new Chunk(partial, this);
           partial = null;
           live.add(c);
           return c;
@@ -197,18 +247,17 @@ public final class ChunkedMap {
         if (closed || partial == null) {
           return null;
         }
-        Chunk c = new Chunk(partial, downstream);
+        Chunk c = new Chunk(partial, this);
         partial = null;
         live.add(c);
         return c;
       }
     }
 
-    List<?> take(Chunk c) {
+    void remove(Chunk c) {
       synchronized (this) {
         live.remove(c);
       }
-      return c.take();
     }
 
     void discardAll() {
