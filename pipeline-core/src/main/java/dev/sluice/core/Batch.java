@@ -102,6 +102,9 @@ public final class Batch implements AutoCloseable {
       if (c.hasValidity()) {
         n += c.validity().byteSize();
       }
+      if (c.hasLengths()) {
+        n += c.lengths().byteSize();
+      }
     }
     return n;
   }

@@ -21,6 +21,7 @@ public final class Column {
   private final Tensor values;
   private final Tensor offsets;
   private final Tensor validity;
+  private final Tensor lengths;
 
   /**
    * @param spec the per-row spec of the field
@@ -30,11 +31,27 @@ public final class Column {
    * @param validity bool [size] when the column has nulls, else null
    */
   public Column(TensorSpec spec, int size, Tensor values, Tensor offsets, Tensor validity) {
+    this(spec, size, values, offsets, validity, null);
+  }
+
+  /**
+   * A column whose rows were padded to the spec's shape ({@code paddedBatch}): {@code lengths} keeps
+   * each row's true shape, as the validity vector keeps nulls, inside the column.
+   *
+   * @param lengths int64 [size, rank of the row shape]: row {@code i}'s true dimensions, or null
+   */
+  public Column(TensorSpec spec, int size, Tensor values, Tensor offsets, Tensor validity, Tensor lengths) {
     this.spec = spec;
     this.size = size;
     this.values = values;
     this.offsets = offsets;
     this.validity = validity;
+    this.lengths = lengths;
+    if (lengths != null && (lengths.dtype() != DType.INT64
+        || !lengths.shape().equals(Shape.of(size, spec.shape().rank())))) {
+      throw new IllegalArgumentException("column '" + spec.name() + "': lengths must be int64 [" + size + ", "
+          + spec.shape().rank() + "] but they are " + lengths.dtype() + lengths.shape());
+    }
     boolean variable = !spec.isFixedLength();
     if (variable != (offsets != null)) {
       throw new IllegalArgumentException("column '" + spec.name() + "' " + spec
@@ -92,16 +109,49 @@ public final class Column {
     return validity;
   }
 
+  /** True when the rows were padded and the column keeps their true shapes ({@code paddedBatch}). */
+  public boolean hasLengths() {
+    return lengths != null;
+  }
+
+  /** The true shapes of padded rows: int64 [size, rank], row {@code i}'s dimensions in row {@code i}. */
+  public Tensor lengths() {
+    if (lengths == null) {
+      throw new IllegalStateException("column '" + spec.name() + "' was not padded and keeps no lengths");
+    }
+    return lengths;
+  }
+
+  /** The true shape of row {@code row}: its shape before padding, else the spec's shape. */
+  public Shape trueShape(int row) {
+    checkRow(row);
+    if (lengths == null) {
+      return spec.shape();
+    }
+    int rank = spec.shape().rank();
+    long[] dims = new long[rank];
+    for (int d = 0; d < rank; d++) {
+      dims[d] = lengths.getLong((long) row * rank + d);
+    }
+    return Shape.of(dims);
+  }
+
   public boolean isValid(int row) {
     checkRow(row);
     return validity == null || validity.getBoolean(row);
   }
 
-  /** Number of items (first-dimension entries, or bytes for string/bytes) in row {@code row}. */
+  /**
+   * Number of items (first-dimension entries, or bytes for string/bytes) in row {@code row}; for a
+   * padded column, the true (unpadded) first dimension.
+   */
   public long length(int row) {
     checkRow(row);
     if (offsets == null) {
-      return spec.shape().rank() == 0 ? 1 : spec.shape().dim(0);
+      if (spec.shape().rank() == 0) {
+        return 1;
+      }
+      return lengths != null ? lengths.getLong((long) row * spec.shape().rank()) : spec.shape().dim(0);
     }
     return offsets.getLong(row + 1L) - offsets.getLong(row);
   }
@@ -127,6 +177,7 @@ public final class Column {
 
   @Override
   public String toString() {
-    return "Column(" + spec + ", rows=" + size + (validity != null ? ", with nulls" : "") + ")";
+    return "Column(" + spec + ", rows=" + size + (validity != null ? ", with nulls" : "")
+        + (lengths != null ? ", padded" : "") + ")";
   }
 }

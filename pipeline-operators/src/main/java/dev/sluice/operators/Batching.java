@@ -68,6 +68,42 @@ public final class Batching {
     });
   }
 
+  /**
+   * {@link #of(int, boolean, Schema, BufferPool)} collating up to {@code numParallelCalls} batches at
+   * once on {@code parallel} workers ({@link ParallelMap}), in order: the output does not depend on
+   * {@code numParallelCalls}.
+   *
+   * <p><b>Discard support.</b> Also batches collated and not yet emitted are discarded on cancel
+   * and error (the pipeline closes them).
+   *
+   * @param numParallelCalls batches collated concurrently, &gt; 0
+   */
+  public static Function<Flux<Example>, Flux<Batch>> of(int batchSize, boolean dropRemainder, Schema schema,
+      BufferPool pool, int numParallelCalls) {
+    if (numParallelCalls <= 1) {
+      return of(batchSize, dropRemainder, schema, pool);
+    }
+    if (batchSize <= 0) {
+      throw new IllegalArgumentException("batchSize > 0 required but it was " + batchSize);
+    }
+    Objects.requireNonNull(pool, "pool");
+    return flux -> Flux.defer(() -> {
+      Schema[] known = {schema};
+      return flux.buffer(batchSize)
+          .filter(list -> !dropRemainder || list.size() == batchSize)
+          .map(list -> {
+            if (known[0] == null) {
+              known[0] = Schemas.infer(list.get(0));
+            }
+            return new Pending(list, known[0]);
+          })
+          .transform(ParallelMap.<Pending, Batch>map(p -> collate(p.examples, new Schema[] {p.schema}, pool),
+              numParallelCalls, true, 1, reactor.core.scheduler.Schedulers.parallel()));
+    });
+  }
+
+  private record Pending(List<Example> examples, Schema schema) {}
+
   private static Batch collate(List<Example> examples, Schema[] known, BufferPool pool) {
     if (known[0] == null) {
       known[0] = Schemas.infer(examples.get(0));

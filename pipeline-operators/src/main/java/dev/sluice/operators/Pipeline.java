@@ -2,10 +2,19 @@ package dev.sluice.operators;
 
 import dev.sluice.core.Batch;
 import dev.sluice.core.Dataset;
+import dev.sluice.core.Example;
+import dev.sluice.core.Shape;
 import dev.sluice.core.Options;
 import dev.sluice.core.PipelineContext;
 import dev.sluice.core.RandomAccessDataset;
 import dev.sluice.operators.internal.BatchStage;
+import dev.sluice.operators.internal.BufferShuffleStage;
+import dev.sluice.operators.internal.FilterStage;
+import dev.sluice.operators.internal.InterleaveStage;
+import dev.sluice.operators.internal.PaddedBatchStage;
+import dev.sluice.operators.internal.UnbatchStage;
+import dev.sluice.operators.internal.MapStage;
+import dev.sluice.operators.internal.SplitStages;
 import dev.sluice.operators.internal.PlanCompiler;
 import dev.sluice.operators.internal.PrefetchStage;
 import dev.sluice.operators.internal.RepeatStage;
@@ -16,7 +25,11 @@ import dev.sluice.operators.internal.Stage;
 import dev.sluice.operators.internal.TakeStage;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import java.util.function.BiFunction;
+import java.util.function.Function;
+import java.util.function.Predicate;
 import java.util.stream.Collectors;
 import reactor.core.publisher.Flux;
 
@@ -134,7 +147,12 @@ public final class Pipeline<T> implements Dataset<T> {
    * completes after the last position; cancel stops it at once. Holds nothing, so nothing is
    * discarded.
    *
-   * <p>Caveats: needs a {@link RandomAccessDataset} with only {@code shuffle}, {@code shard},
+   * <p>On a {@link dev.sluice.core.SplitDataset} (files, row groups, chunks) it is the split-order
+   * shuffle per (seed, epoch), shared by every rank, plus a buffer shuffle of
+   * {@value dev.sluice.operators.internal.SplitStages#SPLIT_SHUFFLE_BUFFER} elements within the
+   * rank's stream; {@code shard} then takes each rank's contiguous range of the split sequence.
+   *
+   * <p>Caveats: needs a {@link RandomAccessDataset} (or a split source) with only {@code shuffle}, {@code shard},
    * {@code take} and {@code skip} before it; a shuffle written after {@code shard} runs before it,
    * so every rank takes its stride of the same permutation (as DistributedSampler). For streaming
    * sources use the buffer shuffle {@link #shuffle(int)}.
@@ -147,7 +165,7 @@ public final class Pipeline<T> implements Dataset<T> {
    *     operator comes before
    */
   public Pipeline<T> shuffle() {
-    if (!PlanCompiler.isIndexPlan(source, stages)) {
+    if (!PlanCompiler.isIndexPlan(source, stages) && !SplitStages.acceptsShuffle(source, stages)) {
       throw new UnsupportedOperationException("shuffle() is the global shuffle of a random-access source and must come "
           + "before any element operator, but the source is " + source
           + (stages.isEmpty() ? "" : " with " + describeStages()) + "; use the buffer shuffle shuffle(bufferSize)");
@@ -156,13 +174,25 @@ public final class Pipeline<T> implements Dataset<T> {
   }
 
   /**
-   * tf.data's buffer shuffle with the context's seed, reshuffled each epoch.
+   * tf.data's buffer shuffle with the context's seed, reshuffled each epoch ({@link Shuffle}):
+   * fills a buffer of {@code bufferSize} elements, then emits a uniformly chosen one of the full
+   * buffer and refills its slot with the next element. The order depends only on (seed, epoch).
+   *
+   * <p><b>Reactive Streams semantics.</b> Emits on demand once the buffer is full (or upstream
+   * completed); keeps at most {@code bufferSize} elements, counting those requested upstream;
+   * completes after the buffer drains; an upstream error is passed on at once.
+   *
+   * <p><b>Discard support.</b> Buffered elements on cancel or error go to the discard hook; batches
+   * are closed.
+   *
+   * <p>Caveat: on a split source a buffer shuffle runs after {@code shard}, whatever order it was
+   * written in, so each rank shuffles its own range.
    *
    * @param bufferSize elements held, &gt; 0
-   * @throws UnsupportedOperationException until the element path lands (issue 10)
    */
   public Pipeline<T> shuffle(int bufferSize) {
-    throw new UnsupportedOperationException("buffer shuffle: issue 10");
+    checkBuffer(bufferSize);
+    return with(new BufferShuffleStage(bufferSize, null, true));
   }
 
   /**
@@ -171,10 +201,17 @@ public final class Pipeline<T> implements Dataset<T> {
    * @param bufferSize elements held, &gt; 0
    * @param seed the shuffle's own seed (wins over the context's)
    * @param reshuffleEachIteration a new order each epoch (tf.data default true)
-   * @throws UnsupportedOperationException until the element path lands (issue 10)
+   * @see #shuffle(int)
    */
   public Pipeline<T> shuffle(int bufferSize, long seed, boolean reshuffleEachIteration) {
-    throw new UnsupportedOperationException("buffer shuffle: issue 10");
+    checkBuffer(bufferSize);
+    return with(new BufferShuffleStage(bufferSize, seed, reshuffleEachIteration));
+  }
+
+  private static void checkBuffer(int bufferSize) {
+    if (bufferSize <= 0) {
+      throw new IllegalArgumentException("bufferSize > 0 required but it was " + bufferSize);
+    }
   }
 
   /** {@link #shard(int, int, EqualLength)} with {@link EqualLength#PAD}, DistributedSampler's default. */
@@ -197,6 +234,12 @@ public final class Pipeline<T> implements Dataset<T> {
    *
    * <p>Caveat: shuffle before shard (a shuffle written after it is moved before it), with the same
    * seed on every rank, so the ranks partition one permutation.
+   *
+   * <p>On a {@link dev.sluice.core.SplitDataset} (files, row groups, chunks) with known row counts,
+   * rank {@code index} takes a contiguous row range of the epoch's (split-order shuffled) split
+   * sequence with the same counts, reading only those splits and rows; with unknown counts it
+   * reads everything and keeps its stride. There the buffer shuffles run after the shard, whatever
+   * order they were written in.
    *
    * <pre>{@code
    * Pipeline.from(data).shuffle().shard(ctx.worldSize(), ctx.rank(), EqualLength.DROP)
@@ -358,6 +401,162 @@ public final class Pipeline<T> implements Dataset<T> {
       throw new IllegalArgumentException("count >= 0 required but it was " + count);
     }
     return with(new RepeatStage(count));
+  }
+
+  /**
+   * tf.data's {@code map(fn)}: {@code fn} applied to each element on the subscriber's thread.
+   *
+   * @see #map(Function, int, boolean)
+   */
+  public <R> Pipeline<R> map(Function<? super T, ? extends R> fn) {
+    return map(fn, 1);
+  }
+
+  /**
+   * {@code map(fn, numParallelCalls)} in the order of the {@link Options#deterministic() options}
+   * (ordered by default).
+   *
+   * @see #map(Function, int, boolean)
+   */
+  public <R> Pipeline<R> map(Function<? super T, ? extends R> fn, int numParallelCalls) {
+    Objects.requireNonNull(fn, "fn");
+    checkParallel(numParallelCalls);
+    return with(new MapStage((t, ctx) -> fn.apply(cast(t)), numParallelCalls, null));
+  }
+
+  /**
+   * tf.data's {@code map(fn, num_parallel_calls, deterministic)} ({@link ParallelMap}): elements go
+   * to {@code numParallelCalls} workers in chunks (one scheduler hop per chunk), and with
+   * {@code deterministic} the output order is the input order whatever the parallelism. A map
+   * switches a random-access pipeline to the element path.
+   *
+   * <p><b>Reactive Streams semantics.</b> Requests a few chunks ahead; emits mapped elements on
+   * demand; completes after the last; an error of {@code fn} arrives after the elements before it.
+   *
+   * <p><b>Discard support.</b> Elements in partial chunks and mapped elements not yet emitted go to
+   * the discard hook on cancel or error; batches are closed.
+   *
+   * <p>Per-sample randomness: use {@link #mapWithContext} and {@link SampleRandom#of}.
+   *
+   * @param fn the function, called concurrently when {@code numParallelCalls > 1}
+   * @param numParallelCalls chunks mapped at once, &gt; 0, or {@link ParallelMap#AUTOTUNE}
+   * @param deterministic keep the input order (tf.data default true)
+   */
+  public <R> Pipeline<R> map(Function<? super T, ? extends R> fn, int numParallelCalls, boolean deterministic) {
+    Objects.requireNonNull(fn, "fn");
+    checkParallel(numParallelCalls);
+    return with(new MapStage((t, ctx) -> fn.apply(cast(t)), numParallelCalls, deterministic));
+  }
+
+  /**
+   * {@link #map(Function, int, boolean)} whose function also receives the pass's context, for
+   * per-sample random augmentation that depends only on (seed, epoch, index):
+   *
+   * <pre>{@code
+   * pipeline.mapWithContext((Example e, PipelineContext ctx) -> jitter(e, SampleRandom.of(ctx, e.index())), 4, true)
+   * }</pre>
+   */
+  public <R> Pipeline<R> mapWithContext(BiFunction<? super T, PipelineContext, ? extends R> fn, int numParallelCalls,
+      boolean deterministic) {
+    Objects.requireNonNull(fn, "fn");
+    checkParallel(numParallelCalls);
+    return with(new MapStage((t, ctx) -> fn.apply(cast(t), ctx), numParallelCalls, deterministic));
+  }
+
+  /**
+   * tf.data's {@code filter}: keeps the elements for which {@code predicate} is true (Reactor's
+   * {@code filter}).
+   *
+   * <p><b>Discard support.</b> Rejected elements go to the discard hook; batches are closed.
+   */
+  public Pipeline<T> filter(Predicate<? super T> predicate) {
+    Objects.requireNonNull(predicate, "predicate");
+    return with(new FilterStage(t -> predicate.test(cast(t))));
+  }
+
+  /**
+   * tf.data's {@code interleave(map_func, cycle_length, block_length, num_parallel_calls,
+   * deterministic)} ({@link Interleave}), e.g. to read several files at once: each element becomes a
+   * dataset (a file, a shard) whose pass, for the same context, is interleaved; {@code cycleLength}
+   * are open at once and {@code blockLength} consecutive elements are taken from each in turn.
+   * With {@code deterministic} the order is tf.data's sequential order for any
+   * {@code numParallelCalls}.
+   *
+   * <p><b>Reactive Streams semantics.</b> Opens a dataset per free slot; emits on demand; completes
+   * when every dataset completed; an error ends the pass and cancels the open datasets.
+   *
+   * <p><b>Discard support.</b> Elements read ahead by open datasets go to the discard hook on
+   * cancel or error; batches are closed.
+   *
+   * @param fn element to dataset
+   * @param cycleLength datasets open at once, &gt; 0
+   * @param blockLength consecutive elements from each, &gt; 0
+   * @param numParallelCalls 1: on the subscriber's thread; more: open datasets read ahead on workers
+   * @param deterministic keep tf.data's sequential order
+   */
+  public <R> Pipeline<R> interleave(Function<? super T, ? extends Dataset<? extends R>> fn, int cycleLength,
+      int blockLength, int numParallelCalls, boolean deterministic) {
+    Objects.requireNonNull(fn, "fn");
+    Interleave.of(x -> null, cycleLength, blockLength, numParallelCalls, deterministic); // validates the arguments
+    return with(new InterleaveStage(t -> fn.apply(cast(t)), cycleLength, blockLength, numParallelCalls, deterministic));
+  }
+
+  /** {@link #interleave(Function, int, int, int, boolean)} sequential and deterministic. */
+  public <R> Pipeline<R> interleave(Function<? super T, ? extends Dataset<? extends R>> fn, int cycleLength,
+      int blockLength) {
+    return interleave(fn, cycleLength, blockLength, 1, true);
+  }
+
+  /**
+   * tf.data's {@code padded_batch(batch_size)}: every field padded to the largest shape in the
+   * batch with 0 ({@link PaddedBatch}); the true shapes stay with each column
+   * ({@link dev.sluice.core.Column#lengths()}).
+   */
+  public Pipeline<Batch> paddedBatch(int batchSize) {
+    return paddedBatch(batchSize, Map.of(), Map.of(), false);
+  }
+
+  /**
+   * tf.data's {@code padded_batch(batch_size, padded_shapes, padding_values, drop_remainder)}
+   * ({@link PaddedBatch}).
+   *
+   * <p><b>Reactive Streams semantics.</b> Emits a batch per {@code batchSize} examples; errors when
+   * an example does not fit its padded shape.
+   *
+   * <p><b>Discard support.</b> Examples collected on cancel or error go to the discard hook.
+   *
+   * @param batchSize rows per batch, &gt; 0
+   * @param paddedShapes per field, the shape to pad to ({@code -1} dimensions: the batch's largest)
+   * @param paddingValues per field, the pad value (default 0)
+   * @param dropRemainder drop a last batch smaller than {@code batchSize}
+   */
+  public Pipeline<Batch> paddedBatch(int batchSize, Map<String, Shape> paddedShapes,
+      Map<String, ? extends Number> paddingValues, boolean dropRemainder) {
+    if (batchSize <= 0) {
+      throw new IllegalArgumentException("batchSize > 0 required but it was " + batchSize);
+    }
+    return with(new PaddedBatchStage(batchSize, Map.copyOf(paddedShapes), Map.copyOf(paddingValues), dropRemainder));
+  }
+
+  /**
+   * tf.data's {@code unbatch}: each batch becomes its rows as examples that own nothing (copies,
+   * {@link Batch#copyRow}); each batch is closed once split ({@link Unbatch}).
+   *
+   * <p><b>Discard support.</b> The batch being split is closed on cancel or error.
+   */
+  public Pipeline<Example> unbatch() {
+    return with(new UnbatchStage());
+  }
+
+  @SuppressWarnings("unchecked")
+  private static <T> T cast(Object o) {
+    return (T) o;
+  }
+
+  private static void checkParallel(int numParallelCalls) {
+    if (numParallelCalls <= 0 && numParallelCalls != ParallelMap.AUTOTUNE) {
+      throw new IllegalArgumentException("numParallelCalls > 0 (or AUTOTUNE = -1) required but it was " + numParallelCalls);
+    }
   }
 
   /** This pipeline with other {@link Options} (memory manager, determinism) for every stage. */

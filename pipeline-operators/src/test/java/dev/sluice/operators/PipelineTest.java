@@ -243,7 +243,6 @@ class PipelineTest {
         () -> Pipeline.from(TestSources.streaming(Datasets.range(3))).shuffle());
     assertTrue(e.getMessage().contains("shuffle(bufferSize)"), e.getMessage());
     assertThrows(UnsupportedOperationException.class, () -> Pipeline.from(Datasets.range(3)).batch(2).shuffle());
-    assertThrows(UnsupportedOperationException.class, () -> Pipeline.from(Datasets.range(3)).shuffle(10));
   }
 
   @Test

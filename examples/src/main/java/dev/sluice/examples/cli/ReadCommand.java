@@ -6,6 +6,7 @@ import dev.sluice.core.Dataset;
 import dev.sluice.core.Example;
 import dev.sluice.core.PipelineContext;
 import dev.sluice.core.RandomAccessDataset;
+import dev.sluice.core.SplitDataset;
 import dev.sluice.operators.EqualLength;
 import dev.sluice.operators.Pipeline;
 import java.io.PrintWriter;
@@ -28,10 +29,12 @@ final class ReadCommand implements Callable<Integer> {
   @Option(names = "--format", paramLabel = "F", description = "Format name; default: recognized from the contents.")
   String format;
 
-  @Option(names = "--shuffle", description = "Shuffle: the global permutation on a random-access source.")
+  @Option(names = "--shuffle", description = "Shuffle: the global permutation on a random-access source; split-order "
+      + "shuffle plus a 10,000-element buffer on a split or streaming source.")
   boolean shuffle;
 
-  @Option(names = "--buffer", paramLabel = "N", description = "Buffer shuffle of N elements (not implemented yet).")
+  @Option(names = "--buffer", paramLabel = "N", description = "With --shuffle: tf.data's buffer shuffle of N elements "
+      + "(after the shard; on a split source after the split-order shuffle).")
   Integer buffer;
 
   @Option(names = "--seed", paramLabel = "S", defaultValue = "0", description = "Seed, shared by every rank (default: ${DEFAULT-VALUE}).")
@@ -56,7 +59,8 @@ final class ReadCommand implements Callable<Integer> {
   @Option(names = "--drop-remainder", description = "Drop a last batch smaller than B.")
   boolean dropRemainder;
 
-  @Option(names = "--parallelism", paramLabel = "P", defaultValue = "1", description = "Batches gathered in parallel (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--parallelism", paramLabel = "P", defaultValue = "1", description = "Batches gathered (index path) "
+      + "or collated (element path) in parallel, in order (default: ${DEFAULT-VALUE}).")
   int parallelism;
 
   @Option(names = "--prefetch", paramLabel = "P", defaultValue = "4", description = "Elements produced ahead on another thread, 0 for none (default: ${DEFAULT-VALUE}).")
@@ -95,13 +99,25 @@ final class ReadCommand implements Callable<Integer> {
     Dataset<Example> data = DatasetRun.open(path, format);
     try {
       Pipeline<Example> p = Pipeline.from(data);
-      if (shuffle) {
-        if (!(data instanceof RandomAccessDataset)) {
-          throw new SluiceCommand.NotImplementedException("sluice read --shuffle on a streaming source (split-order and buffer shuffle)");
-        }
+      if (buffer != null && !shuffle) {
+        throw new IllegalArgumentException("--buffer " + buffer + " needs --shuffle");
+      }
+      if (buffer != null && buffer <= 0) {
+        throw new IllegalArgumentException("--buffer > 0 required but it was " + buffer);
+      }
+      if (shuffle && data instanceof RandomAccessDataset) {
+        // Global permutation, or a buffer shuffle of the rank's stride with --buffer.
+        p = buffer == null ? p.shuffle() : p;
+      } else if (shuffle && data instanceof SplitDataset) {
+        // Split-order shuffle plus a buffer (10,000 elements, or --buffer N), after the shard.
         p = p.shuffle();
       }
       p = p.shard(ctx.worldSize(), ctx.rank(), policy);
+      if (shuffle && buffer != null) {
+        p = p.shuffle(buffer);
+      } else if (shuffle && !(data instanceof RandomAccessDataset) && !(data instanceof SplitDataset)) {
+        p = p.shuffle(STREAMING_SHUFFLE_BUFFER);
+      }
       long[] totals = new long[3]; // examples, batches, bytes
       long started = System.nanoTime();
       for (long e = 0; e < epochs; e++) {
@@ -157,10 +173,10 @@ final class ReadCommand implements Callable<Integer> {
     }
   }
 
+  /** The buffer of {@code --shuffle} on a streaming source without {@code --buffer}. */
+  static final int STREAMING_SHUFFLE_BUFFER = 10_000;
+
   private void refuseLaterFlags() {
-    if (buffer != null) {
-      throw new SluiceCommand.NotImplementedException("sluice read --buffer (the buffer shuffle)");
-    }
     String[][] later = {
       {"--cache", cache == null ? null : "x"}, {"--columns", columns}, {"--checkpoint", checkpoint == null ? null : "x"},
       {"--checkpoint-every", checkpointEvery == null ? null : "x"}, {"--stop-after", stopAfter == null ? null : "x"},

@@ -136,7 +136,7 @@ class ReadCommandTest {
 
   @Test
   void flagsOfLaterIssuesExitTwo() {
-    for (String[] extra : new String[][] {{"--buffer", "100"}, {"--cache", "c"}, {"--checkpoint", "f"},
+    for (String[] extra : new String[][] {{"--cache", "c"}, {"--checkpoint", "f"},
         {"--stop-after", "5"}, {"--resume", "f"}, {"--metrics"}, {"--columns", "x"}}) {
       List<String> args = new ArrayList<>(List.of("read", data.toString(), "--shuffle"));
       args.addAll(List.of(extra));

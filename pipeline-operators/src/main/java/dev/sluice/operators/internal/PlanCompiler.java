@@ -9,6 +9,7 @@ import dev.sluice.core.Options;
 import dev.sluice.core.PipelineContext;
 import dev.sluice.core.RandomAccessDataset;
 import dev.sluice.core.Schema;
+import dev.sluice.core.SplitDataset;
 import dev.sluice.operators.Batching;
 import dev.sluice.operators.Shard;
 import java.util.ArrayList;
@@ -87,6 +88,11 @@ public final class PlanCompiler {
       flux = planned.flux;
       schema = planned.schema;
       next = planned.next;
+    } else if (source instanceof SplitDataset<?> split) {
+      SplitStages.Planned planned = SplitStages.plan(split, ordered, options, context);
+      flux = planned.flux();
+      schema = Schemas.declared(source);
+      next = planned.next();
     } else {
       flux = source.flux(context);
       schema = Schemas.declared(source);
@@ -235,7 +241,8 @@ public final class PlanCompiler {
     }
     if (s instanceof BatchStage b) {
       Flux<Example> examples = flux.map(o -> Schemas.asExample(o, "the pipeline", -1));
-      return examples.transform(Batching.of(b.batchSize(), b.dropRemainder(), schema, options.memory().pool("batch")));
+      return examples.transform(Batching.of(b.batchSize(), b.dropRemainder(), schema, options.memory().pool("batch"),
+          b.numParallelCalls()));
     }
     if (s instanceof ShuffleStage) {
       throw new UnsupportedOperationException(s.describe() + " is the global shuffle of a random-access source and "

@@ -1,0 +1,79 @@
+package dev.sluice.benchmarks;
+
+import dev.sluice.core.Batch;
+import dev.sluice.io.npy.Npy;
+import dev.sluice.io.npy.NpyDataset;
+import dev.sluice.operators.Pipeline;
+import java.io.IOException;
+import java.nio.MappedByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.function.Function;
+
+/**
+ * The element path against the index path over the same page-cached {@code .npy} (issue 10's
+ * benchmark), in alternating rounds of one epoch each:
+ * <ol>
+ *   <li>index path: {@code shuffle() -> batch 256 -> prefetch 4} (global permutation, gather);
+ *   <li>element path: {@code shuffle(10_000) -> batch 256 -> prefetch 4} (an {@code Example} per
+ *       row, buffer shuffle, collation into pooled columns);
+ *   <li>element path with {@code map(identity, 2)} before the batch.
+ * </ol>
+ * Prints each round's records/s and the median ratios element/index and map/element.
+ *
+ * <pre>
+ * java -Xms2g -Xmx2g -XX:+AlwaysPreTouch -cp benchmarks/target/benchmarks.jar \
+ *     dev.sluice.benchmarks.ElementVsIndexPath [FILE.npy] [rows] [rounds]
+ * </pre>
+ */
+public final class ElementVsIndexPath {
+  private ElementVsIndexPath() {}
+
+  public static void main(String[] args) throws IOException {
+    Path file = Path.of(args.length > 0 ? args[0] : "/tmp/sluice-bench/x.npy");
+    long rows = args.length > 1 ? Long.parseLong(args[1]) : 2_000_000L;
+    int rounds = args.length > 2 ? Integer.parseInt(args[2]) : 5;
+    if (!Files.exists(file) || Files.size(file) < rows * HandLoopVsPipeline.ROW_BYTES) {
+      HandLoopVsPipeline.writeNpy(file, rows);
+    }
+    try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ); NpyDataset data = Npy.open(file)) {
+      MappedByteBuffer map = ch.map(FileChannel.MapMode.READ_ONLY, 0, ch.size());
+      map.load();
+      Pipeline<Batch> index = Pipeline.from(data).shuffle().batch(256).prefetch(4);
+      Pipeline<Batch> element = Pipeline.from(data).shuffle(10_000).batch(256).prefetch(4);
+      Pipeline<Batch> mapped = Pipeline.from(data).shuffle(10_000).map(Function.identity(), 2).batch(256).prefetch(4);
+      System.out.printf(Locale.ROOT, "%d rows x %d bytes, batch 256; warm-up...%n", data.size(), HandLoopVsPipeline.ROW_BYTES);
+      HandLoopVsPipeline.sluice(index, 1_000);
+      HandLoopVsPipeline.sluice(element, 1_000);
+      HandLoopVsPipeline.sluice(mapped, 1_000);
+      List<Double> elementOverIndex = new ArrayList<>();
+      List<Double> mapOverElement = new ArrayList<>();
+      for (int r = 0; r < rounds; r++) {
+        double i = HandLoopVsPipeline.sluice(index, r);
+        double e = HandLoopVsPipeline.sluice(element, r);
+        double m = HandLoopVsPipeline.sluice(mapped, r);
+        elementOverIndex.add(e / i);
+        mapOverElement.add(m / e);
+        System.out.printf(Locale.ROOT, "round %d: index %.0f, element %.0f, element+map(identity, 2) %.0f records/s%n",
+            r, i, e, m);
+      }
+      System.out.printf(Locale.ROOT, "median element/index %.3f %s; median (element+map)/element %.3f %s%n",
+          median(elementOverIndex), elementOverIndex, median(mapOverElement), mapOverElement);
+    }
+  }
+
+  static double median(List<Double> values) {
+    double[] sorted = values.stream().mapToDouble(Double::doubleValue).sorted().toArray();
+    return sorted[sorted.length / 2];
+  }
+
+  static String format(double[] a) {
+    return Arrays.toString(a);
+  }
+}

@@ -1,0 +1,75 @@
+package dev.sluice.operators;
+
+import dev.sluice.operators.internal.FluxInterleave;
+import java.util.Objects;
+import java.util.function.Function;
+import org.reactivestreams.Publisher;
+import reactor.core.publisher.Flux;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * tf.data's {@code interleave(map_func, cycle_length, block_length, num_parallel_calls,
+ * deterministic)} as plain Reactor transformers, typically to read several files at once:
+ * {@code files.transform(Interleave.of(f -> Npy.open(f).flux(), 4, 16))}.
+ *
+ * <p>Each upstream element is turned into a publisher by {@code fn}; up to {@code cycleLength} of
+ * them are open at once, and {@code blockLength} consecutive elements are taken from each in turn.
+ * When one completes, its slot takes the next upstream element. With {@code deterministic} (the
+ * default) the output is exactly tf.data's sequential order for any {@code numParallelCalls};
+ * {@code numParallelCalls > 1} subscribes the open publishers on {@code boundedElastic} workers,
+ * so they read ahead concurrently (a bounded queue each). {@code deterministic = false} emits
+ * whatever is ready first ({@code flatMap}).
+ *
+ * <p><b>Reactive Streams semantics.</b> Requests one upstream element per free slot; emits on
+ * demand, from the slot the cycle is at; completes when upstream and every open publisher
+ * completed; errors as soon as upstream or an open publisher errors (the others are cancelled);
+ * cancel cancels upstream and every open publisher.
+ *
+ * <p><b>Discard support.</b> Elements queued in the open publishers, and upstream elements not yet
+ * opened, go to Reactor's discard hook on cancel and error.
+ *
+ * <p>Caveat: {@code fn} should return a lazy publisher that opens its resources on subscription
+ * ({@code Flux.using}, a {@code Dataset}'s flux), so a publisher cancelled before it was subscribed
+ * (parallel mode) holds nothing.
+ */
+public final class Interleave {
+  private Interleave() {}
+
+  /** {@code interleave(fn, cycleLength, blockLength)}: sequential and deterministic. */
+  public static <T, R> Function<Flux<T>, Flux<R>> of(Function<? super T, ? extends Publisher<? extends R>> fn,
+      int cycleLength, int blockLength) {
+    return of(fn, cycleLength, blockLength, 1, true);
+  }
+
+  /**
+   * @param fn turns an upstream element (a file, a shard) into the publisher of its elements
+   * @param cycleLength publishers open at once, &gt; 0
+   * @param blockLength consecutive elements taken from each, &gt; 0 (tf.data default 1)
+   * @param numParallelCalls 1: open publishers run on the subscriber's thread; more: on
+   *     {@code boundedElastic} workers, reading ahead concurrently
+   * @param deterministic keep tf.data's sequential order (default true)
+   */
+  public static <T, R> Function<Flux<T>, Flux<R>> of(Function<? super T, ? extends Publisher<? extends R>> fn,
+      int cycleLength, int blockLength, int numParallelCalls, boolean deterministic) {
+    Objects.requireNonNull(fn, "fn");
+    if (cycleLength <= 0) {
+      throw new IllegalArgumentException("cycleLength > 0 required but it was " + cycleLength);
+    }
+    if (blockLength <= 0) {
+      throw new IllegalArgumentException("blockLength > 0 required but it was " + blockLength);
+    }
+    if (numParallelCalls <= 0) {
+      throw new IllegalArgumentException("numParallelCalls > 0 required but it was " + numParallelCalls);
+    }
+    Scheduler scheduler = numParallelCalls > 1 ? Schedulers.boundedElastic() : null;
+    int prefetch = numParallelCalls > 1 ? Math.max(blockLength, 32) : blockLength;
+    if (deterministic) {
+      return f -> new FluxInterleave<>(f, fn, cycleLength, blockLength, prefetch, scheduler);
+    }
+    return f -> f.flatMap(t -> {
+      Flux<R> inner = Flux.from(fn.apply(t));
+      return scheduler == null ? inner : inner.subscribeOn(scheduler);
+    }, cycleLength, prefetch);
+  }
+}

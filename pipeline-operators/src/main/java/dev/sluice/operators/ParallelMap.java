@@ -1,0 +1,116 @@
+package dev.sluice.operators;
+
+import dev.sluice.core.Example;
+import dev.sluice.core.PipelineContext;
+import dev.sluice.operators.internal.ChunkedMap;
+import java.util.Objects;
+import java.util.SplittableRandom;
+import java.util.function.BiFunction;
+import java.util.function.Function;
+import reactor.core.publisher.Flux;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * tf.data's {@code map(fn, num_parallel_calls, deterministic)} as plain Reactor transformers.
+ *
+ * <p>With {@code numParallelCalls = 1} the function runs on the subscriber's thread, element by
+ * element ({@code Flux.map}). With more, elements go to the workers of a {@link Scheduler} in chunks
+ * (one scheduler hop per chunk, not per element, since a hop costs microseconds in Reactor):
+ * {@code buffer(chunk)} then {@code flatMapSequential} over at most {@code numParallelCalls} chunks
+ * in flight, each mapped on its own worker. {@code deterministic = true} (the default) keeps the
+ * input order, so the output is the same for any {@code numParallelCalls}; {@code false} uses
+ * {@code flatMap} and emits each chunk as soon as it is mapped, which may reorder.
+ *
+ * <p>Augmentations that need randomness take a per-sample generator derived from (seed, epoch,
+ * index) ({@link #augment}, or {@link SampleRandom#of} in {@link #mapWithContext}), never a shared
+ * {@code Random}, so the result does not depend on the parallelism or on thread timing.
+ *
+ * <p><b>Reactive Streams semantics.</b> Requests upstream in chunks ({@code numParallelCalls ×
+ * chunkSize} elements ahead at most); emits mapped elements as downstream requests them; completes
+ * after the last chunk is emitted; errors when upstream or the function fails (later chunks are
+ * cancelled); cancels upstream and the chunks in flight when downstream cancels.
+ *
+ * <p><b>Discard support.</b> Elements waiting in a partial chunk, and mapped elements waiting to be
+ * emitted, go to Reactor's discard hook on cancel and error.
+ *
+ * <p>Caveat: with {@code numParallelCalls > 1} the first element waits until a chunk is full (or
+ * upstream completes): for a slow streaming source use a smaller {@code chunkSize}.
+ */
+public final class ParallelMap {
+  /** Elements handed to a worker at once, unless given. */
+  public static final int DEFAULT_CHUNK_SIZE = 64;
+  /** tf.data's {@code AUTOTUNE}: as many parallel calls as available processors. */
+  public static final int AUTOTUNE = -1;
+
+  private ParallelMap() {}
+
+  /** {@code map(fn, numParallelCalls, deterministic = true)}. */
+  public static <T, R> Function<Flux<T>, Flux<R>> map(Function<? super T, ? extends R> fn, int numParallelCalls) {
+    return map(fn, numParallelCalls, true);
+  }
+
+  /**
+   * tf.data's {@code map}.
+   *
+   * @param fn the function, called once per element, possibly on several threads at once
+   * @param numParallelCalls chunks mapped at once, &gt; 0 (1 = on the calling thread), or {@link #AUTOTUNE}
+   * @param deterministic true: keep the input order
+   */
+  public static <T, R> Function<Flux<T>, Flux<R>> map(Function<? super T, ? extends R> fn, int numParallelCalls,
+      boolean deterministic) {
+    return map(fn, numParallelCalls, deterministic, DEFAULT_CHUNK_SIZE, Schedulers.parallel());
+  }
+
+  /**
+   * {@link #map(Function, int, boolean)} with the chunk size and the scheduler of the workers.
+   *
+   * @param chunkSize elements handed to a worker at once, &gt; 0 (default {@value #DEFAULT_CHUNK_SIZE})
+   * @param scheduler where chunks are mapped (default {@link Schedulers#parallel()})
+   */
+  public static <T, R> Function<Flux<T>, Flux<R>> map(Function<? super T, ? extends R> fn, int numParallelCalls,
+      boolean deterministic, int chunkSize, Scheduler scheduler) {
+    Objects.requireNonNull(fn, "fn");
+    Objects.requireNonNull(scheduler, "scheduler");
+    checkPositive("chunkSize", chunkSize);
+    int parallel = numParallelCalls == AUTOTUNE ? Runtime.getRuntime().availableProcessors() : numParallelCalls;
+    if (parallel <= 0) {
+      throw new IllegalArgumentException("numParallelCalls > 0 (or AUTOTUNE = -1) required but it was " + numParallelCalls);
+    }
+    if (parallel == 1) {
+      return f -> f.map(fn);
+    }
+    return f -> ChunkedMap.apply(f, fn, parallel, deterministic, chunkSize, scheduler);
+  }
+
+  /**
+   * A map whose function also receives the pass's {@link PipelineContext} (from the Reactor context,
+   * the defaults when absent), e.g. to derive {@link SampleRandom#of(PipelineContext, long)}.
+   */
+  public static <T, R> Function<Flux<T>, Flux<R>> mapWithContext(
+      BiFunction<? super T, PipelineContext, ? extends R> fn, int numParallelCalls, boolean deterministic) {
+    Objects.requireNonNull(fn, "fn");
+    return f -> Flux.deferContextual(view -> {
+      PipelineContext ctx = PipelineContext.from(view);
+      return f.transform(map((T t) -> fn.apply(t, ctx), numParallelCalls, deterministic));
+    });
+  }
+
+  /**
+   * A map over examples whose function receives the example's own generator,
+   * {@link SampleRandom#of(PipelineContext, long) SampleRandom.of(context, example.index())}:
+   * the same example in the same epoch is always augmented the same way.
+   */
+  public static <R> Function<Flux<Example>, Flux<R>> augment(
+      BiFunction<? super Example, SplittableRandom, ? extends R> fn, int numParallelCalls, boolean deterministic) {
+    Objects.requireNonNull(fn, "fn");
+    return mapWithContext((Example e, PipelineContext ctx) -> fn.apply(e, SampleRandom.of(ctx, e.index())),
+        numParallelCalls, deterministic);
+  }
+
+  private static void checkPositive(String name, int value) {
+    if (value <= 0) {
+      throw new IllegalArgumentException(name + " > 0 required but it was " + value);
+    }
+  }
+}

@@ -1,0 +1,283 @@
+package dev.sluice.operators.internal;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Set;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import reactor.core.Exceptions;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Operators;
+import reactor.core.publisher.SignalType;
+import reactor.core.scheduler.Scheduler;
+import reactor.util.context.Context;
+
+/**
+ * The parallel path of {@code ParallelMap}: chunks of elements, each chunk mapped on a worker
+ * ({@code flatMapSequential} or {@code flatMap} over {@code Mono.fromCallable(...).subscribeOn}),
+ * then flattened ({@code concatMapIterable}).
+ *
+ * <p>Reactor discards the elements it holds, but not a chunk captured by a worker task cancelled
+ * before it ran, nor the rest of an iterator it does not know to be finite. So every chunk is
+ * registered per subscription from the moment it is built until its last result is handed
+ * downstream, and hands its results out one at a time under a lock; a cancelled or failed
+ * subscription discards what each registered chunk still holds (its inputs if it was never mapped,
+ * its results not yet handed out if it was), and a worker that finishes mapping after the cancel
+ * discards its own results. Every element is thus emitted or discarded exactly once. Chunk objects
+ * never reach the user's discard hook: the operator installs a hook that skips them and forwards
+ * every other element to the downstream hook.
+ */
+public final class ChunkedMap {
+  /** Handed out by a chunk whose results were discarded between hasNext and next; filtered out. */
+  static final Object SKIP = new Object();
+
+  private ChunkedMap() {}
+
+  public static <T, R> Flux<R> apply(Flux<T> source, Function<? super T, ? extends R> fn, int parallel,
+      boolean deterministic, int chunkSize, Scheduler scheduler) {
+    return Flux.deferContextual(view -> {
+      Context downstream = Context.of(view);
+      Registry registry = new Registry(downstream);
+      Consumer<Object> hook = o -> {
+        if (!(o instanceof Chunk) && o != SKIP) {
+          Operators.onDiscard(o, downstream);
+        }
+      };
+      // Chunks are built under the registry's lock (not with buffer(n), whose partial list races
+      // with a cancel from another thread), so a cancel discards the partial chunk exactly once.
+      Flux<Chunk> chunks = source.<Chunk>handle((t, sink) -> {
+        Chunk full = registry.add(t, chunkSize);
+        if (full != null) {
+          sink.next(full);
+        }
+      }).concatWith(Mono.fromSupplier(registry::flush));
+      Function<Chunk, Mono<Chunk>> work = c -> Mono.fromCallable(() -> c.map(fn)).subscribeOn(scheduler);
+      Flux<Chunk> mapped = deterministic
+          ? chunks.flatMapSequential(work, parallel, 1)
+          : chunks.flatMap(work, parallel, 1);
+      // A chunk whose function failed hands out the results before the failing element, then
+      // throws from hasNext, so the error arrives where a sequential map would raise it.
+      @SuppressWarnings("unchecked")
+      Flux<R> out = (Flux<R>) mapped.concatMapIterable(c -> c, 1).filter(o -> o != SKIP);
+      return out
+          .doFinally(signal -> {
+            if (signal != SignalType.ON_COMPLETE) {
+              registry.discardAll();
+            }
+          })
+          .contextWrite(c -> Operators.enableOnDiscard(c, hook));
+    });
+  }
+
+  /** One chunk of elements and, once mapped, its results, handed out one at a time. */
+  static final class Chunk implements Iterable<Object>, Iterator<Object> {
+    static final int PENDING = 0;
+    static final int MAPPING = 1;
+    static final int MAPPED = 2;
+    static final int DISCARDED = 3;
+
+    final List<?> inputs;
+    final Registry registry;
+    /** Guarded by {@code this}. */
+    int state = PENDING;
+    Object[] results;
+    int next;
+    boolean reserved;
+    Object reservedValue;
+    Throwable error;
+    boolean errorThrown;
+
+    Chunk(List<?> inputs, Registry registry) {
+      this.inputs = inputs;
+      this.registry = registry;
+    }
+
+    @SuppressWarnings("unchecked")
+    <T, R> Chunk map(Function<? super T, ? extends R> fn) {
+      synchronized (this) {
+        if (state != PENDING) {
+          return this; // discarded before the worker ran
+        }
+        state = MAPPING;
+      }
+      Object[] out = new Object[inputs.size()];
+      int i = 0;
+      Throwable failure = null;
+      try {
+        for (; i < out.length; i++) {
+          out[i] = fn.apply((T) inputs.get(i));
+        }
+      } catch (RuntimeException | Error e) {
+        // Element i went to fn; the results before it are handed out, the inputs after it are ours.
+        Exceptions.throwIfFatal(e);
+        failure = e;
+        for (int j = i + 1; j < inputs.size(); j++) {
+          Operators.onDiscard(inputs.get(j), registry.downstream);
+        }
+      }
+      int n = i;
+      boolean discardNow;
+      synchronized (this) {
+        discardNow = state == DISCARDED; // cancelled while mapping: the canceller left them to us
+        if (!discardNow) {
+          results = out;
+          error = failure;
+          state = MAPPED;
+          next = 0;
+          resultCount = n;
+        }
+      }
+      if (discardNow) {
+        for (int j = 0; j < n; j++) {
+          Operators.onDiscard(out[j], registry.downstream);
+        }
+      }
+      return this;
+    }
+
+    int resultCount;
+
+    /** Discards what the chunk still holds: inputs never mapped, or results not handed out. */
+    void discard() {
+      List<Object> drop = new ArrayList<>();
+      synchronized (this) {
+        if (state == PENDING) {
+          drop.addAll(inputs);
+        } else if (state == MAPPED) {
+          for (int j = next; j < resultCount; j++) {
+            drop.add(results[j]);
+            results[j] = null;
+          }
+          if (reserved) {
+            drop.add(reservedValue);
+            reservedValue = SKIP;
+          }
+          next = resultCount;
+        }
+        state = DISCARDED;
+      }
+      for (Object o : drop) {
+        Operators.onDiscard(o, registry.downstream);
+      }
+    }
+
+    @Override
+    public Iterator<Object> iterator() {
+      return this;
+    }
+
+    @Override
+    public boolean hasNext() {
+      synchronized (this) {
+        if (reserved) {
+          return true;
+        }
+        if (state == MAPPED && next < resultCount) {
+          reservedValue = results[next];
+          results[next++] = null;
+          reserved = true;
+          return true;
+        }
+      }
+      registry.remove(this);
+      Throwable e;
+      synchronized (this) {
+        e = state == MAPPED && !errorThrown ? error : null;
+        errorThrown |= e != null;
+      }
+      if (e != null) {
+        throw Exceptions.propagate(e);
+      }
+      return false;
+    }
+
+    @Override
+    public Object next() {
+      if (!hasNext()) {
+        throw new java.util.NoSuchElementException();
+      }
+      synchronized (this) {
+        Object v = reservedValue;
+        reserved = false;
+        reservedValue = null;
+        return v; // SKIP when the chunk was discarded after hasNext
+      }
+    }
+  }
+
+  /** The chunks of one subscription that are built and not yet fully handed downstream. */
+  static final class Registry {
+    final Context downstream;
+    final Set<Chunk> live = Collections.newSetFromMap(new IdentityHashMap<>());
+    List<Object> partial;
+    boolean closed;
+
+    Registry(Context downstream) {
+      this.downstream = downstream;
+    }
+
+    /** Adds {@code t} to the partial chunk; returns the chunk when it is full. */
+    Chunk add(Object t, int chunkSize) {
+      synchronized (this) {
+        if (!closed) {
+          if (partial == null) {
+            partial = new ArrayList<>(chunkSize);
+          }
+          partial.add(t);
+          if (partial.size() < chunkSize) {
+            return null;
+          }
+          Chunk c = new Chunk(partial, this);
+          partial = null;
+          live.add(c);
+          return c;
+        }
+      }
+      Operators.onDiscard(t, downstream);
+      return null;
+    }
+
+    /** The partial chunk at completion, or null. */
+    Chunk flush() {
+      synchronized (this) {
+        if (closed || partial == null) {
+          return null;
+        }
+        Chunk c = new Chunk(partial, this);
+        partial = null;
+        live.add(c);
+        return c;
+      }
+    }
+
+    void remove(Chunk c) {
+      synchronized (this) {
+        live.remove(c);
+      }
+    }
+
+    void discardAll() {
+      List<Chunk> all;
+      List<Object> rest;
+      synchronized (this) {
+        closed = true;
+        all = new ArrayList<>(live);
+        live.clear();
+        rest = partial;
+        partial = null;
+      }
+      if (rest != null) {
+        for (Object o : rest) {
+          Operators.onDiscard(o, downstream);
+        }
+      }
+      for (Chunk c : all) {
+        c.discard();
+      }
+    }
+  }
+}

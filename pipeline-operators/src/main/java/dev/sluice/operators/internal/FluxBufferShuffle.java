@@ -1,0 +1,426 @@
+package dev.sluice.operators.internal;
+
+import dev.sluice.core.PipelineContext;
+import dev.sluice.core.internal.Mix;
+import java.util.Arrays;
+import java.util.Queue;
+import java.util.SplittableRandom;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
+import java.util.concurrent.atomic.AtomicLongFieldUpdater;
+import org.reactivestreams.Subscription;
+import reactor.core.CoreSubscriber;
+import reactor.core.Scannable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.FluxOperator;
+import reactor.core.publisher.Operators;
+import reactor.util.concurrent.Queues;
+import reactor.util.context.Context;
+
+/**
+ * tf.data's buffer shuffle as a Reactor operator: fills a buffer of {@code bufferSize} slots; then
+ * each element emitted is the content of a uniformly drawn slot, and the freed slot takes the next
+ * upstream element; when upstream completes, the rest of the buffer is emitted in random order.
+ *
+ * <p>The draws come from a {@link SplittableRandom} seeded from (seed, epoch) at subscription, and
+ * freed slots are refilled first-in first-out, so the order depends only on the elements and the
+ * {@link PipelineContext}, never on thread timing. Refills are requested lazily and in batches: a
+ * draw that hits a slot whose refill has not arrived yet waits for it. The distribution is exactly
+ * tf.data's (each emitted element is uniform among the {@code bufferSize} buffered ones), and
+ * buffered plus requested-but-not-received elements never exceed {@code bufferSize}.
+ *
+ * <p>Discard support: on cancel and on upstream error every buffered or queued element goes to
+ * {@link Operators#onDiscard}.
+ *
+ * @param <T> the element type
+ */
+public final class FluxBufferShuffle<T> extends FluxOperator<T, T> {
+  /** Salt that separates the buffer shuffle's random stream from other consumers of (seed, epoch). */
+  static final long SALT = 0x5B0F_F1E5_B0FF_E125L;
+  /** Upper bound of the hand-off queue between onNext and the drain loop. */
+  static final int MAX_QUEUE = 1 << 12;
+
+  private final int bufferSize;
+  private final boolean hasSeed;
+  private final long seed;
+  private final boolean reshuffleEachIteration;
+  private final PipelineContext context;
+
+  /**
+   * @param bufferSize elements kept, &gt; 0
+   * @param hasSeed whether {@code seed} overrides the context's seed
+   * @param seed the operator's own seed (used when {@code hasSeed})
+   * @param reshuffleEachIteration true: the order changes with the context's epoch
+   */
+  public FluxBufferShuffle(Flux<? extends T> source, int bufferSize, boolean hasSeed, long seed,
+      boolean reshuffleEachIteration) {
+    this(source, bufferSize, hasSeed, seed, reshuffleEachIteration, null);
+  }
+
+  /**
+   * @param context the pass's context, fixed at assembly (a pipeline stage), or null to read it from
+   *     the Reactor context at subscription
+   */
+  public FluxBufferShuffle(Flux<? extends T> source, int bufferSize, boolean hasSeed, long seed,
+      boolean reshuffleEachIteration, PipelineContext context) {
+    super(source);
+    this.context = context;
+    if (bufferSize <= 0) {
+      throw new IllegalArgumentException("bufferSize > 0 required but it was " + bufferSize);
+    }
+    this.bufferSize = bufferSize;
+    this.hasSeed = hasSeed;
+    this.seed = seed;
+    this.reshuffleEachIteration = reshuffleEachIteration;
+  }
+
+  /** The random stream for a context: what a subscription with that context will use. */
+  public static SplittableRandom random(long seed, long epoch) {
+    return new SplittableRandom(Mix.seed(seed, epoch, SALT));
+  }
+
+  @Override
+  public void subscribe(CoreSubscriber<? super T> actual) {
+    PipelineContext pc = context != null ? context : PipelineContext.from(actual.currentContext());
+    long s = hasSeed ? seed : pc.seed();
+    long epoch = reshuffleEachIteration ? pc.epoch() : 0;
+    source.subscribe(new BufferShuffleSubscriber<>(actual, bufferSize, random(s, epoch)));
+  }
+
+  @Override
+  public Object scanUnsafe(Attr key) {
+    if (key == Attr.PREFETCH) {
+      return bufferSize;
+    }
+    if (key == Attr.RUN_STYLE) {
+      return Attr.RunStyle.SYNC;
+    }
+    return super.scanUnsafe(key);
+  }
+
+  static final class BufferShuffleSubscriber<T> implements CoreSubscriber<T>, Subscription, Scannable {
+    final CoreSubscriber<? super T> actual;
+    final Context ctx;
+    final int bufferSize;
+    final SplittableRandom random;
+    final int queueCapacity;
+    final int requestBatch;
+    final Queue<T> queue;
+
+    Subscription upstream;
+
+    // Drain-loop state. The buffer is bufferSize slots; an empty slot is a hole waiting for the next
+    // upstream element. Holes are refilled first-in first-out (the never-filled slots 0, 1, ... first,
+    // then the slots in the order they were emitted), so which element lands in which slot is a
+    // function of the input order only.
+    Object[] slots;
+    /** Slots 0 .. initialFilled-1 have been filled once; the rest were never filled. */
+    int initialFilled;
+    /** Emitted slots waiting for a refill, FIFO. */
+    int[] holes = new int[16];
+    int holeHead;
+    int holeCount;
+    /** Elements in the slots. */
+    int filled;
+    /** The current draw, kept until its slot can be emitted; -1 when none. */
+    int pick = -1;
+    /** Requested from upstream and not yet moved into a slot. */
+    long outstanding;
+    /** After upstream completed and a draw hit a slot that will never be refilled. */
+    boolean draining;
+
+    volatile boolean done;
+    Throwable error;
+    volatile boolean cancelled;
+    /** True once a terminal signal went downstream. */
+    boolean terminated;
+
+    volatile long requested;
+    @SuppressWarnings("rawtypes")
+    static final AtomicLongFieldUpdater<BufferShuffleSubscriber> REQUESTED =
+        AtomicLongFieldUpdater.newUpdater(BufferShuffleSubscriber.class, "requested");
+
+    volatile int wip;
+    @SuppressWarnings("rawtypes")
+    static final AtomicIntegerFieldUpdater<BufferShuffleSubscriber> WIP =
+        AtomicIntegerFieldUpdater.newUpdater(BufferShuffleSubscriber.class, "wip");
+
+    BufferShuffleSubscriber(CoreSubscriber<? super T> actual, int bufferSize, SplittableRandom random) {
+      this.actual = actual;
+      this.ctx = actual.currentContext();
+      this.bufferSize = bufferSize;
+      this.random = random;
+      this.queueCapacity = Math.min(bufferSize, MAX_QUEUE);
+      this.requestBatch = Math.max(1, Math.min(queueCapacity / 4, 256));
+      this.queue = Queues.<T>get(queueCapacity).get();
+      this.slots = new Object[Math.min(bufferSize, 256)];
+    }
+
+    @Override
+    public Context currentContext() {
+      return ctx;
+    }
+
+    @Override
+    public void onSubscribe(Subscription s) {
+      if (Operators.validate(upstream, s)) {
+        upstream = s;
+        actual.onSubscribe(this);
+        drain();
+      }
+    }
+
+    @Override
+    public void onNext(T t) {
+      if (done) {
+        Operators.onNextDropped(t, ctx);
+        return;
+      }
+      if (!queue.offer(t)) {
+        Operators.onDiscard(t, ctx);
+        onError(Operators.onOperatorError(upstream,
+            new IllegalStateException("buffer shuffle: upstream emitted more than requested"), t, ctx));
+        return;
+      }
+      drain();
+    }
+
+    @Override
+    public void onError(Throwable t) {
+      if (done) {
+        Operators.onErrorDropped(t, ctx);
+        return;
+      }
+      error = t;
+      done = true;
+      drain();
+    }
+
+    @Override
+    public void onComplete() {
+      if (done) {
+        return;
+      }
+      done = true;
+      drain();
+    }
+
+    @Override
+    public void request(long n) {
+      if (Operators.validate(n)) {
+        Operators.addCap(REQUESTED, this, n);
+        drain();
+      }
+    }
+
+    @Override
+    public void cancel() {
+      if (cancelled) {
+        return;
+      }
+      cancelled = true;
+      upstream.cancel();
+      drain();
+    }
+
+    /** Hands every held element to the discard hook; drain-loop only. */
+    void clear() {
+      Operators.onDiscardQueueWithClear(queue, ctx, null);
+      Object[] b = slots;
+      int limit = draining ? filled : b.length;
+      for (int i = 0; i < limit; i++) {
+        Object o = b[i];
+        if (o != null) {
+          b[i] = null;
+          Operators.onDiscard(o, ctx);
+        }
+      }
+      filled = 0;
+    }
+
+    /** Puts an arrived element into the next hole. */
+    void fill(T t) {
+      int slot;
+      if (initialFilled < bufferSize) {
+        slot = initialFilled++;
+        if (slot == slots.length) {
+          slots = Arrays.copyOf(slots, (int) Math.min(bufferSize, 2L * slots.length));
+        }
+      } else {
+        slot = holes[holeHead];
+        holeHead = holeHead + 1 == holes.length ? 0 : holeHead + 1;
+        holeCount--;
+      }
+      slots[slot] = t;
+      filled++;
+    }
+
+    void addHole(int slot) {
+      if (holeCount == holes.length) {
+        int[] bigger = new int[holes.length * 2];
+        for (int i = 0; i < holeCount; i++) {
+          bigger[i] = holes[(holeHead + i) % holes.length];
+        }
+        holes = bigger;
+        holeHead = 0;
+      }
+      holes[(holeHead + holeCount) % holes.length] = slot;
+      holeCount++;
+    }
+
+    /**
+     * Requests elements for the holes not requested yet: in batches, or all that the hand-off queue
+     * can take when {@code force} (a draw waits for a hole). Requested plus held never exceeds
+     * bufferSize: only holes are ever requested.
+     */
+    void requestUpstream(boolean force) {
+      if (done || cancelled || draining) {
+        return;
+      }
+      long holesNow = (long) (bufferSize - initialFilled) + holeCount;
+      long n = Math.min(holesNow - outstanding, queueCapacity - outstanding);
+      if (n > 0 && (force || n >= requestBatch)) {
+        outstanding += n;
+        upstream.request(n);
+      }
+    }
+
+    /** Upstream is over and a draw hit a hole: the rest of the buffer goes out uniformly at random. */
+    void startDraining() {
+      int k = 0;
+      Object[] b = slots;
+      for (int i = 0; i < b.length; i++) {
+        Object o = b[i];
+        if (o != null) {
+          b[i] = null;
+          b[k++] = o;
+        }
+      }
+      draining = true;
+      pick = -1;
+    }
+
+    /**
+     * The only place that touches the buffer. Whoever enters it after a cancel discards what is
+     * held, so an onNext racing with cancel never leaks its element.
+     */
+    void drain() {
+      if (WIP.getAndIncrement(this) != 0) {
+        return;
+      }
+      int missed = 1;
+      final CoreSubscriber<? super T> a = actual;
+      for (;;) {
+        long r = requested;
+        long e = 0L;
+        for (;;) {
+          if (cancelled) {
+            clear();
+            break;
+          }
+          if (terminated) {
+            break;
+          }
+          boolean d = done;
+          T t;
+          while ((t = queue.poll()) != null) {
+            fill(t);
+            outstanding--;
+          }
+          if (d) {
+            Throwable ex = error;
+            if (ex != null) {
+              terminated = true;
+              clear();
+              a.onError(ex);
+              break;
+            }
+            if (filled == 0) {
+              terminated = true;
+              a.onComplete();
+              break;
+            }
+          }
+          if (e == r || (initialFilled < bufferSize && !d)) {
+            break; // no demand, or the buffer has not been full once yet (tf.data fills it first)
+          }
+          T v;
+          if (draining) {
+            int j = random.nextInt(filled);
+            @SuppressWarnings("unchecked")
+            T w = (T) slots[j];
+            v = w;
+            slots[j] = slots[--filled];
+            slots[filled] = null;
+          } else {
+            if (pick < 0) {
+              pick = random.nextInt(bufferSize);
+            }
+            @SuppressWarnings("unchecked")
+            T w = pick < slots.length ? (T) slots[pick] : null;
+            if (w == null) {
+              if (d) {
+                startDraining(); // the drawn slot will never be refilled
+                continue;
+              }
+              requestUpstream(true);
+              if (queue.isEmpty()) {
+                break; // wait for the element of the drawn slot
+              }
+              continue;
+            }
+            v = w;
+            slots[pick] = null;
+            filled--;
+            addHole(pick);
+            pick = -1;
+          }
+          a.onNext(v);
+          e++;
+          requestUpstream(false);
+        }
+        if (e != 0L && r != Long.MAX_VALUE) {
+          REQUESTED.addAndGet(this, -e);
+        }
+        if (!cancelled && !terminated) {
+          requestUpstream(false);
+        }
+        missed = WIP.addAndGet(this, -missed);
+        if (missed == 0) {
+          break;
+        }
+      }
+    }
+
+    @Override
+    public Object scanUnsafe(Attr key) {
+      if (key == Attr.PARENT) {
+        return upstream;
+      }
+      if (key == Attr.ACTUAL) {
+        return actual;
+      }
+      if (key == Attr.CANCELLED) {
+        return cancelled;
+      }
+      if (key == Attr.TERMINATED) {
+        return done;
+      }
+      if (key == Attr.ERROR) {
+        return error;
+      }
+      if (key == Attr.PREFETCH) {
+        return bufferSize;
+      }
+      if (key == Attr.BUFFERED) {
+        return filled + queue.size();
+      }
+      if (key == Attr.REQUESTED_FROM_DOWNSTREAM) {
+        return requested;
+      }
+      if (key == Attr.RUN_STYLE) {
+        return Attr.RunStyle.SYNC;
+      }
+      return null;
+    }
+  }
+}

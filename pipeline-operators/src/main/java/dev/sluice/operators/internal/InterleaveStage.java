@@ -1,0 +1,27 @@
+package dev.sluice.operators.internal;
+
+import dev.sluice.core.Dataset;
+import dev.sluice.core.Options;
+import dev.sluice.core.PipelineContext;
+import dev.sluice.operators.Interleave;
+import java.util.function.Function;
+import reactor.core.publisher.Flux;
+
+/**
+ * {@code interleave(fn, cycleLength, blockLength, numParallelCalls, deterministic)}: each element
+ * becomes a {@link Dataset} whose pass (same context) is interleaved.
+ */
+public record InterleaveStage(Function<Object, Dataset<?>> fn, int cycleLength, int blockLength, int numParallelCalls,
+    boolean deterministic) implements FluxStage {
+  @Override
+  @SuppressWarnings("unchecked")
+  public Flux<?> apply(Flux<?> in, PipelineContext context, Options options) {
+    return ((Flux<Object>) in).transform(Interleave.<Object, Object>of(
+        t -> (Flux<Object>) fn.apply(t).flux(context), cycleLength, blockLength, numParallelCalls, deterministic));
+  }
+
+  @Override
+  public String describe() {
+    return "interleave(" + cycleLength + ", " + blockLength + ", " + numParallelCalls + ", " + deterministic + ")";
+  }
+}

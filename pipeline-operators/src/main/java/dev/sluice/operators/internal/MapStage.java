@@ -1,0 +1,29 @@
+package dev.sluice.operators.internal;
+
+import dev.sluice.core.Options;
+import dev.sluice.core.PipelineContext;
+import dev.sluice.operators.ParallelMap;
+import java.util.function.BiFunction;
+import reactor.core.publisher.Flux;
+
+/**
+ * {@code map(fn, numParallelCalls, deterministic)} on the element path.
+ *
+ * @param fn the function; it also receives the pass's context (for per-sample randomness)
+ * @param numParallelCalls chunks mapped at once
+ * @param deterministic keep the order; null: the pipeline's {@link Options#deterministic()}
+ */
+public record MapStage(BiFunction<Object, PipelineContext, Object> fn, int numParallelCalls, Boolean deterministic)
+    implements FluxStage {
+  @Override
+  @SuppressWarnings("unchecked")
+  public Flux<?> apply(Flux<?> in, PipelineContext context, Options options) {
+    boolean ordered = deterministic != null ? deterministic : options.deterministic();
+    return ((Flux<Object>) in).transform(ParallelMap.<Object, Object>map(t -> fn.apply(t, context), numParallelCalls, ordered));
+  }
+
+  @Override
+  public String describe() {
+    return "map(" + numParallelCalls + (deterministic == null ? "" : ", deterministic=" + deterministic) + ")";
+  }
+}

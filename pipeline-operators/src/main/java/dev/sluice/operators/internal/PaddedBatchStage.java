@@ -1,0 +1,25 @@
+package dev.sluice.operators.internal;
+
+import dev.sluice.core.Example;
+import dev.sluice.core.Options;
+import dev.sluice.core.PipelineContext;
+import dev.sluice.core.Shape;
+import dev.sluice.operators.PaddedBatch;
+import java.util.Map;
+import reactor.core.publisher.Flux;
+
+/** {@code paddedBatch(...)} on the element path. */
+public record PaddedBatchStage(int batchSize, Map<String, Shape> paddedShapes, Map<String, ? extends Number> paddingValues,
+    boolean dropRemainder) implements FluxStage {
+  @Override
+  public Flux<?> apply(Flux<?> in, PipelineContext context, Options options) {
+    Flux<Example> examples = in.map(o -> Schemas.asExample(o, "paddedBatch", -1));
+    return examples.transform(PaddedBatch.of(batchSize, paddedShapes, paddingValues, dropRemainder,
+        options.memory().pool("padded-batch")));
+  }
+
+  @Override
+  public String describe() {
+    return "paddedBatch(" + batchSize + ")";
+  }
+}

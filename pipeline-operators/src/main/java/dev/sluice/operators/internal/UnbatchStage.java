@@ -1,0 +1,33 @@
+package dev.sluice.operators.internal;
+
+import dev.sluice.core.Batch;
+import dev.sluice.core.Options;
+import dev.sluice.core.PipelineContext;
+import dev.sluice.core.Schema;
+import dev.sluice.operators.Unbatch;
+import reactor.core.publisher.Flux;
+
+/** {@code unbatch()} on the element path. */
+public record UnbatchStage() implements FluxStage {
+  @Override
+  public Flux<?> apply(Flux<?> in, PipelineContext context, Options options) {
+    Flux<Batch> batches = in.map(o -> {
+      if (o instanceof Batch b) {
+        return b;
+      }
+      throw new IllegalArgumentException("unbatch needs batches but an element is "
+          + (o == null ? "null" : o.getClass().getName()));
+    });
+    return batches.transform(Unbatch.of());
+  }
+
+  @Override
+  public Schema schemaAfter(Schema in) {
+    return null;
+  }
+
+  @Override
+  public String describe() {
+    return "unbatch()";
+  }
+}
