@@ -3,6 +3,7 @@ package dev.sluice.core;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 
 /**
@@ -17,6 +18,8 @@ import java.util.Objects;
  * never built (error and cancel paths), so a builder is used in try-with-resources.
  */
 public final class BatchBuilder implements AutoCloseable {
+  private static final ByteBuffer EMPTY = ByteBuffer.allocate(0);
+
   private final Schema schema;
   private final int capacity;
   private final BufferPool pool;
@@ -142,39 +145,40 @@ public final class BatchBuilder implements AutoCloseable {
     for (int f = 0; f < columns.length; f++) {
       ColumnBuilder c = columns[f];
       String name = c.spec.name();
-      if (!example.has(name)) {
-        throw new IllegalArgumentException("example " + example.index() + " has no field '" + name
-            + "'; the batch expects " + schema);
-      }
-      if (example.isNull(name)) {
+      Map<String, Tensor> fields = example.fields();
+      Tensor t = fields.get(name); // one lookup per field: this runs once per element and field
+      if (t == null) {
+        if (!fields.containsKey(name)) {
+          throw new IllegalArgumentException("example " + example.index() + " has no field '" + name
+              + "'; the batch expects " + schema);
+        }
         if (!c.spec.nullable()) {
           throw new IllegalArgumentException("field '" + name + "' of example " + example.index()
               + " is null but the field is not nullable");
         }
         c.setNull(size);
         if (c.fixed == null) {
-          c.appendVariable(ByteBuffer.allocate(0));
+          c.appendVariable(EMPTY);
         }
         continue;
       }
-      Tensor t = example.tensor(name);
       if (t.dtype() != c.spec.dtype()) {
         throw new IllegalArgumentException("field '" + name + "' of example " + example.index()
             + " is " + t.dtype() + " but the batch expects " + c.spec.dtype());
       }
       if (c.fixed != null) {
-        if (!t.shape().equals(c.spec.shape())) {
+        if (t.byteSize() != c.rowBytes || !t.shape().equals(c.spec.shape())) {
           throw new IllegalArgumentException("field '" + name + "' of example " + example.index()
               + " has shape " + t.shape() + " but the batch expects " + c.spec.shape()
               + " (use paddedBatch for variable shapes)");
         }
-        c.fixed.buffer().put(size * c.rowBytes, t.data(), 0, c.rowBytes);
+        c.fixed.buffer().put(size * c.rowBytes, t.rawData(), 0, c.rowBytes);
       } else {
         if (!c.spec.shape().isCompatibleWith(t.shape())) {
           throw new IllegalArgumentException("field '" + name + "' of example " + example.index()
               + " has shape " + t.shape() + " but the batch expects " + c.spec.shape());
         }
-        c.appendVariable(t.data());
+        c.appendVariable(t.rawData());
       }
     }
     indices[size] = example.index();

@@ -109,24 +109,36 @@ public final class Example {
   /** Builds an {@link Example} field by field. */
   public static final class Builder {
     private final long index;
-    private final Map<String, Tensor> fields = new LinkedHashMap<>();
+    private Map<String, Tensor> fields = new LinkedHashMap<>();
 
     private Builder(long index) {
       this.index = index;
     }
 
     public Builder put(String name, Tensor value) {
+      checkNotBuilt();
       fields.put(Objects.requireNonNull(name, "name"), Objects.requireNonNull(value, "value"));
       return this;
     }
 
     public Builder putNull(String name) {
+      checkNotBuilt();
       fields.put(Objects.requireNonNull(name, "name"), null);
       return this;
     }
 
+    /** The example; the builder's fields move into it without a copy, so a builder builds once. */
     public Example build() {
-      return Example.of(index, fields);
+      checkNotBuilt();
+      Example e = new Example(index, Collections.unmodifiableMap(fields));
+      fields = null;
+      return e;
+    }
+
+    private void checkNotBuilt() {
+      if (fields == null) {
+        throw new IllegalStateException("example builder already built");
+      }
     }
   }
 }

@@ -167,6 +167,11 @@ public final class Tensor {
     return data.asReadOnlyBuffer().order(ByteOrder.LITTLE_ENDIAN);
   }
 
+  /** The data buffer itself (position 0, little-endian), for copies inside core; never handed to users. */
+  ByteBuffer rawData() {
+    return data;
+  }
+
   /** The int64 offsets of a rank-1 variable-length tensor (read-only view). */
   public ByteBuffer offsets() {
     if (offsets == null) {
