@@ -19,7 +19,6 @@ import dev.sluice.io.Formats;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.BeforeAll;
@@ -130,8 +129,7 @@ class NpyNumpyCompatTest {
   @Test
   void everyFileMatchesNumpyBitExactly() throws Exception {
     List<String> checked = new ArrayList<>();
-    for (Iterator<Map.Entry<String, JsonNode>> it = expected.fields(); it.hasNext(); ) {
-      Map.Entry<String, JsonNode> e = it.next();
+    for (Map.Entry<String, JsonNode> e : expected.properties()) {
       String name = e.getKey();
       Path p = Files.isDirectory(dir.resolve(name)) ? dir.resolve(name) : dir.resolve(name + ".npy");
       for (long chunk : new long[] {Npy.DEFAULT_MAX_CHUNK_BYTES, 1, 50}) {
@@ -147,8 +145,7 @@ class NpyNumpyCompatTest {
 
   @Test
   void dtypesAndShapesFollowTheHeader() {
-    for (Iterator<Map.Entry<String, JsonNode>> it = expected.fields(); it.hasNext(); ) {
-      Map.Entry<String, JsonNode> e = it.next();
+    for (Map.Entry<String, JsonNode> e : expected.properties()) {
       JsonNode dt = e.getValue().get("dtype");
       if (dt == null || dt.isNull() || Files.isDirectory(dir.resolve(e.getKey()))) {
         continue;

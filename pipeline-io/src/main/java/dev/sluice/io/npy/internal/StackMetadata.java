@@ -9,7 +9,6 @@ import dev.sluice.core.Shape;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 
@@ -73,8 +72,7 @@ final class StackMetadata {
     String shapeName = null;
     long[] shape = null;
     int shapeKeys = 0;
-    for (Iterator<Map.Entry<String, JsonNode>> it = root.fields(); it.hasNext(); ) {
-      Map.Entry<String, JsonNode> e = it.next();
+    for (Map.Entry<String, JsonNode> e : root.properties()) {
       if (!e.getKey().endsWith("_shape") || e.getKey().equals("_shape") || !e.getValue().isArray()) {
         continue; // shard_shapes and other keys are ignored
       }
