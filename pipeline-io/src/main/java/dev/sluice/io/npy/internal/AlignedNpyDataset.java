@@ -5,13 +5,11 @@ import dev.sluice.core.DatasetFormatException;
 import dev.sluice.core.Example;
 import dev.sluice.core.RandomAccessDataset;
 import dev.sluice.core.Schema;
-import dev.sluice.core.Tensor;
 import dev.sluice.core.TensorSpec;
 import dev.sluice.io.npy.NpyDataset;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -98,7 +96,7 @@ public final class AlignedNpyDataset implements NpyDataset {
   @Override
   public Example get(long index) {
     RandomAccessDataset.checkIndex(index, rows, this);
-    Map<String, Tensor> fields = new LinkedHashMap<>();
+    Example.Builder fields = Example.builder(index);
     NpyArrayReader current = arrays.get(0);
     try {
       for (NpyArrayReader r : arrays) {
@@ -109,7 +107,7 @@ public final class AlignedNpyDataset implements NpyDataset {
     } catch (InternalError e) {
       throw Guard.changedWhileMapped(current.resource(), "row " + index, e);
     }
-    return Example.of(index, fields);
+    return fields.build();
   }
 
   @Override

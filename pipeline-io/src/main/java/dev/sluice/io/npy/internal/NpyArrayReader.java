@@ -3,6 +3,7 @@ package dev.sluice.io.npy.internal;
 import dev.sluice.core.BatchBuilder;
 import dev.sluice.core.DatasetClosedException;
 import dev.sluice.core.DatasetIOException;
+import dev.sluice.core.Example;
 import dev.sluice.core.Shape;
 import dev.sluice.core.Tensor;
 import dev.sluice.core.TensorSpec;
@@ -15,7 +16,6 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 
 /**
  * Reads the rows of one {@code .npy} file from a chunked read-only mapping.
@@ -138,7 +138,7 @@ final class NpyArrayReader implements AutoCloseable {
   }
 
   /** Puts the fields of row {@code row} into {@code out}: views of the mapping where possible. */
-  void putRow(long row, Map<String, Tensor> out) {
+  void putRow(long row, Example.Builder out) {
     checkOpen();
     for (int f = 0; f < fields.size(); f++) {
       NpyField field = fields.get(f);

@@ -8,16 +8,13 @@ import dev.sluice.core.RandomAccessDataset;
 import dev.sluice.core.Schema;
 import dev.sluice.core.Shape;
 import dev.sluice.core.Split;
-import dev.sluice.core.Tensor;
 import dev.sluice.core.TensorSpec;
 import dev.sluice.io.npy.NpyStack;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.stream.Collectors;
 import reactor.core.publisher.Flux;
@@ -290,14 +287,14 @@ public final class NpyStackDataset implements NpyStack {
     RandomAccessDataset.checkIndex(index, total, this);
     int k = chunkOf(r.starts, index);
     NpyArrayReader reader = reader(k);
-    Map<String, Tensor> fields = new LinkedHashMap<>();
+    Example.Builder fields = Example.builder(index);
     try {
       reader.putRow(index - r.starts[k], fields);
       reader.endRead();
     } catch (InternalError e) {
       throw Guard.changedWhileMapped(reader.resource(), "row " + (index - r.starts[k]), e);
     }
-    return Example.of(index, fields);
+    return fields.build();
   }
 
   @Override
