@@ -1,5 +1,6 @@
 package dev.sluice.io.npy;
 
+import dev.sluice.core.testing.Python;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;

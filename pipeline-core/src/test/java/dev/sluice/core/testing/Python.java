@@ -1,4 +1,4 @@
-package dev.sluice.examples.cli;
+package dev.sluice.core.testing;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -14,13 +14,13 @@ import org.junit.jupiter.api.Assumptions;
  * Runs a script with {@code /usr/bin/python3} (the Python that has numpy). Without numpy the calling
  * test is skipped, except under {@code CI=true}, where it fails.
  */
-final class Python {
-  static final String PYTHON = "/usr/bin/python3";
+public final class Python {
+  public static final String PYTHON = "/usr/bin/python3";
 
   private Python() {}
 
   /** Skips (or, under CI, fails) when numpy is missing. */
-  static void requireNumpy() throws Exception {
+  public static void requireNumpy() throws Exception {
     boolean ok = Files.isExecutable(Path.of(PYTHON)) && run0(List.of(PYTHON, "-c", "import numpy")).exit == 0;
     if (!ok) {
       String msg = PYTHON + " with numpy is missing (apt-get install python3-numpy)";
@@ -32,7 +32,7 @@ final class Python {
   }
 
   /** Runs {@code script} with {@code args}; returns stdout, failing the test on a non-zero exit. */
-  static String run(String script, String... args) throws Exception {
+  public static String run(String script, String... args) throws Exception {
     requireNumpy();
     Path file = Files.createTempFile("sluice-test", ".py");
     try {
