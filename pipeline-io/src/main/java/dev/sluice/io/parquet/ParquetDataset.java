@@ -22,6 +22,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
@@ -247,11 +249,37 @@ public final class ParquetDataset implements SplitDataset<Example>, HasSchema {
     List<Split> list = List.copyOf(which);
     list.forEach(this::ref);
     return Flux.fromIterable(list)
-        .flatMapSequential(s -> Mono.fromCallable(() -> decodeAll(s, batchSize)).subscribeOn(scheduler),
-            parallelism, 1)
-        .concatMapIterable(DecodedRowGroup::take, 1)
+        .flatMapSequential(s -> decodeLater(s, batchSize, scheduler), parallelism, 1)
+        .concatMap(rg -> Flux.using(() -> rg, DecodedRowGroup::flux, DecodedRowGroup::close), 1)
         .doOnDiscard(DecodedRowGroup.class, DecodedRowGroup::close)
         .doOnDiscard(Batch.class, Batch::close);
+  }
+
+  /**
+   * Decodes a row group on {@code scheduler}. A row group whose decode finishes after the
+   * subscription was cancelled is closed here: Reactor may drop such a late value without a discard.
+   */
+  private Mono<DecodedRowGroup> decodeLater(Split split, int batchSize, Scheduler scheduler) {
+    return Mono.defer(() -> {
+      AtomicReference<DecodedRowGroup> result = new AtomicReference<>();
+      AtomicBoolean cancelled = new AtomicBoolean();
+      return Mono.fromCallable(() -> {
+            DecodedRowGroup rg = decodeAll(split, batchSize);
+            result.set(rg);
+            if (cancelled.get()) {
+              rg.close();
+            }
+            return rg;
+          })
+          .subscribeOn(scheduler)
+          .doOnCancel(() -> {
+            cancelled.set(true);
+            DecodedRowGroup rg = result.get();
+            if (rg != null) {
+              rg.close();
+            }
+          });
+    });
   }
 
   private DecodedRowGroup decodeAll(Split split, int batchSize) {
@@ -270,20 +298,40 @@ public final class ParquetDataset implements SplitDataset<Example>, HasSchema {
     }
   }
 
-  /** The batches of one decoded row group; closing it closes the batches not yet taken. */
+  /**
+   * The batches of one decoded row group. {@link #flux()} hands them out one by one; closing it
+   * closes the batches not handed out yet (on cancel, error, or when the group is discarded).
+   */
   private static final class DecodedRowGroup implements AutoCloseable {
     final List<Batch> batches = new ArrayList<>();
-    private boolean taken;
+    private int next;
+    private boolean closed;
 
-    synchronized List<Batch> take() {
-      taken = true;
-      return batches;
+    Flux<Batch> flux() {
+      return Flux.generate(sink -> {
+        Batch b = poll();
+        if (b == null) {
+          sink.complete();
+        } else {
+          sink.next(b);
+        }
+      });
+    }
+
+    private synchronized Batch poll() {
+      if (closed || next == batches.size()) {
+        return null;
+      }
+      return batches.get(next++);
     }
 
     @Override
     public synchronized void close() {
-      if (!taken) {
-        batches.forEach(Batch::close);
+      if (!closed) {
+        closed = true;
+        for (int i = next; i < batches.size(); i++) {
+          batches.get(i).close();
+        }
       }
     }
   }
