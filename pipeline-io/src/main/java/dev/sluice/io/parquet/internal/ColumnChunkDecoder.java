@@ -56,6 +56,8 @@ final class ColumnChunkDecoder {
   private int levelCount;
   private int levelPos;
   private boolean pageHasNulls;
+  private boolean defsAllMax; // every definition level of the page is the maximum (not expanded)
+  private boolean repsPlain; // the page is whole fixed-length lists (repetition levels not expanded)
   private Values values;
   private int[] scratch = new int[1024];
 
@@ -143,39 +145,41 @@ final class ColumnChunkDecoder {
         data = v1.getBytes().toByteBuffer().slice().order(ByteOrder.LITTLE_ENDIAN);
         pos = 0;
         if (maxRep > 0) {
-          pos = readV1Levels(data, pos, v1.getRlEncoding(), reps, n, maxRep, "repetition");
+          pos = readV1Levels(data, pos, v1.getRlEncoding(), n, false);
         }
         if (maxDef > 0) {
-          pos = readV1Levels(data, pos, v1.getDlEncoding(), defs, n, maxDef, "definition");
+          pos = readV1Levels(data, pos, v1.getDlEncoding(), n, true);
         }
         valueEncoding = v1.getValueEncoding();
       } else {
         DataPageV2 v2 = (DataPageV2) page;
         if (maxRep > 0) {
           ByteBuffer rl = v2.getRepetitionLevels().toByteBuffer().slice();
-          new RleDecoder(rl, 0, rl.limit(), BytesUtils.getWidthFromMaxInt(maxRep)).read(reps, 0, n);
+          levels(rl, 0, rl.limit(), n, false);
         }
         if (maxDef > 0) {
           ByteBuffer dl = v2.getDefinitionLevels().toByteBuffer().slice();
-          new RleDecoder(dl, 0, dl.limit(), BytesUtils.getWidthFromMaxInt(maxDef)).read(defs, 0, n);
+          levels(dl, 0, dl.limit(), n, true);
         }
         data = v2.getData().toByteBuffer().slice().order(ByteOrder.LITTLE_ENDIAN);
         pos = 0;
         valueEncoding = v2.getDataEncoding();
       }
       if (maxDef == 0) {
-        java.util.Arrays.fill(defs, 0, n, 0);
+        defsAllMax = true;
       }
       if (maxRep == 0) {
-        java.util.Arrays.fill(reps, 0, n, 0);
+        repsPlain = false; // flat columns never read repetition levels
       }
       levelCount = n;
       levelPos = 0;
       boolean nulls = false;
-      for (int i = 0; i < n; i++) {
-        if (defs[i] != maxDef) {
-          nulls = true;
-          break;
+      if (!defsAllMax) {
+        for (int i = 0; i < n; i++) {
+          if (defs[i] != maxDef) {
+            nulls = true;
+            break;
+          }
         }
       }
       pageHasNulls = nulls;
@@ -198,7 +202,8 @@ final class ColumnChunkDecoder {
     }
   }
 
-  private int readV1Levels(ByteBuffer data, int pos, Encoding enc, int[] out, int n, int max, String what) {
+  private int readV1Levels(ByteBuffer data, int pos, Encoding enc, int n, boolean isDef) {
+    String what = isDef ? "definition" : "repetition";
     if (enc != Encoding.RLE) {
       throw new UnsupportedFormatException(file, "row group " + rowGroup + ", column '" + plan.name() + "'",
           what + " levels use the " + enc + " encoding; Sluice reads RLE levels (written by every current writer)");
@@ -207,8 +212,42 @@ final class ColumnChunkDecoder {
     if (len < 0 || pos + 4 + len > data.limit()) {
       throw error(what + " levels claim " + len + " bytes but the page has " + (data.limit() - pos - 4), null);
     }
-    new RleDecoder(data, pos + 4, pos + 4 + len, BytesUtils.getWidthFromMaxInt(max)).read(out, 0, n);
+    levels(data, pos + 4, pos + 4 + len, n, isDef);
     return pos + 4 + len;
+  }
+
+  /**
+   * Decodes the levels of a page. Definition levels that are one run of the maximum (no nulls)
+   * and repetition levels of whole fixed-length lists are recognized on the encoded runs and
+   * not expanded.
+   */
+  private void levels(ByteBuffer data, int from, int to, int n, boolean isDef) {
+    int max = isDef ? maxDef : maxRep;
+    int width = BytesUtils.getWidthFromMaxInt(max);
+    if (isDef) {
+      if (new RleDecoder(data, from, to, width).startsWithRunOf(n, maxDef)) {
+        defsAllMax = true;
+        return;
+      }
+      defsAllMax = false;
+      new RleDecoder(data, from, to, width).read(defs, 0, n);
+    } else {
+      if (plan.layout() == ColumnPlan.Layout.FIXED_LIST && plan.listLength() > 0
+          && new RleDecoder(data, from, to, width).isPlainRows(n, plan.listLength())) {
+        repsPlain = true;
+        return;
+      }
+      repsPlain = false;
+      new RleDecoder(data, from, to, width).read(reps, 0, n);
+    }
+  }
+
+  private int rep(int i) {
+    return repsPlain ? (i % plan.listLength() == 0 ? 0 : 1) : reps[i];
+  }
+
+  private int def(int i) {
+    return defsAllMax ? maxDef : defs[i];
   }
 
   private Values valuesFor(Encoding enc, ByteBuffer data, int pos, int count) throws IOException {
@@ -380,8 +419,8 @@ final class ColumnChunkDecoder {
         }
         continue;
       }
-      int r = reps[levelPos];
-      int d = defs[levelPos];
+      int r = rep(levelPos);
+      int d = def(levelPos);
       if (r == 0) {
         if (started == rows) {
           break;
@@ -392,6 +431,20 @@ final class ColumnChunkDecoder {
             pendingN = 0;
           }
           endListRow(out, row, elems, fixed, len);
+        }
+        row = -1;
+        if (fixed && !pageHasNulls && len > 0) {
+          int k = wholeRows(Math.min(rows - started, (levelCount - levelPos) / len), len);
+          if (k > 0) {
+            if (pendingN > 0) {
+              flush(out, pendingDst, pendingN);
+              pendingN = 0;
+            }
+            flush(out, (out.rows + started) * len, k * len);
+            started += k;
+            levelPos += k * len;
+            continue;
+          }
         }
         row = out.rows + started;
         started++;
@@ -450,6 +503,34 @@ final class ColumnChunkDecoder {
     if (started < rows) {
       throw error("the column chunk ends after " + (rowsDone + started) + " rows but the row group has more", null);
     }
+  }
+
+  /**
+   * How many of the next {@code max} rows at {@link #levelPos} are plain rows of exactly
+   * {@code len} elements (repetition levels 0, 1, 1, …), every element present.
+   */
+  private int wholeRows(int max, int len) {
+    if (repsPlain) {
+      return max;
+    }
+    int p = levelPos;
+    int[] rl = reps;
+    for (int k = 0; k < max; k++) {
+      if (rl[p] != 0) {
+        return k;
+      }
+      for (int j = 1; j < len; j++) {
+        if (rl[p + j] != 1) {
+          return k;
+        }
+      }
+      p += len;
+    }
+    // the row after the last one must start a new row (or the page must end there)
+    if (max > 0 && p < levelCount && rl[p] != 0) {
+      return max - 1;
+    }
+    return max;
   }
 
   private void flush(ColumnOut out, int dstElem, int n) {
