@@ -50,25 +50,33 @@ public final class BenchFiles {
 
   /** The cached file for these parameters, generated on first use. */
   public static Path file(Layout layout, long rows, int dim, long rowGroupBytes) throws IOException {
+    return file(layout, rows, dim, rowGroupBytes, Integer.MAX_VALUE);
+  }
+
+  /** As {@link #file(Layout, long, int, long)}, with at most {@code rowGroupRows} rows per row group. */
+  public static Path file(Layout layout, long rows, int dim, long rowGroupBytes, int rowGroupRows) throws IOException {
     Path dir = Path.of(System.getProperty("java.io.tmpdir"), "sluice-bench");
     Files.createDirectories(dir);
-    Path f = dir.resolve(layout.name().toLowerCase() + "-" + rows + "x" + dim + "-rg" + rowGroupBytes + ".parquet");
+    Path f = dir.resolve(layout.name().toLowerCase() + "-" + rows + "x" + dim + "-rg" + rowGroupBytes
+        + (rowGroupRows == Integer.MAX_VALUE ? "" : "-" + rowGroupRows) + ".parquet");
     if (Files.exists(f)) {
       return f;
     }
     Path tmp = Files.createTempFile(dir, "gen", ".tmp");
-    write(new LocalOutputFile(tmp), layout, rows, dim, rowGroupBytes);
+    write(new LocalOutputFile(tmp), layout, rows, dim, rowGroupBytes, rowGroupRows);
     Files.move(tmp, f, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
     return f;
   }
 
-  static void write(OutputFile out, Layout layout, long rows, int dim, long rowGroupBytes) throws IOException {
+  static void write(OutputFile out, Layout layout, long rows, int dim, long rowGroupBytes, int rowGroupRows)
+      throws IOException {
     MessageType schema = schema(layout, dim);
     try (ParquetWriter<Long> w = new Builder(out, new RowsWriteSupport(schema, layout, dim))
         .withConf(new PlainParquetConfiguration())
         .withWriteMode(ParquetFileWriter.Mode.OVERWRITE)
         .withCompressionCodec(CompressionCodecName.SNAPPY)
         .withRowGroupSize(rowGroupBytes)
+        .withRowGroupRowCountLimit(rowGroupRows)
         .withDictionaryEncoding(false)
         .build()) {
       for (long r = 0; r < rows; r++) {
