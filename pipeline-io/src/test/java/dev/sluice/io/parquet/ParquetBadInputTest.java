@@ -291,4 +291,28 @@ class ParquetBadInputTest {
     StepVerifier.create(ds.batches(8)).verifyComplete();
     StepVerifier.create(ds.flux()).verifyComplete();
   }
+
+  @Test
+  void emptyRowGroupsBetweenFullOnesAreSkippedWithoutGaps() throws IOException {
+    // parquet-java will not write an empty row group; other writers do, so put two into the footer
+    Path f = dir.resolve("holes.parquet");
+    ParquetTestFiles.write(f, SIMPLE, Map.of(), SNAPPY, 50, 30, 10, 9);
+    List<Group> want = ParquetTestFiles.readGroups(f);
+    rewriteFooter(f, md -> {
+      org.apache.parquet.format.RowGroup empty = md.getRow_groups().get(0).deepCopy();
+      empty.setNum_rows(0);
+      empty.getColumns().forEach(c -> c.getMeta_data().setNum_values(0));
+      md.getRow_groups().add(0, empty);
+      md.getRow_groups().add(2, empty.deepCopy());
+    });
+    ParquetDataset ds = Parquet.open(f, ParquetOptions.builder().decodeParallelism(2).build());
+    assertEquals(List.of(0L, 30L, 0L, 20L), ds.splits().stream().map(dev.sluice.core.Split::rowCount).toList());
+    List<Batch> batches = ds.batches(7).collectList().block();
+    try {
+      assertEquals(50, ParquetTestFiles.assertBatchesMatch(batches, want, 0, ParquetTestFiles.plans(ds, f), "holes"));
+    } finally {
+      batches.forEach(Batch::close);
+    }
+    assertEquals(50, ds.flux().count().block());
+  }
 }
