@@ -61,6 +61,7 @@ public final class ParquetFileInfo {
 
   static ParquetReadOptions readOptions(boolean verifyChecksums) {
     return ParquetReadOptions.builder(new PlainParquetConfiguration())
+        .withCodecFactory(new PageCodecs())
         .usePageChecksumVerification(verifyChecksums)
         .useStatsFilter(false)
         .useDictionaryFilter(false)
