@@ -1,6 +1,7 @@
 package dev.sluice.io.parquet;
 
 import dev.sluice.core.DatasetIOException;
+import dev.sluice.io.parquet.internal.MappedInputFile;
 import dev.sluice.io.parquet.internal.ParquetFileInfo;
 import java.io.IOException;
 import java.net.URI;
@@ -24,7 +25,8 @@ import org.apache.parquet.io.LocalInputFile;
  * Opens Parquet files as a {@link ParquetDataset}: a file, a list of files, a directory (its
  * {@code *.parquet} files, or every regular file not starting with {@code _} or {@code .} when none
  * is named so, in name order) or a glob ({@code data/part-*.parquet}). Local paths are read through
- * parquet-java's {@code LocalInputFile}; URIs with a scheme ({@code file://}, {@code hdfs://},
+ * a memory mapping or parquet-java's {@code LocalInputFile} ({@link ParquetOptions#localFiles()});
+ * URIs with a scheme ({@code file://}, {@code hdfs://},
  * {@code s3a://} with hadoop-aws on the classpath) through Hadoop's {@code FileSystem}.
  *
  * <p>Opening reads and checks every footer (magic, footer, encryption, codecs) and maps the schema;
@@ -55,7 +57,8 @@ public final class Parquet {
   public static ParquetDataset open(List<Path> files, ParquetOptions options) {
     List<ParquetFileInfo> infos = new ArrayList<>();
     for (Path p : files) {
-      infos.add(ParquetFileInfo.open(p.toString(), new LocalInputFile(p)));
+      infos.add(ParquetFileInfo.open(p.toString(), options.localFiles() == ParquetOptions.LocalFiles.MAPPED
+          ? new MappedInputFile(p) : new LocalInputFile(p)));
     }
     return new ParquetDataset(infos, options);
   }

@@ -23,6 +23,8 @@ import java.util.Objects;
  * @param decodeParallelism row groups decoded at the same time by {@link ParquetDataset#batches},
  *     ≥ 1 (default 1); the memory budget is about {@code decodeParallelism + 1} decoded row groups
  * @param memory the memory manager batches are allocated from (stage {@code parquet})
+ * @param localFiles how local files are read: {@link LocalFiles#MAPPED} (default) or parquet-java's
+ *     {@code LocalInputFile} ({@link LocalFiles#STREAM})
  */
 public record ParquetOptions(
     List<String> columns,
@@ -30,7 +32,19 @@ public record ParquetOptions(
     Map<String, Shape> shapes,
     PageChecksums pageChecksums,
     int decodeParallelism,
-    MemoryManager memory) {
+    MemoryManager memory,
+    LocalFiles localFiles) {
+
+  /** How local (scheme-less) paths are read; Hadoop URIs always go through Hadoop's FileSystem. */
+  public enum LocalFiles {
+    /**
+     * A read-only memory mapping: a column chunk is one copy out of the page cache. Mappings are
+     * released by the GC; a file truncated while mapped fails the read cleanly.
+     */
+    MAPPED,
+    /** parquet-java's {@code LocalInputFile} (RandomAccessFile reads). */
+    STREAM
+  }
 
   /** Whether page checksums (CRC32 in the page header) are checked. */
   public enum PageChecksums {
@@ -41,7 +55,8 @@ public record ParquetOptions(
   }
 
   private static final ParquetOptions DEFAULTS =
-      new ParquetOptions(List.of(), NullPolicy.FILL, Map.of(), PageChecksums.IGNORE, 1, MemoryManager.shared());
+      new ParquetOptions(List.of(), NullPolicy.FILL, Map.of(), PageChecksums.IGNORE, 1, MemoryManager.shared(),
+          LocalFiles.MAPPED);
 
   public ParquetOptions {
     columns = List.copyOf(Objects.requireNonNull(columns, "columns"));
@@ -49,6 +64,7 @@ public record ParquetOptions(
     shapes = Map.copyOf(Objects.requireNonNull(shapes, "shapes"));
     Objects.requireNonNull(pageChecksums, "pageChecksums");
     Objects.requireNonNull(memory, "memory");
+    Objects.requireNonNull(localFiles, "localFiles");
     if (decodeParallelism < 1) {
       throw new IllegalArgumentException("decodeParallelism >= 1 required but it was " + decodeParallelism);
     }
@@ -80,6 +96,7 @@ public record ParquetOptions(
     private PageChecksums pageChecksums;
     private int decodeParallelism;
     private MemoryManager memory;
+    private LocalFiles localFiles;
 
     private Builder(ParquetOptions from) {
       columns = from.columns;
@@ -88,6 +105,7 @@ public record ParquetOptions(
       pageChecksums = from.pageChecksums;
       decodeParallelism = from.decodeParallelism;
       memory = from.memory;
+      localFiles = from.localFiles;
     }
 
     /** Reads only these fields, in this order. */
@@ -127,8 +145,13 @@ public record ParquetOptions(
       return this;
     }
 
+    public Builder localFiles(LocalFiles value) {
+      localFiles = Objects.requireNonNull(value, "localFiles");
+      return this;
+    }
+
     public ParquetOptions build() {
-      return new ParquetOptions(columns, nullPolicy, shapes, pageChecksums, decodeParallelism, memory);
+      return new ParquetOptions(columns, nullPolicy, shapes, pageChecksums, decodeParallelism, memory, localFiles);
     }
   }
 }

@@ -315,4 +315,16 @@ class ParquetBadInputTest {
     }
     assertEquals(50, ds.flux().count().block());
   }
+
+  @Test
+  void aFileTruncatedWhileMappedFailsTheReadInsteadOfCrashing() throws IOException {
+    Path f = simpleFile("shrinks.parquet", PLAIN_V1, 400);
+    ParquetDataset ds = Parquet.open(f); // maps the file
+    try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(f, java.nio.file.StandardOpenOption.WRITE)) {
+      ch.truncate(ch.size() / 3);
+    }
+    DatasetException e = assertThrows(DatasetException.class,
+        () -> ds.batches(16).doOnNext(Batch::close).blockLast(Duration.ofSeconds(60)));
+    assertContains(e.getMessage(), f.toString());
+  }
 }

@@ -35,7 +35,8 @@ class ParquetReadTest {
       Path f = dir.resolve("wide-" + seed + ".parquet");
       ParquetTestFiles.write(f, ParquetTestFiles.WIDE, ParquetTestFiles.WIDE_META, c, ROWS, 250, 60, seed++);
       List<Group> groups = ParquetTestFiles.readGroups(f);
-      ParquetDataset ds = Parquet.open(f);
+      ParquetDataset ds = Parquet.open(f, ParquetOptions.builder()
+          .localFiles(seed % 2 == 0 ? ParquetOptions.LocalFiles.MAPPED : ParquetOptions.LocalFiles.STREAM).build());
       List<ColumnPlan> plans = ParquetTestFiles.plans(ds, f);
       assertEquals(3, ds.splits().size(), c + ": row groups");
       assertEquals(ROWS, ds.rowCount());
@@ -142,7 +143,8 @@ class ParquetReadTest {
     }
     for (ParquetDataset ds : List.of(
         Parquet.open(dir, ParquetOptions.builder().decodeParallelism(3).build()),
-        Parquet.open(dir.resolve("part-*.parquet"), ParquetOptions.builder().decodeParallelism(2).build()),
+        Parquet.open(dir.resolve("part-*.parquet"), ParquetOptions.builder().decodeParallelism(2)
+            .localFiles(ParquetOptions.LocalFiles.STREAM).build()),
         Parquet.open(dir.toUri().toString(), ParquetOptions.builder().decodeParallelism(2).build()))) {
       assertEquals(3, ds.files().size());
       assertEquals(all.size(), ds.rowCount());
