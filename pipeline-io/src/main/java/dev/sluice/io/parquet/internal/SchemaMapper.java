@@ -30,12 +30,14 @@ public final class SchemaMapper {
   private final Map<String, Shape> hints;
   private final List<ColumnPlan> plans = new ArrayList<>();
   private final Map<String, String> refused = new LinkedHashMap<>();
+  private final Map<String, Long> arrowLengths;
 
   private SchemaMapper(String file, MessageType schema, Map<String, String> keyValues, Map<String, Shape> hints) {
     this.file = file;
     this.schema = schema;
     this.keyValues = keyValues;
     this.hints = hints;
+    this.arrowLengths = ArrowSchemaShapes.parse(keyValues.get("ARROW:schema"));
   }
 
   /** The mapping of every leaf: the plans, and the refused fields with the reason. */
@@ -209,6 +211,9 @@ public final class SchemaMapper {
     Shape declared = hints.get(name);
     if (declared == null) {
       declared = parseShape(keyValues.get(SHAPE_KEY_PREFIX + name));
+    }
+    if (declared == null && arrowLengths.containsKey(name)) {
+      declared = Shape.of(arrowLengths.get(name)); // pyarrow's FixedSizeList
     }
     if (declared != null) {
       TensorSpec spec = new TensorSpec(name, tm.dtype, declared, nullable);
