@@ -5,10 +5,17 @@ import java.nio.file.Path;
 
 /**
  * A plain main for scripts: {@code QuickRead <layout list|flat> <rows> <dim> <rounds> [sluice|pages|record]...}
- * prints one line per contender and round: {@code <contender> <round> <rows/s>}.
+ * prints one line per contender and round: {@code <contender> <round> <rows/s wall> <rows/s of process CPU>}
+ * (the second figure divides by the CPU time of the whole JVM, so it is robust against other load).
  */
 public final class QuickRead {
   private QuickRead() {}
+
+  /** CPU time of the whole JVM, ns. */
+  static long cpu() {
+    return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory
+        .getOperatingSystemMXBean()).getProcessCpuTime();
+  }
 
   public static void main(String[] args) throws Exception {
     BenchFiles.Layout layout = BenchFiles.Layout.valueOf(args[0].toUpperCase());
@@ -23,6 +30,7 @@ public final class QuickRead {
     long check = 0;
     for (int r = -1; r < rounds; r++) { // round -1 warms up
       for (String w : who) {
+        long c0 = cpu();
         long t0 = System.nanoTime();
         check += switch (w) {
           case "sluice" -> Readers.sluiceColumnar(ds, 4096);
@@ -31,8 +39,9 @@ public final class QuickRead {
           default -> throw new IllegalArgumentException("unknown contender " + w);
         };
         double s = (System.nanoTime() - t0) / 1e9;
+        double c = (cpu() - c0) / 1e9;
         if (r >= 0) {
-          System.out.printf("%s %d %.0f%n", w, r, ds.rowCount() / s);
+          System.out.printf("%s %d %.0f %.0f%n", w, r, ds.rowCount() / s, ds.rowCount() / c);
         }
       }
     }

@@ -16,12 +16,19 @@ import org.apache.arrow.vector.ipc.ArrowReader;
 
 /**
  * Reads a Parquet file with Arrow C++ (arrow-dataset JNI) into Arrow record batches, every column,
- * {@code warmups} then {@code rounds} times; prints {@code arrow <round> <rows/s>} per measured round.
+ * {@code warmups} then {@code rounds} times; prints {@code arrow <round> <rows/s wall> <rows/s of process CPU>}
+ * per measured round (the CPU figure includes Arrow's native threads).
  *
  * <pre>java -cp target/classes:target/lib/* dev.sluice.benchmarks.arrowcpp.ArrowParquetRead FILE [warmups] [rounds]</pre>
  */
 public final class ArrowParquetRead {
   private ArrowParquetRead() {}
+
+  /** CPU time of the whole JVM, native threads included, ns. */
+  static long cpu() {
+    return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory
+        .getOperatingSystemMXBean()).getProcessCpuTime();
+  }
 
   public static void main(String[] args) throws Exception {
     String uri = Path.of(args[0]).toAbsolutePath().toUri().toString();
@@ -30,6 +37,7 @@ public final class ArrowParquetRead {
     long check = 0;
     try (BufferAllocator allocator = new RootAllocator()) {
       for (int r = -warmups; r < rounds; r++) {
+        long c0 = cpu();
         long t0 = System.nanoTime();
         long rows = 0;
         try (DatasetFactory factory = new FileSystemDatasetFactory(allocator, NativeMemoryPool.getDefault(),
@@ -46,8 +54,9 @@ public final class ArrowParquetRead {
           }
         }
         double s = (System.nanoTime() - t0) / 1e9;
+        double c = (cpu() - c0) / 1e9;
         if (r >= 0) {
-          System.out.printf("arrow %d %.0f%n", r, rows / s);
+          System.out.printf("arrow %d %.0f %.0f%n", r, rows / s, rows / c);
         }
       }
     }
