@@ -110,6 +110,9 @@ public final class Parquet {
     } catch (IOException e) {
       throw new DatasetIOException(uri.toString(), "cannot list: " + e.getMessage(), e);
     }
+    if (found.isEmpty()) {
+      throw new DatasetIOException(uri.toString(), "no data files", null);
+    }
     List<ParquetFileInfo> infos = new ArrayList<>();
     for (FileStatus s : found) {
       try {
@@ -169,6 +172,9 @@ public final class Parquet {
           all = s.filter(Files::isRegularFile).filter(p -> !hidden(p.getFileName().toString())).sorted().toList();
         }
         List<Path> named = all.stream().filter(p -> p.getFileName().toString().endsWith(".parquet")).toList();
+        if (all.isEmpty()) {
+          throw new DatasetIOException(path.toString(), "the directory holds no data files", null);
+        }
         return named.isEmpty() ? all : named;
       }
       return List.of(path);

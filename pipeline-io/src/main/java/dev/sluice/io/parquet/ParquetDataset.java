@@ -153,9 +153,19 @@ public final class ParquetDataset implements SplitDataset<Example>, HasSchema {
 
   /**
    * Rows {@code [fromRow, toRow)} of a row group decoded straight into pooled batches of
-   * {@code batchSize} rows (the last may be shorter). Decoding runs on the subscribing thread,
-   * one batch per request; the file is opened on subscribe and closed on complete, error and
-   * cancel. The consumer closes each batch.
+   * {@code batchSize} rows (the last may be shorter).
+   *
+   * <p><b>Reactive Streams semantics.</b> Emits one batch per request, decoded on the requesting
+   * thread; backpressures by decoding nothing ahead of demand; completes after the last row of the
+   * range; on cancel or error closes the file (opened on subscribe). A decode failure is a
+   * {@link DatasetFormatException} naming the file, row group and column.
+   *
+   * <p><b>Discard support.</b> Batches dropped by downstream operators are closed. The consumer
+   * closes every batch it receives.
+   *
+   * @param fromRow first row within the row group, ≥ 0
+   * @param toRow end row (exclusive), or {@code Long.MAX_VALUE} for the end of the row group
+   * @param batchSize rows per batch, &gt; 0
    */
   @Override
   public Flux<Batch> readBatches(Split split, long fromRow, long toRow, int batchSize) {
@@ -225,9 +235,17 @@ public final class ParquetDataset implements SplitDataset<Example>, HasSchema {
   /**
    * Every row group in order, decoded into batches of {@code batchSize} rows with
    * {@link ParquetOptions#decodeParallelism()} row groups decoded at the same time on
-   * {@link Schedulers#parallel()}; order is preserved. At most that many decoded row groups are
-   * held ahead of the consumer, so memory stays within about {@code (decodeParallelism + 1) × the
-   * decoded size of a row group}.
+   * {@link Schedulers#parallel()}; order is preserved (batches never span row groups).
+   *
+   * <p><b>Reactive Streams semantics.</b> Emits the batches of row group k only after those of
+   * k − 1; at most {@code decodeParallelism} row groups are being decoded or waiting, plus the one
+   * being emitted, so memory stays within about {@code (decodeParallelism + 1) ×} the compressed
+   * plus decoded size of a row group; completes after the last row group; on cancel or error stops
+   * the decoders and closes every batch not yet emitted.
+   *
+   * <p><b>Discard support.</b> Decoded row groups and batches dropped on cancel or error are closed.
+   *
+   * @param batchSize rows per batch, &gt; 0 (the last batch of each row group may be shorter)
    */
   public Flux<Batch> batches(int batchSize) {
     return batches(splits, batchSize);

@@ -327,4 +327,16 @@ class ParquetBadInputTest {
         () -> ds.batches(16).doOnNext(Batch::close).blockLast(Duration.ofSeconds(60)));
     assertContains(e.getMessage(), f.toString());
   }
+
+  @Test
+  void missingFilesAndEmptyDirectoriesAreIoErrorsNamingThePath() throws IOException {
+    Path missing = dir.resolve("nope.parquet");
+    assertContains(assertThrows(dev.sluice.core.DatasetIOException.class, () -> Parquet.open(missing)).getMessage(),
+        missing.toString());
+    assertContains(assertThrows(dev.sluice.core.DatasetIOException.class,
+        () -> Parquet.open(missing.toUri().toString(), ParquetOptions.defaults())).getMessage(), "nope.parquet");
+    Path empty = Files.createDirectory(dir.resolve("empty-dir"));
+    assertContains(assertThrows(dev.sluice.core.DatasetIOException.class, () -> Parquet.open(empty)).getMessage(),
+        empty.toString());
+  }
 }
