@@ -115,7 +115,9 @@ public final class BenchFiles {
 
     @Override
     public void write(Long row) {
-      SplittableRandom rnd = new SplittableRandom(row * 0x9E3779B97F4A7C15L + 1);
+      // not a multiple of SplittableRandom's own increment (the golden gamma): otherwise row r + 1
+      // would repeat row r shifted by one value, and snappy would compress the list column 10x
+      SplittableRandom rnd = new SplittableRandom(row * 0xBF58476D1CE4E5B9L + 0x94D049BB133111EBL);
       rc.startMessage();
       if (layout == Layout.LIST) {
         rc.startField("x", 0);
