@@ -32,7 +32,7 @@ public final class ParallelDecodeBench {
     Path f = BenchFiles.file(layout, 1_000_000, 64, 128L << 20, 62_500);
     ParquetDataset ds = Parquet.open(f, ParquetOptions.defaults());
     System.out.println("file " + f + ": " + ds.splits().size() + " row groups, " + ds.rowCount() + " rows");
-    Scheduler scheduler = Schedulers.newParallel("decode", 2);
+    Scheduler scheduler = Schedulers.newParallel("decode", 2, true);
     ThreadMXBean mx = ManagementFactory.getThreadMXBean();
     List<Double> wallRatio = new ArrayList<>();
     List<Double> cpuRatio = new ArrayList<>();
@@ -65,9 +65,11 @@ public final class ParallelDecodeBench {
         cpuRatio.add(cpu[2] / cpu[1]);
       }
     }
-    System.out.printf("median speed-up (1 thread wall / 2 threads wall): %.2f; median CPU per row (2 threads / 1): %.2f%n",
-        median(wallRatio), median(cpuRatio));
     scheduler.dispose();
+    if (!wallRatio.isEmpty()) {
+      System.out.printf("median speed-up (1 thread wall / 2 threads wall): %.2f; median CPU per row (2 threads / 1): %.2f%n",
+          median(wallRatio), median(cpuRatio));
+    }
   }
 
   private static long totalCpu(ThreadMXBean mx) {
