@@ -4,7 +4,6 @@ import dev.sluice.core.Batch;
 import dev.sluice.core.MemoryManager;
 import dev.sluice.io.parquet.Parquet;
 import dev.sluice.io.parquet.ParquetDataset;
-import dev.sluice.io.parquet.ParquetOptions;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import reactor.core.publisher.Flux;
@@ -28,7 +27,7 @@ public final class BoundedMemoryRun {
     long rows = Long.parseLong(args[0]);
     int parallelism = args.length > 1 ? Integer.parseInt(args[1]) : 1;
     Path f = BenchFiles.file(BenchFiles.Layout.LIST, rows, 64, 128L << 20);
-    ParquetDataset ds = Parquet.open(f, ParquetOptions.builder().decodeParallelism(parallelism).build());
+    ParquetDataset ds = Parquet.open(f, Readers.options().toBuilder().decodeParallelism(parallelism).build());
     System.out.printf("file %s: %.2f GB, %d row groups%n", f, Files.size(f) / 1e9, ds.splits().size());
     long[] peak = {0};
     long t0 = System.nanoTime();

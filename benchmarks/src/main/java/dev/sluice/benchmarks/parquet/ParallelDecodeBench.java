@@ -3,7 +3,6 @@ package dev.sluice.benchmarks.parquet;
 import dev.sluice.core.Batch;
 import dev.sluice.io.parquet.Parquet;
 import dev.sluice.io.parquet.ParquetDataset;
-import dev.sluice.io.parquet.ParquetOptions;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.nio.file.Path;
@@ -30,7 +29,7 @@ public final class ParallelDecodeBench {
     int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 5;
     BenchFiles.Layout layout = args.length > 1 ? BenchFiles.Layout.valueOf(args[1]) : BenchFiles.Layout.LIST;
     Path f = BenchFiles.file(layout, 1_000_000, 64, 128L << 20, 62_500);
-    ParquetDataset ds = Parquet.open(f, ParquetOptions.defaults());
+    ParquetDataset ds = Parquet.open(f, Readers.options());
     System.out.println("file " + f + ": " + ds.splits().size() + " row groups, " + ds.rowCount() + " rows");
     Scheduler scheduler = Schedulers.newParallel("decode", 2, true);
     ThreadMXBean mx = ManagementFactory.getThreadMXBean();

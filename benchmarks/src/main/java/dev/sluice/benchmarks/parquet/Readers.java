@@ -47,8 +47,15 @@ public final class Readers {
     return sum;
   }
 
+  /** Options of the benchmarks: defaults, with {@code -Dsluice.parquet.localFiles=MAPPED|STREAM} honoured. */
+  public static ParquetOptions options() {
+    String io = System.getProperty("sluice.parquet.localFiles");
+    return io == null ? ParquetOptions.defaults()
+        : ParquetOptions.builder().localFiles(ParquetOptions.LocalFiles.valueOf(io)).build();
+  }
+
   public static ParquetDataset open(Path file) {
-    return Parquet.open(file, ParquetOptions.defaults());
+    return Parquet.open(file, options());
   }
 
   /** parquet-java's ceiling: read and decompress every page through {@link PageReader}, decode nothing. */

@@ -23,8 +23,8 @@ import java.util.Objects;
  * @param decodeParallelism row groups decoded at the same time by {@link ParquetDataset#batches},
  *     ≥ 1 (default 1); the memory budget is about {@code decodeParallelism + 1} decoded row groups
  * @param memory the memory manager batches are allocated from (stage {@code parquet})
- * @param localFiles how local files are read: {@link LocalFiles#MAPPED} (default) or parquet-java's
- *     {@code LocalInputFile} ({@link LocalFiles#STREAM})
+ * @param localFiles how local files are read: parquet-java's {@code LocalInputFile}
+ *     ({@link LocalFiles#STREAM}, default) or a memory mapping ({@link LocalFiles#MAPPED})
  */
 public record ParquetOptions(
     List<String> columns,
@@ -38,12 +38,17 @@ public record ParquetOptions(
   /** How local (scheme-less) paths are read; Hadoop URIs always go through Hadoop's FileSystem. */
   public enum LocalFiles {
     /**
-     * A read-only memory mapping: a column chunk is one copy out of the page cache. Mappings are
-     * released by the GC; a file truncated while mapped fails the read cleanly.
+     * parquet-java's {@code LocalInputFile} (RandomAccessFile reads): the process holds only the
+     * row groups it is reading, so its resident memory stays flat however large the file (default).
      */
-    MAPPED,
-    /** parquet-java's {@code LocalInputFile} (RandomAccessFile reads). */
-    STREAM
+    STREAM,
+    /**
+     * A read-only memory mapping of the whole file: a column chunk is one copy out of the page
+     * cache, and repeated passes skip the read system calls. The mapped pages a pass touched count
+     * in the process's resident set (reclaimable page cache, but RSS grows with the file) until
+     * the GC releases the mapping; a file truncated while mapped fails the read cleanly.
+     */
+    MAPPED
   }
 
   /** Whether page checksums (CRC32 in the page header) are checked. */
@@ -56,7 +61,7 @@ public record ParquetOptions(
 
   private static final ParquetOptions DEFAULTS =
       new ParquetOptions(List.of(), NullPolicy.FILL, Map.of(), PageChecksums.IGNORE, 1, MemoryManager.shared(),
-          LocalFiles.MAPPED);
+          LocalFiles.STREAM);
 
   public ParquetOptions {
     columns = List.copyOf(Objects.requireNonNull(columns, "columns"));

@@ -319,7 +319,7 @@ class ParquetBadInputTest {
   @Test
   void aFileTruncatedWhileMappedFailsTheReadInsteadOfCrashing() throws IOException {
     Path f = simpleFile("shrinks.parquet", PLAIN_V1, 400);
-    ParquetDataset ds = Parquet.open(f); // maps the file
+    ParquetDataset ds = Parquet.open(f, ParquetOptions.builder().localFiles(ParquetOptions.LocalFiles.MAPPED).build());
     try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(f, java.nio.file.StandardOpenOption.WRITE)) {
       ch.truncate(ch.size() / 3);
     }

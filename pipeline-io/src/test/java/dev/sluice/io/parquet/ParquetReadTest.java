@@ -144,7 +144,7 @@ class ParquetReadTest {
     for (ParquetDataset ds : List.of(
         Parquet.open(dir, ParquetOptions.builder().decodeParallelism(3).build()),
         Parquet.open(dir.resolve("part-*.parquet"), ParquetOptions.builder().decodeParallelism(2)
-            .localFiles(ParquetOptions.LocalFiles.STREAM).build()),
+            .localFiles(ParquetOptions.LocalFiles.MAPPED).build()),
         Parquet.open(dir.toUri().toString(), ParquetOptions.builder().decodeParallelism(2).build()))) {
       assertEquals(3, ds.files().size());
       assertEquals(all.size(), ds.rowCount());
