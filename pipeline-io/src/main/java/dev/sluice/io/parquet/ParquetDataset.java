@@ -1,0 +1,386 @@
+package dev.sluice.io.parquet;
+
+import dev.sluice.core.Batch;
+import dev.sluice.core.BufferPool;
+import dev.sluice.core.DatasetFormatException;
+import dev.sluice.core.Example;
+import dev.sluice.core.HasSchema;
+import dev.sluice.core.PipelineContext;
+import dev.sluice.core.Schema;
+import dev.sluice.core.Split;
+import dev.sluice.core.SplitDataset;
+import dev.sluice.core.TensorSpec;
+import dev.sluice.io.parquet.internal.ColumnPlan;
+import dev.sluice.io.parquet.internal.ParquetFileInfo;
+import dev.sluice.io.parquet.internal.RowGroupReader;
+import dev.sluice.io.parquet.internal.SchemaMapper;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * One or more Parquet files as a {@link SplitDataset} of {@link Example}s whose splits are the row
+ * groups, in file order then row-group order. Examples carry their global row index.
+ *
+ * <p>The columnar path ({@link #readBatches}, {@link #batches}) decodes pages straight into pooled
+ * batch memory; the row path ({@link #read}) copies rows out of those batches, so examples own
+ * nothing. Nothing is opened until a flux is subscribed; each subscription opens its own file
+ * handles and closes them on complete, error and cancel.
+ */
+public final class ParquetDataset implements SplitDataset<Example>, HasSchema {
+  /** The memory-manager stage batches are allocated from. */
+  public static final String STAGE = "parquet";
+  private static final int ROW_PATH_BATCH = 1024;
+
+  private final List<ParquetFileInfo> files;
+  private final List<List<ColumnPlan>> plans; // per file
+  private final Schema schema;
+  private final ParquetOptions options;
+  private final List<Split> splits;
+  private final Map<String, SplitRef> refs;
+  private final long rowCount;
+
+  private record SplitRef(int file, int rowGroup, long firstRow) {}
+
+  ParquetDataset(List<ParquetFileInfo> files, ParquetOptions options) {
+    this.files = List.copyOf(files);
+    this.options = options;
+    List<List<ColumnPlan>> p = new ArrayList<>();
+    Schema first = null;
+    String firstName = null;
+    for (ParquetFileInfo f : files) {
+      SchemaMapper.Mapping m = SchemaMapper.map(f.name(), f.footer().getFileMetaData().getSchema(),
+          f.footer().getFileMetaData().getKeyValueMetaData(), options.shapes());
+      List<ColumnPlan> selected = m.select(f.name(), options.columns());
+      List<TensorSpec> specs = new ArrayList<>();
+      Set<String> paths = new HashSet<>();
+      for (ColumnPlan c : selected) {
+        specs.add(c.spec());
+        paths.add(String.join(".", c.descriptor().getPath()));
+      }
+      f.checkCodecs(paths);
+      Schema s = Schema.of(specs);
+      if (first == null) {
+        first = s;
+        firstName = f.name();
+      } else if (!first.equals(s)) {
+        throw new DatasetFormatException(f.name(), "schema", "the schema " + s + " differs from " + first + " of "
+            + firstName + "; every file of a dataset must have the same columns");
+      }
+      p.add(selected);
+    }
+    this.plans = List.copyOf(p);
+    this.schema = first == null ? Schema.of(List.of()) : first;
+    List<Split> sp = new ArrayList<>();
+    Map<String, SplitRef> r = new LinkedHashMap<>();
+    long row = 0;
+    for (int fi = 0; fi < files.size(); fi++) {
+      ParquetFileInfo f = files.get(fi);
+      for (int g = 0; g < f.rowGroups().size(); g++) {
+        long n = f.rowGroups().get(g).getRowCount();
+        String id = f.name() + "#rg" + g;
+        sp.add(new Split(id, n));
+        r.put(id, new SplitRef(fi, g, row));
+        row += n;
+      }
+    }
+    this.splits = List.copyOf(sp);
+    this.refs = Collections.unmodifiableMap(r);
+    this.rowCount = row;
+  }
+
+  @Override
+  public Schema schema() {
+    return schema;
+  }
+
+  @Override
+  public List<Split> splits() {
+    return splits;
+  }
+
+  /** Total rows of every file. */
+  public long rowCount() {
+    return rowCount;
+  }
+
+  /** The files, in read order (paths or URIs as given). */
+  public List<String> files() {
+    List<String> out = new ArrayList<>();
+    files.forEach(f -> out.add(f.name()));
+    return out;
+  }
+
+  /** The options this dataset reads with. */
+  public ParquetOptions options() {
+    return options;
+  }
+
+  /** The Parquet schema of the first file, as parquet-java prints it (for {@code inspect}). */
+  public String parquetSchema() {
+    return files.isEmpty() ? "" : files.get(0).footer().getFileMetaData().getSchema().toString();
+  }
+
+  private SplitRef ref(Split split) {
+    SplitRef r = refs.get(Objects.requireNonNull(split, "split").id());
+    if (r == null) {
+      throw new IllegalArgumentException("split '" + split.id() + "' is not a split of this dataset");
+    }
+    return r;
+  }
+
+  private static void checkRange(long fromRow, long toRow) {
+    if (fromRow < 0 || toRow < fromRow) {
+      throw new IllegalArgumentException("0 <= fromRow <= toRow required but they were " + fromRow + " and " + toRow);
+    }
+  }
+
+  @Override
+  public boolean supportsBatches() {
+    return true;
+  }
+
+  /**
+   * Rows {@code [fromRow, toRow)} of a row group decoded straight into pooled batches of
+   * {@code batchSize} rows (the last may be shorter).
+   *
+   * <p><b>Reactive Streams semantics.</b> Emits one batch per request, decoded on the requesting
+   * thread; backpressures by decoding nothing ahead of demand; completes after the last row of the
+   * range; on cancel or error closes the file (opened on subscribe). A decode failure is a
+   * {@link DatasetFormatException} naming the file, row group and column.
+   *
+   * <p><b>Discard support.</b> Batches dropped by downstream operators are closed. The consumer
+   * closes every batch it receives.
+   *
+   * @param fromRow first row within the row group, ≥ 0
+   * @param toRow end row (exclusive), or {@code Long.MAX_VALUE} for the end of the row group
+   * @param batchSize rows per batch, &gt; 0
+   */
+  @Override
+  public Flux<Batch> readBatches(Split split, long fromRow, long toRow, int batchSize) {
+    SplitRef r = ref(split);
+    checkRange(fromRow, toRow);
+    if (batchSize <= 0) {
+      throw new IllegalArgumentException("batchSize > 0 required but it was " + batchSize);
+    }
+    long end = Math.min(toRow, split.rowCount());
+    if (fromRow >= end) {
+      return Flux.empty();
+    }
+    BufferPool pool = options.memory().pool(STAGE);
+    return Flux.<Batch, RangeReader>generate(
+            () -> new RangeReader(open(r, pool), fromRow, end),
+            (state, sink) -> {
+              Batch b = state.next(batchSize);
+              if (b == null) {
+                sink.complete();
+              } else {
+                sink.next(b);
+              }
+              return state;
+            },
+            RangeReader::close)
+        .doOnDiscard(Batch.class, Batch::close);
+  }
+
+  private RowGroupReader open(SplitRef r, BufferPool pool) {
+    ParquetFileInfo f = files.get(r.file);
+    return new RowGroupReader(f, r.rowGroup, plans.get(r.file), schema, pool, r.firstRow,
+        options.nullPolicy(), options.pageChecksums() == ParquetOptions.PageChecksums.VERIFY);
+  }
+
+  /** A reader limited to a row range. */
+  private static final class RangeReader implements AutoCloseable {
+    private final RowGroupReader reader;
+    private long left;
+    private boolean skipped;
+    private final long from;
+
+    RangeReader(RowGroupReader reader, long from, long to) {
+      this.reader = reader;
+      this.from = from;
+      this.left = to - from;
+    }
+
+    Batch next(int batchSize) {
+      if (!skipped) {
+        skipped = true;
+        reader.skip(from);
+      }
+      if (left <= 0) {
+        return null;
+      }
+      Batch b = reader.next((int) Math.min(batchSize, left));
+      left -= b.size();
+      return b;
+    }
+
+    @Override
+    public void close() {
+      reader.close();
+    }
+  }
+
+  /**
+   * Every row group in order, decoded into batches of {@code batchSize} rows with
+   * {@link ParquetOptions#decodeParallelism()} row groups decoded at the same time on
+   * {@link Schedulers#parallel()}; order is preserved (batches never span row groups).
+   *
+   * <p><b>Reactive Streams semantics.</b> Emits the batches of row group k only after those of
+   * k − 1; at most {@code decodeParallelism} row groups are being decoded or waiting, plus the one
+   * being emitted, so memory stays within about {@code (decodeParallelism + 1) ×} the compressed
+   * plus decoded size of a row group; completes after the last row group; on cancel or error stops
+   * the decoders and closes every batch not yet emitted.
+   *
+   * <p><b>Discard support.</b> Decoded row groups and batches dropped on cancel or error are closed.
+   *
+   * @param batchSize rows per batch, &gt; 0 (the last batch of each row group may be shorter)
+   */
+  public Flux<Batch> batches(int batchSize) {
+    return batches(splits, batchSize);
+  }
+
+  /** The given splits in order, decoded as {@link #batches(int)} does. */
+  public Flux<Batch> batches(List<Split> which, int batchSize) {
+    return batches(which, batchSize, options.decodeParallelism(), Schedulers.parallel());
+  }
+
+  /** As {@link #batches(List, int)}, decoding on {@code scheduler} with {@code parallelism} row groups in flight. */
+  public Flux<Batch> batches(List<Split> which, int batchSize, int parallelism, Scheduler scheduler) {
+    if (batchSize <= 0) {
+      throw new IllegalArgumentException("batchSize > 0 required but it was " + batchSize);
+    }
+    if (parallelism < 1) {
+      throw new IllegalArgumentException("parallelism >= 1 required but it was " + parallelism);
+    }
+    List<Split> list = List.copyOf(which);
+    list.forEach(this::ref);
+    return Flux.fromIterable(list)
+        .flatMapSequential(s -> decodeLater(s, batchSize, scheduler), parallelism, 1)
+        .concatMap(rg -> Flux.using(() -> rg, DecodedRowGroup::flux, DecodedRowGroup::close), 1)
+        .doOnDiscard(DecodedRowGroup.class, DecodedRowGroup::close)
+        .doOnDiscard(Batch.class, Batch::close);
+  }
+
+  /**
+   * Decodes a row group on {@code scheduler}. A row group whose decode finishes after the
+   * subscription was cancelled is closed here: Reactor may drop such a late value without a discard.
+   */
+  private Mono<DecodedRowGroup> decodeLater(Split split, int batchSize, Scheduler scheduler) {
+    return Mono.defer(() -> {
+      AtomicReference<DecodedRowGroup> result = new AtomicReference<>();
+      AtomicBoolean cancelled = new AtomicBoolean();
+      return Mono.fromCallable(() -> {
+            DecodedRowGroup rg = decodeAll(split, batchSize);
+            result.set(rg);
+            if (cancelled.get()) {
+              rg.close();
+            }
+            return rg;
+          })
+          .subscribeOn(scheduler)
+          .doOnCancel(() -> {
+            cancelled.set(true);
+            DecodedRowGroup rg = result.get();
+            if (rg != null) {
+              rg.close();
+            }
+          });
+    });
+  }
+
+  private DecodedRowGroup decodeAll(Split split, int batchSize) {
+    DecodedRowGroup out = new DecodedRowGroup();
+    if (split.rowCount() == 0) {
+      return out;
+    }
+    try (RowGroupReader r = open(ref(split), options.memory().pool(STAGE))) {
+      while (r.remaining() > 0) {
+        out.batches.add(r.next(batchSize));
+      }
+      return out;
+    } catch (RuntimeException e) {
+      out.close();
+      throw e;
+    }
+  }
+
+  /**
+   * The batches of one decoded row group. {@link #flux()} hands them out one by one; closing it
+   * closes the batches not handed out yet (on cancel, error, or when the group is discarded).
+   */
+  private static final class DecodedRowGroup implements AutoCloseable {
+    final List<Batch> batches = new ArrayList<>();
+    private int next;
+    private boolean closed;
+
+    Flux<Batch> flux() {
+      return Flux.generate(sink -> {
+        Batch b = poll();
+        if (b == null) {
+          sink.complete();
+        } else {
+          sink.next(b);
+        }
+      });
+    }
+
+    private synchronized Batch poll() {
+      if (closed || next == batches.size()) {
+        return null;
+      }
+      return batches.get(next++);
+    }
+
+    @Override
+    public synchronized void close() {
+      if (!closed) {
+        closed = true;
+        for (int i = next; i < batches.size(); i++) {
+          batches.get(i).close();
+        }
+      }
+    }
+  }
+
+  /**
+   * Rows {@code [fromRow, toRow)} of a row group as examples that own their (heap) memory; built
+   * from decoded batches, so the row path reads exactly what the columnar path reads.
+   */
+  @Override
+  public Flux<Example> read(Split split, long fromRow, long toRow) {
+    return readBatches(split, fromRow, toRow, ROW_PATH_BATCH).concatMapIterable(ParquetDataset::rows);
+  }
+
+  private static List<Example> rows(Batch b) {
+    try (b) {
+      List<Example> out = new ArrayList<>(b.size());
+      for (int i = 0; i < b.size(); i++) {
+        out.add(b.copyRow(i));
+      }
+      return out;
+    }
+  }
+
+  /** Every row of every row group, in order (the row path). */
+  @Override
+  public Flux<Example> flux(PipelineContext context) {
+    return Flux.defer(() -> Flux.fromIterable(splits).concatMap(s -> read(s, 0, Long.MAX_VALUE), 0));
+  }
+
+  @Override
+  public String toString() {
+    return "ParquetDataset" + files() + schema;
+  }
+}

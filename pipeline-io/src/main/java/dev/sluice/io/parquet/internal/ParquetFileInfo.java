@@ -1,0 +1,184 @@
+package dev.sluice.io.parquet.internal;
+
+import dev.sluice.core.DatasetFormatException;
+import dev.sluice.core.DatasetIOException;
+import dev.sluice.core.UnsupportedFormatException;
+import java.io.FileNotFoundException;
+import java.io.IOException;
+import java.nio.file.NoSuchFileException;
+import java.util.List;
+import java.util.Set;
+import org.apache.parquet.ParquetReadOptions;
+import org.apache.parquet.conf.PlainParquetConfiguration;
+import org.apache.parquet.crypto.ParquetCryptoRuntimeException;
+import org.apache.parquet.hadoop.ParquetFileReader;
+import org.apache.parquet.hadoop.metadata.BlockMetaData;
+import org.apache.parquet.hadoop.metadata.ColumnChunkMetaData;
+import org.apache.parquet.hadoop.metadata.CompressionCodecName;
+import org.apache.parquet.hadoop.metadata.ParquetMetadata;
+import org.apache.parquet.io.InputFile;
+import org.apache.parquet.io.SeekableInputStream;
+
+/** One opened Parquet file: its name for messages, how to read it, and its footer. */
+public final class ParquetFileInfo {
+  /** Codecs parquet-java decompresses with the libraries Sluice ships. */
+  static final Set<CompressionCodecName> SHIPPED_CODECS = Set.of(CompressionCodecName.UNCOMPRESSED,
+      CompressionCodecName.SNAPPY, CompressionCodecName.GZIP, CompressionCodecName.ZSTD, CompressionCodecName.LZ4_RAW);
+
+  private final String name;
+  private final InputFile input;
+  private final ParquetMetadata footer;
+
+  private ParquetFileInfo(String name, InputFile input, ParquetMetadata footer) {
+    this.name = name;
+    this.input = input;
+    this.footer = footer;
+  }
+
+  public String name() {
+    return name;
+  }
+
+  public InputFile input() {
+    return input;
+  }
+
+  public ParquetMetadata footer() {
+    return footer;
+  }
+
+  public List<BlockMetaData> rowGroups() {
+    return footer.getBlocks();
+  }
+
+  public long rowCount() {
+    long n = 0;
+    for (BlockMetaData b : footer.getBlocks()) {
+      n += b.getRowCount();
+    }
+    return n;
+  }
+
+  static ParquetReadOptions readOptions(boolean verifyChecksums) {
+    return ParquetReadOptions.builder(new PlainParquetConfiguration())
+        .withCodecFactory(new PageCodecs())
+        .usePageChecksumVerification(verifyChecksums)
+        .useStatsFilter(false)
+        .useDictionaryFilter(false)
+        .useRecordFilter(false)
+        .useColumnIndexFilter(false)
+        .useBloomFilter(false)
+        .build();
+  }
+
+  /**
+   * Reads and checks the footer of {@code input}.
+   *
+   * @throws DatasetFormatException for a file that is not Parquet, truncated or with a corrupt footer
+   * @throws UnsupportedFormatException for encrypted files and codecs Sluice cannot decompress
+   */
+  public static ParquetFileInfo open(String name, InputFile input) {
+    long length;
+    byte[] head = new byte[4];
+    byte[] tail = new byte[8];
+    try (SeekableInputStream in = input.newStream()) {
+      length = input.getLength();
+      if (length < 12) {
+        throw new DatasetFormatException(name, null, "not a Parquet file: " + length
+            + " bytes is shorter than the 12 bytes of magic and footer length (truncated?)");
+      }
+      in.seek(0);
+      in.readFully(head);
+      in.seek(length - 8);
+      in.readFully(tail);
+    } catch (FileNotFoundException | NoSuchFileException e) {
+      throw new DatasetIOException(name, "no such file", e);
+    } catch (IOException e) {
+      throw new DatasetIOException(name, "cannot read: " + e.getMessage(), e);
+    }
+    String headMagic = new String(head, java.nio.charset.StandardCharsets.ISO_8859_1);
+    String tailMagic = new String(tail, 4, 4, java.nio.charset.StandardCharsets.ISO_8859_1);
+    if (headMagic.equals("PARE") || tailMagic.equals("PARE")) {
+      throw new UnsupportedFormatException(name, "footer", "the file is encrypted (encrypted footer, magic PARE); "
+          + "Sluice does not take decryption keys, decrypt it first");
+    }
+    if (!headMagic.equals("PAR1")) {
+      throw new DatasetFormatException(name, "byte 0", "not a Parquet file: expected magic PAR1 but found "
+          + printable(head));
+    }
+    if (!tailMagic.equals("PAR1")) {
+      throw new DatasetFormatException(name, "byte " + (length - 4), "expected magic PAR1 at the end but found "
+          + printable(java.util.Arrays.copyOfRange(tail, 4, 8)) + " (truncated or still being written?)");
+    }
+    long footerLen = Integer.toUnsignedLong(java.nio.ByteBuffer.wrap(tail, 0, 4).order(java.nio.ByteOrder.LITTLE_ENDIAN).getInt());
+    if (footerLen + 12 > length) {
+      throw new DatasetFormatException(name, "byte " + (length - 8), "the footer length says " + footerLen
+          + " bytes but the file has only " + length + " bytes (truncated or corrupt footer)");
+    }
+    ParquetMetadata footer;
+    try (ParquetFileReader r = ParquetFileReader.open(input, readOptions(false))) {
+      footer = r.getFooter();
+    } catch (ParquetCryptoRuntimeException e) {
+      throw new UnsupportedFormatException(name, "footer", "the file has encrypted columns; Sluice does not take "
+          + "decryption keys, decrypt it first (" + e.getMessage() + ")", e);
+    } catch (IOException | RuntimeException e) {
+      throw new DatasetFormatException(name, "footer", "corrupt footer: " + e.getMessage(), e);
+    }
+    for (int i = 0; i < footer.getBlocks().size(); i++) {
+      for (ColumnChunkMetaData c : footer.getBlocks().get(i).getColumns()) {
+        if (c.isEncrypted()) {
+          throw new UnsupportedFormatException(name, "row group " + i + ", column '" + c.getPath().toDotString() + "'",
+              "the column is encrypted; Sluice does not take decryption keys, decrypt the file first");
+        }
+      }
+    }
+    return new ParquetFileInfo(name, input, footer);
+  }
+
+  /** Checks that every column chunk of the given paths uses a codec Sluice can decompress. */
+  public void checkCodecs(Set<String> paths) {
+    for (int i = 0; i < footer.getBlocks().size(); i++) {
+      for (ColumnChunkMetaData c : footer.getBlocks().get(i).getColumns()) {
+        CompressionCodecName codec = c.getCodec();
+        if (paths.contains(c.getPath().toDotString()) && !SHIPPED_CODECS.contains(codec)) {
+          throw new UnsupportedFormatException(name, "row group " + i + ", column '" + c.getPath().toDotString() + "'",
+              "codec " + codec + " is not supported: Sluice decompresses " + SHIPPED_CODECS + "; "
+                  + hint(codec));
+        }
+      }
+    }
+  }
+
+  private static String hint(CompressionCodecName codec) {
+    return switch (codec) {
+      case LZO -> "re-write the file with another codec or add hadoop-lzo (com.hadoop.compression.lzo.LzoCodec) to the classpath";
+      case BROTLI -> "re-write the file with another codec or add a Brotli Hadoop codec (org.apache.hadoop.io.compress.BrotliCodec, e.g. brotli-codec) to the classpath";
+      case LZ4 -> "re-write the file with LZ4_RAW (the deprecated Hadoop LZ4 framing is not supported)";
+      default -> "re-write the file with one of those codecs";
+    };
+  }
+
+  private static String printable(byte[] b) {
+    StringBuilder sb = new StringBuilder();
+    for (byte x : b) {
+      sb.append(String.format("%02x", x & 0xFF));
+    }
+    return "0x" + sb;
+  }
+
+  /** A reader on this file positioned for row group reads, reusing the footer read at open. */
+  ParquetFileReader newReader(boolean verifyChecksums) throws IOException {
+    SeekableInputStream in = input.newStream();
+    try {
+      return ParquetFileReader.open(input, footer, readOptions(verifyChecksums), in);
+    } catch (IOException | RuntimeException e) {
+      in.close();
+      throw e;
+    }
+  }
+
+  @Override
+  public String toString() {
+    return name;
+  }
+}

@@ -1,0 +1,170 @@
+package dev.sluice.io.parquet.internal;
+
+import dev.sluice.core.Batch;
+import dev.sluice.core.BufferPool;
+import dev.sluice.core.Column;
+import dev.sluice.core.DatasetException;
+import dev.sluice.core.DatasetFormatException;
+import dev.sluice.core.DatasetIOException;
+import dev.sluice.core.Options.NullPolicy;
+import dev.sluice.core.PooledBuffer;
+import dev.sluice.core.Schema;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.parquet.column.ColumnDescriptor;
+import org.apache.parquet.column.page.PageReadStore;
+import org.apache.parquet.hadoop.ParquetFileReader;
+
+/**
+ * Reads one row group of one file and decodes it, batch by batch, into pooled memory. Not
+ * thread-safe: one subscription owns one reader and closes it.
+ */
+public final class RowGroupReader implements AutoCloseable {
+  private final ParquetFileInfo file;
+  private final int rowGroup;
+  private final List<ColumnPlan> plans;
+  private final Schema schema;
+  private final BufferPool pool;
+  private final long firstRow;
+  private final long rowCount;
+  private final NullPolicy nullPolicy;
+  private final ParquetFileReader reader;
+  private final PageReadStore store;
+  private final ColumnChunkDecoder[] decoders;
+  private long position; // rows of the row group consumed
+
+  /**
+   * Opens the file and reads the row group's column chunks (pages are decompressed lazily).
+   *
+   * @param firstRow the global index of the row group's first row
+   */
+  public RowGroupReader(ParquetFileInfo file, int rowGroup, List<ColumnPlan> plans, Schema schema, BufferPool pool,
+      long firstRow, NullPolicy nullPolicy, boolean verifyChecksums) {
+    this.file = file;
+    this.rowGroup = rowGroup;
+    this.plans = plans;
+    this.schema = schema;
+    this.pool = pool;
+    this.firstRow = firstRow;
+    this.rowCount = file.rowGroups().get(rowGroup).getRowCount();
+    this.nullPolicy = nullPolicy;
+    ParquetFileReader r = null;
+    PageReadStore s = null;
+    try {
+      r = file.newReader(verifyChecksums);
+      List<ColumnDescriptor> cols = new ArrayList<>(plans.size());
+      plans.forEach(p -> cols.add(p.descriptor()));
+      r.setRequestedSchema(cols);
+      s = r.readRowGroup(rowGroup);
+      if (s == null) {
+        throw new DatasetFormatException(file.name(), "row group " + rowGroup, "the row group is missing");
+      }
+      ColumnChunkDecoder[] d = new ColumnChunkDecoder[plans.size()];
+      for (int i = 0; i < d.length; i++) {
+        d[i] = new ColumnChunkDecoder(plans.get(i), s.getPageReader(plans.get(i).descriptor()), file.name(),
+            rowGroup, firstRow, nullPolicy);
+      }
+      this.decoders = d;
+    } catch (RuntimeException | IOException e) {
+      closeQuietly(s, r);
+      throw translate(e, file.name(), "row group " + rowGroup);
+    }
+    this.reader = r;
+    this.store = s;
+  }
+
+  /** Maps parquet-java's failures to typed errors naming the file and position. */
+  public static DatasetException translate(Throwable e, String file, String position) {
+    if (e instanceof DatasetException de) {
+      return de;
+    }
+    String msg = String.valueOf(e.getMessage());
+    if (msg.contains("CRC") || msg.contains("checksum")) {
+      return new DatasetFormatException(file, position, "page checksum mismatch: " + msg, e);
+    }
+    if (e instanceof java.io.EOFException) {
+      return new DatasetFormatException(file, position, "the file ends early (truncated?): " + msg, e);
+    }
+    if (e instanceof IOException) {
+      return new DatasetIOException(file, position + ": " + msg, e);
+    }
+    return new DatasetFormatException(file, position, "cannot decode: " + e, e);
+  }
+
+  private static void closeQuietly(PageReadStore s, ParquetFileReader r) {
+    try {
+      if (s != null) {
+        s.close();
+      }
+    } catch (RuntimeException ignored) {
+      // closing after a failure
+    }
+    try {
+      if (r != null) {
+        r.close();
+      }
+    } catch (IOException | RuntimeException ignored) {
+      // closing after a failure
+    }
+  }
+
+  /** Rows left in the row group. */
+  public long remaining() {
+    return rowCount - position;
+  }
+
+  /** Skips {@code n} rows (decoded and dropped). */
+  public void skip(long n) {
+    while (n > 0) {
+      int k = (int) Math.min(n, 4096);
+      try (Batch b = next(k)) {
+        n -= b.size();
+      }
+    }
+  }
+
+  /** The next {@code n} rows (at most {@link #remaining()}) as a batch that the caller closes. */
+  public Batch next(int n) {
+    int rows = (int) Math.min(n, remaining());
+    ColumnOut[] outs = new ColumnOut[decoders.length];
+    try {
+      for (int i = 0; i < outs.length; i++) {
+        outs[i] = new ColumnOut(schema.field(i), Math.max(rows, 1), pool);
+      }
+      for (int i = 0; i < outs.length; i++) {
+        decoders[i].decode(outs[i], rows);
+      }
+      long[] indices = new long[rows];
+      long base = firstRow + position;
+      for (int i = 0; i < rows; i++) {
+        indices[i] = base + i;
+      }
+      List<Column> cols = new ArrayList<>(outs.length);
+      List<PooledBuffer> owned = new ArrayList<>();
+      for (ColumnOut o : outs) {
+        cols.add(o.build(rows));
+        o.collect(owned);
+      }
+      position += rows;
+      return Batch.of(schema, cols, indices, () -> owned.forEach(PooledBuffer::close));
+    } catch (RuntimeException e) {
+      for (ColumnOut o : outs) {
+        if (o != null) {
+          o.close();
+        }
+      }
+      throw translate(e, file.name(), "row group " + rowGroup);
+    }
+  }
+
+  @Override
+  public void close() {
+    closeQuietly(store, reader);
+  }
+
+  @Override
+  public String toString() {
+    return file.name() + "#rg" + rowGroup;
+  }
+}

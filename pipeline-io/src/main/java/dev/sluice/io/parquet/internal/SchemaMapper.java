@@ -1,0 +1,333 @@
+package dev.sluice.io.parquet.internal;
+
+import dev.sluice.core.DType;
+import dev.sluice.core.Shape;
+import dev.sluice.core.TensorSpec;
+import dev.sluice.core.UnsupportedFormatException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.parquet.column.ColumnDescriptor;
+import org.apache.parquet.schema.GroupType;
+import org.apache.parquet.schema.LogicalTypeAnnotation;
+import org.apache.parquet.schema.MessageType;
+import org.apache.parquet.schema.PrimitiveType;
+import org.apache.parquet.schema.Type;
+
+/**
+ * Maps a Parquet schema to Sluice fields: one field per leaf column, named by its path without the
+ * LIST / MAP wrapper levels ({@code a.b} for struct fields, {@code m.key} / {@code m.value} for maps).
+ * Leaves Sluice cannot represent are kept as named refusals, so a projection can leave them out.
+ */
+public final class SchemaMapper {
+  /** Footer key that declares the per-row shape of a list column: {@code sluice.shape.x = [64]}. */
+  public static final String SHAPE_KEY_PREFIX = "sluice.shape.";
+
+  private final String file;
+  private final MessageType schema;
+  private final Map<String, String> keyValues;
+  private final Map<String, Shape> hints;
+  private final List<ColumnPlan> plans = new ArrayList<>();
+  private final Map<String, String> refused = new LinkedHashMap<>();
+  private final Map<String, Long> arrowLengths;
+
+  private SchemaMapper(String file, MessageType schema, Map<String, String> keyValues, Map<String, Shape> hints) {
+    this.file = file;
+    this.schema = schema;
+    this.keyValues = keyValues;
+    this.hints = hints;
+    this.arrowLengths = ArrowSchemaShapes.parse(keyValues.get("ARROW:schema"));
+  }
+
+  /** The mapping of every leaf: the plans, and the refused fields with the reason. */
+  public record Mapping(List<ColumnPlan> plans, Map<String, String> refused) {
+    /**
+     * The plans for the requested output names (all when empty). A struct's name selects its fields.
+     *
+     * @throws UnsupportedFormatException if a selected field cannot be read
+     * @throws IllegalArgumentException if a name matches no field
+     */
+    public List<ColumnPlan> select(String file, List<String> names) {
+      if (names.isEmpty()) {
+        if (!refused.isEmpty()) {
+          Map.Entry<String, String> e = refused.entrySet().iterator().next();
+          throw new UnsupportedFormatException(file, "column '" + e.getKey() + "'", e.getValue()
+              + " (leave it out with a column projection to read the other columns)");
+        }
+        return plans;
+      }
+      List<ColumnPlan> out = new ArrayList<>();
+      for (String n : names) {
+        if (refused.containsKey(n)) {
+          throw new UnsupportedFormatException(file, "column '" + n + "'", refused.get(n));
+        }
+        int before = out.size();
+        for (ColumnPlan p : plans) {
+          if (p.name().equals(n) || p.name().startsWith(n + ".")) {
+            out.add(p);
+          }
+        }
+        for (Map.Entry<String, String> e : refused.entrySet()) {
+          if (e.getKey().startsWith(n + ".")) {
+            throw new UnsupportedFormatException(file, "column '" + e.getKey() + "'", e.getValue());
+          }
+        }
+        if (out.size() == before) {
+          List<String> known = new ArrayList<>();
+          plans.forEach(p -> known.add(p.name()));
+          known.addAll(refused.keySet());
+          throw new IllegalArgumentException("column '" + n + "' is not in " + file + "; columns are " + known);
+        }
+      }
+      return out;
+    }
+  }
+
+  public static Mapping map(String file, MessageType schema, Map<String, String> keyValues, Map<String, Shape> hints) {
+    SchemaMapper m = new SchemaMapper(file, schema, keyValues, hints);
+    for (Type t : schema.getFields()) {
+      m.visit(t, t.getName(), new ArrayList<>(List.of(t.getName())), 0, -1);
+    }
+    return new Mapping(List.copyOf(m.plans), Map.copyOf(m.refused));
+  }
+
+  /**
+   * @param repeatedDef the definition level of the enclosing list's repeated node, or -1 outside lists
+   */
+  private void visit(Type type, String name, List<String> path, int def, int repeatedDef) {
+    int d = def + (type.isRepetition(Type.Repetition.REQUIRED) ? 0 : 1);
+    if (type.isPrimitive()) {
+      if (type.isRepetition(Type.Repetition.REPEATED)) {
+        if (repeatedDef >= 0) {
+          refuseLeaves(type, name, "nested lists (a list inside a list) are not supported");
+          return;
+        }
+        leaf(type.asPrimitiveType(), name, path, d); // a bare repeated primitive: a list that is never null
+        return;
+      }
+      leaf(type.asPrimitiveType(), name, path, repeatedDef);
+      return;
+    }
+    GroupType g = type.asGroupType();
+    LogicalTypeAnnotation ann = g.getLogicalTypeAnnotation();
+    boolean isList = ann instanceof LogicalTypeAnnotation.ListLogicalTypeAnnotation;
+    boolean isMap = ann instanceof LogicalTypeAnnotation.MapLogicalTypeAnnotation
+        || ann instanceof LogicalTypeAnnotation.MapKeyValueTypeAnnotation;
+    if (g.isRepetition(Type.Repetition.REPEATED)) {
+      // an unannotated repeated group: a list of structs
+      if (repeatedDef >= 0) {
+        refuseLeaves(g, name, "nested lists (a list inside a list) are not supported");
+        return;
+      }
+      for (Type f : g.getFields()) {
+        visit(f, name + "." + f.getName(), append(path, f.getName()), d, d);
+      }
+      return;
+    }
+    if (isList || isMap) {
+      if (repeatedDef >= 0) {
+        refuseLeaves(g, name, "nested lists (a list or map inside a list) are not supported");
+        return;
+      }
+      if (g.getFieldCount() != 1 || !g.getType(0).isRepetition(Type.Repetition.REPEATED)) {
+        refuseLeaves(g, name, (isList ? "LIST" : "MAP") + " group without a single repeated field");
+        return;
+      }
+      Type r = g.getType(0);
+      int rDef = d + 1;
+      List<String> rPath = append(path, r.getName());
+      if (isMap) {
+        if (r.isPrimitive()) {
+          refuseLeaves(g, name, "MAP whose repeated field is not a key/value group");
+          return;
+        }
+        for (Type f : r.asGroupType().getFields()) {
+          visit(f, name + "." + f.getName(), append(rPath, f.getName()), rDef, rDef);
+        }
+        return;
+      }
+      if (r.isPrimitive()) {
+        leaf(r.asPrimitiveType(), name, rPath, rDef); // legacy 2-level list of primitives
+        return;
+      }
+      GroupType rg = r.asGroupType();
+      boolean threeLevel = rg.getFieldCount() == 1 && !rg.getName().equals("array")
+          && !rg.getName().equals(g.getName() + "_tuple");
+      if (threeLevel) {
+        Type element = rg.getType(0);
+        visit(element, name, append(rPath, element.getName()), rDef, rDef);
+      } else {
+        for (Type f : rg.getFields()) { // legacy 2-level list of structs
+          visit(f, name + "." + f.getName(), append(rPath, f.getName()), rDef, rDef);
+        }
+      }
+      return;
+    }
+    for (Type f : g.getFields()) { // a struct
+      visit(f, name + "." + f.getName(), append(path, f.getName()), d, repeatedDef);
+    }
+  }
+
+  private static List<String> append(List<String> path, String name) {
+    List<String> p = new ArrayList<>(path);
+    p.add(name);
+    return p;
+  }
+
+  private void refuseLeaves(Type type, String name, String reason) {
+    refused.put(name, reason + " (" + typeName(type) + ")");
+  }
+
+  private static String typeName(Type t) {
+    return t.toString().replaceAll("\\s+", " ").trim();
+  }
+
+  private void leaf(PrimitiveType p, String name, List<String> path, int repeatedDef) {
+    ColumnDescriptor desc = schema.getColumnDescription(path.toArray(new String[0]));
+    if (desc.getMaxRepetitionLevel() > 1) {
+      refused.put(name, "nested lists (repetition level " + desc.getMaxRepetitionLevel() + ") are not supported");
+      return;
+    }
+    TypeMapping tm;
+    try {
+      tm = typeOf(p);
+    } catch (UnsupportedOperationException e) {
+      refused.put(name, e.getMessage());
+      return;
+    }
+    if (repeatedDef < 0) {
+      boolean nullable = desc.getMaxDefinitionLevel() > 0;
+      TensorSpec spec = new TensorSpec(name, tm.dtype, Shape.scalar(), nullable);
+      plans.add(new ColumnPlan(desc, spec, ColumnPlan.Layout.SCALAR, tm.conversion, 1, -1, tm.scale));
+      return;
+    }
+    if (tm.dtype.isVariableLength()) {
+      refused.put(name, "a list of " + tm.dtype + " values cannot be held in one batch column (type "
+          + typeName(p) + ")");
+      return;
+    }
+    boolean nullable = repeatedDef - 1 > 0;
+    Shape declared = hints.get(name);
+    if (declared == null) {
+      declared = parseShape(keyValues.get(SHAPE_KEY_PREFIX + name));
+    }
+    if (declared == null && arrowLengths.containsKey(name)) {
+      declared = Shape.of(arrowLengths.get(name)); // pyarrow's FixedSizeList
+    }
+    if (declared != null) {
+      TensorSpec spec = new TensorSpec(name, tm.dtype, declared, nullable);
+      plans.add(new ColumnPlan(desc, spec, ColumnPlan.Layout.FIXED_LIST, tm.conversion,
+          Math.toIntExact(declared.numElements()), repeatedDef, tm.scale));
+    } else {
+      TensorSpec spec = new TensorSpec(name, tm.dtype, Shape.of(-1), nullable);
+      plans.add(new ColumnPlan(desc, spec, ColumnPlan.Layout.VAR_LIST, tm.conversion, -1, repeatedDef, tm.scale));
+    }
+  }
+
+  private Shape parseShape(String value) {
+    if (value == null) {
+      return null;
+    }
+    String s = value.trim();
+    if (s.startsWith("[") && s.endsWith("]")) {
+      s = s.substring(1, s.length() - 1);
+    } else if (s.startsWith("(") && s.endsWith(")")) {
+      s = s.substring(1, s.length() - 1);
+    }
+    List<Long> dims = new ArrayList<>();
+    for (String part : s.split(",")) {
+      if (!part.isBlank()) {
+        try {
+          long v = Long.parseLong(part.trim());
+          if (v < 0) {
+            throw new NumberFormatException("negative");
+          }
+          dims.add(v);
+        } catch (NumberFormatException e) {
+          throw new dev.sluice.core.DatasetFormatException(file, "footer",
+              "footer key '" + SHAPE_KEY_PREFIX + "...' must hold a shape like [64] but it was '" + value + "'");
+        }
+      }
+    }
+    if (dims.isEmpty()) {
+      return null;
+    }
+    return Shape.of(dims.stream().mapToLong(Long::longValue).toArray());
+  }
+
+  private record TypeMapping(DType dtype, ColumnPlan.Conversion conversion, long scale) {}
+
+  private static TypeMapping tm(DType t, ColumnPlan.Conversion c) {
+    return new TypeMapping(t, c, 1);
+  }
+
+  private static long toNanos(LogicalTypeAnnotation.TimeUnit unit) {
+    return switch (unit) {
+      case MILLIS -> 1_000_000L;
+      case MICROS -> 1_000L;
+      case NANOS -> 1L;
+    };
+  }
+
+  /** The output dtype and conversion of a primitive column. */
+  static TypeMapping typeOf(PrimitiveType p) {
+    LogicalTypeAnnotation ann = p.getLogicalTypeAnnotation();
+    if (ann instanceof LogicalTypeAnnotation.DecimalLogicalTypeAnnotation dec) {
+      ColumnPlan.Conversion c = switch (p.getPrimitiveTypeName()) {
+        case INT32 -> ColumnPlan.Conversion.DECIMAL_INT32;
+        case INT64 -> ColumnPlan.Conversion.DECIMAL_INT64;
+        case BINARY, FIXED_LEN_BYTE_ARRAY -> ColumnPlan.Conversion.DECIMAL_BINARY;
+        default -> throw new UnsupportedOperationException("DECIMAL stored as " + p.getPrimitiveTypeName() + " is not supported");
+      };
+      return new TypeMapping(DType.FLOAT64, c, dec.getScale());
+    }
+    switch (p.getPrimitiveTypeName()) {
+      case BOOLEAN:
+        return tm(DType.BOOL, ColumnPlan.Conversion.BOOLEAN);
+      case FLOAT:
+        return tm(DType.FLOAT32, ColumnPlan.Conversion.COPY);
+      case DOUBLE:
+        return tm(DType.FLOAT64, ColumnPlan.Conversion.COPY);
+      case INT96:
+        return tm(DType.INT64, ColumnPlan.Conversion.INT96_TO_NANOS);
+      case INT32:
+        if (ann instanceof LogicalTypeAnnotation.IntLogicalTypeAnnotation i) {
+          return switch (i.getBitWidth()) {
+            case 8 -> tm(i.isSigned() ? DType.INT8 : DType.UINT8, ColumnPlan.Conversion.INT32_TO_1);
+            case 16 -> tm(i.isSigned() ? DType.INT16 : DType.UINT16, ColumnPlan.Conversion.INT32_TO_2);
+            default -> tm(i.isSigned() ? DType.INT32 : DType.UINT32, ColumnPlan.Conversion.COPY);
+          };
+        }
+        if (ann instanceof LogicalTypeAnnotation.TimeLogicalTypeAnnotation t) {
+          return new TypeMapping(DType.INT64, ColumnPlan.Conversion.INT32_TO_INT64_SCALED, toNanos(t.getUnit()));
+        }
+        return tm(DType.INT32, ColumnPlan.Conversion.COPY); // plain and DATE (days since 1970-01-01)
+      case INT64:
+        if (ann instanceof LogicalTypeAnnotation.IntLogicalTypeAnnotation i) {
+          return tm(i.isSigned() ? DType.INT64 : DType.UINT64, ColumnPlan.Conversion.COPY);
+        }
+        if (ann instanceof LogicalTypeAnnotation.TimestampLogicalTypeAnnotation t) {
+          return new TypeMapping(DType.INT64, ColumnPlan.Conversion.INT64_SCALED, toNanos(t.getUnit()));
+        }
+        if (ann instanceof LogicalTypeAnnotation.TimeLogicalTypeAnnotation t) {
+          return new TypeMapping(DType.INT64, ColumnPlan.Conversion.INT64_SCALED, toNanos(t.getUnit()));
+        }
+        return tm(DType.INT64, ColumnPlan.Conversion.COPY);
+      case BINARY:
+        if (ann instanceof LogicalTypeAnnotation.StringLogicalTypeAnnotation
+            || ann instanceof LogicalTypeAnnotation.EnumLogicalTypeAnnotation
+            || ann instanceof LogicalTypeAnnotation.JsonLogicalTypeAnnotation) {
+          return tm(DType.STRING, ColumnPlan.Conversion.BINARY);
+        }
+        return tm(DType.BYTES, ColumnPlan.Conversion.BINARY);
+      case FIXED_LEN_BYTE_ARRAY:
+        if (ann instanceof LogicalTypeAnnotation.Float16LogicalTypeAnnotation && p.getTypeLength() == 2) {
+          return tm(DType.FLOAT16, ColumnPlan.Conversion.FIXED_BYTES);
+        }
+        return tm(DType.BYTES, ColumnPlan.Conversion.BINARY);
+      default:
+        throw new UnsupportedOperationException("physical type " + p.getPrimitiveTypeName() + " is not supported");
+    }
+  }
+}

@@ -1,0 +1,161 @@
+package dev.sluice.io.parquet;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.sluice.core.Batch;
+import dev.sluice.core.DType;
+import dev.sluice.core.Example;
+import dev.sluice.core.Shape;
+import dev.sluice.core.Split;
+import dev.sluice.core.TensorSpec;
+import dev.sluice.core.testing.NoLeaks;
+import dev.sluice.io.parquet.ParquetTestFiles.Config;
+import dev.sluice.io.parquet.internal.ColumnPlan;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.parquet.example.data.Group;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Reads files written by parquet-java in many shapes and compares with parquet-java's Group reader. */
+@ExtendWith(NoLeaks.class)
+class ParquetReadTest {
+  private static final int ROWS = 700;
+
+  @TempDir
+  Path dir;
+
+  @Test
+  void everyTypeAndLayoutMatchesTheGroupReaderPairwiseOverCodecsPagesAndEncodings() throws Exception {
+    long seed = 1;
+    for (Config c : ParquetTestFiles.pairwise()) {
+      Path f = dir.resolve("wide-" + seed + ".parquet");
+      ParquetTestFiles.write(f, ParquetTestFiles.WIDE, ParquetTestFiles.WIDE_META, c, ROWS, 250, 60, seed++);
+      List<Group> groups = ParquetTestFiles.readGroups(f);
+      ParquetDataset ds = Parquet.open(f, ParquetOptions.builder()
+          .localFiles(seed % 2 == 0 ? ParquetOptions.LocalFiles.MAPPED : ParquetOptions.LocalFiles.STREAM).build());
+      List<ColumnPlan> plans = ParquetTestFiles.plans(ds, f);
+      assertEquals(3, ds.splits().size(), c + ": row groups");
+      assertEquals(ROWS, ds.rowCount());
+      // columnar path, batch size that does not divide the row groups
+      int row = 0;
+      for (Split s : ds.splits()) {
+        List<Batch> batches = ds.readBatches(s, 0, Long.MAX_VALUE, 97).collectList().block();
+        try {
+          row = ParquetTestFiles.assertBatchesMatch(batches, groups, row, plans, c + " " + s.id());
+        } finally {
+          batches.forEach(Batch::close);
+        }
+      }
+      assertEquals(ROWS, row);
+      // row path
+      List<Example> examples = ds.flux().collectList().block();
+      assertEquals(ROWS, examples.size());
+      for (int r = 0; r < ROWS; r++) {
+        assertEquals(r, examples.get(r).index());
+        for (int k = 0; k < plans.size(); k++) {
+          TensorSpec spec = ds.schema().field(k);
+          assertEquals(ParquetTestFiles.expected(groups.get(r), plans.get(k)),
+              ParquetTestFiles.actual(examples.get(r), spec), c + " row path: row " + r + ", column " + spec.name());
+        }
+      }
+    }
+  }
+
+  @Test
+  void schemaNamesTypesAndShapes() throws Exception {
+    Path f = dir.resolve("wide.parquet");
+    ParquetTestFiles.write(f, ParquetTestFiles.WIDE, ParquetTestFiles.WIDE_META, ParquetTestFiles.pairwise().get(0),
+        10, 100, 100, 7);
+    ParquetDataset ds = Parquet.open(f);
+    var s = ds.schema();
+    assertEquals(new TensorSpec("i32", DType.INT32, Shape.scalar(), false), s.field("i32"));
+    assertEquals(DType.INT8, s.field("i8").dtype());
+    assertEquals(DType.UINT8, s.field("u8").dtype());
+    assertEquals(DType.UINT64, s.field("u64").dtype());
+    assertEquals(DType.FLOAT16, s.field("half").dtype());
+    assertEquals(DType.FLOAT64, s.field("dec32").dtype());
+    assertEquals(DType.FLOAT64, s.field("decbin").dtype());
+    assertEquals(DType.INT32, s.field("day").dtype());
+    assertEquals(DType.INT64, s.field("tsm").dtype());
+    assertEquals(DType.INT64, s.field("legacy_ts").dtype());
+    assertEquals(DType.STRING, s.field("s").dtype());
+    assertEquals(DType.BYTES, s.field("raw").dtype());
+    assertEquals(DType.BYTES, s.field("fixed").dtype());
+    assertTrue(s.contains("st.a") && s.contains("st.inner.b"));
+    assertEquals(new TensorSpec("x", DType.FLOAT32, Shape.of(2, 2), true), s.field("x"));
+    assertEquals(new TensorSpec("v", DType.INT64, Shape.of(-1), true), s.field("v"));
+    assertEquals(new TensorSpec("legacy", DType.INT32, Shape.of(-1), true), s.field("legacy"));
+    assertEquals(new TensorSpec("bare", DType.FLOAT64, Shape.of(-1), false), s.field("bare"));
+    assertTrue(s.contains("m.key") && s.contains("m.value") && s.contains("ls.p") && s.contains("ls.q"));
+  }
+
+  @Test
+  void projectionReadsOnlyTheNamedColumnsInOrder() throws Exception {
+    Path f = dir.resolve("p.parquet");
+    Config c = ParquetTestFiles.pairwise().get(3);
+    ParquetTestFiles.write(f, ParquetTestFiles.WIDE, ParquetTestFiles.WIDE_META, c, 300, 100, 50, 3);
+    List<Group> groups = ParquetTestFiles.readGroups(f);
+    ParquetDataset ds = Parquet.open(f, ParquetOptions.builder().columns("x", "st", "s").build());
+    assertEquals(List.of("x", "st.a", "st.inner.b", "s"),
+        ds.schema().fields().stream().map(TensorSpec::name).toList());
+    List<ColumnPlan> plans = ParquetTestFiles.plans(ds, f);
+    List<Batch> batches = ds.batches(64).collectList().block();
+    try {
+      assertEquals(300, ParquetTestFiles.assertBatchesMatch(batches, groups, 0, plans, "projection"));
+    } finally {
+      batches.forEach(Batch::close);
+    }
+  }
+
+  @Test
+  void rowRangesOfASplitStartAndEndWhereAsked() throws Exception {
+    Path f = dir.resolve("r.parquet");
+    Config c = ParquetTestFiles.pairwise().get(1);
+    ParquetTestFiles.write(f, ParquetTestFiles.WIDE, ParquetTestFiles.WIDE_META, c, 400, 200, 30, 5);
+    List<Group> groups = ParquetTestFiles.readGroups(f);
+    ParquetDataset ds = Parquet.open(f);
+    List<ColumnPlan> plans = ParquetTestFiles.plans(ds, f);
+    Split second = ds.splits().get(1);
+    List<Batch> batches = ds.readBatches(second, 37, 151, 50).collectList().block();
+    try {
+      assertEquals(List.of(50, 50, 14), batches.stream().map(Batch::size).toList());
+      assertEquals(200 + 151, ParquetTestFiles.assertBatchesMatch(batches, groups, 200 + 37, plans, "range"));
+    } finally {
+      batches.forEach(Batch::close);
+    }
+    List<Example> rows = ds.read(second, 199, Long.MAX_VALUE).collectList().block();
+    assertEquals(1, rows.size());
+    assertEquals(399, rows.get(0).index());
+  }
+
+  @Test
+  void parallelDecodeKeepsOrderAcrossFilesDirectoriesAndGlobs() throws Exception {
+    Config c = ParquetTestFiles.pairwise().get(4);
+    List<Group> all = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      Path f = dir.resolve("part-" + i + ".parquet");
+      ParquetTestFiles.write(f, ParquetTestFiles.WIDE, ParquetTestFiles.WIDE_META, c, 150 + i, 40, 20, 10 + i);
+      all.addAll(ParquetTestFiles.readGroups(f));
+    }
+    for (ParquetDataset ds : List.of(
+        Parquet.open(dir, ParquetOptions.builder().decodeParallelism(3).build()),
+        Parquet.open(dir.resolve("part-*.parquet"), ParquetOptions.builder().decodeParallelism(2)
+            .localFiles(ParquetOptions.LocalFiles.MAPPED).build()),
+        Parquet.open(dir.toUri().toString(), ParquetOptions.builder().decodeParallelism(2).build()))) {
+      assertEquals(3, ds.files().size());
+      assertEquals(all.size(), ds.rowCount());
+      assertEquals(12, ds.splits().size());
+      List<ColumnPlan> plans = ParquetTestFiles.plans(ds, dir.resolve("part-0.parquet"));
+      List<Batch> batches = ds.batches(33).collectList().block();
+      try {
+        assertEquals(all.size(), ParquetTestFiles.assertBatchesMatch(batches, all, 0, plans, ds.files().get(0)));
+      } finally {
+        batches.forEach(Batch::close);
+      }
+    }
+  }
+}
