@@ -6,6 +6,7 @@ import dev.sluice.core.Dataset;
 import dev.sluice.core.Example;
 import dev.sluice.core.PipelineContext;
 import dev.sluice.core.RandomAccessDataset;
+import dev.sluice.core.SplitDataset;
 import dev.sluice.operators.Pipeline;
 import java.io.PrintWriter;
 import java.nio.file.Path;
@@ -79,10 +80,11 @@ final class BenchCommand implements Callable<Integer> {
         p = p.take(numSamples);
       }
       if (shuffle) {
-        if (!(data instanceof RandomAccessDataset)) {
-          throw new SluiceCommand.NotImplementedException("sluice bench --shuffle on a streaming source");
-        }
-        p = p.shuffle();
+        // Global permutation on a random-access source, split-order shuffle plus a 10,000-element
+        // buffer on a split source, a 10,000-element buffer on any other stream (as sluice read).
+        p = data instanceof RandomAccessDataset || data instanceof SplitDataset
+            ? p.shuffle()
+            : p.shuffle(ReadCommand.STREAMING_SHUFFLE_BUFFER);
       }
       Pipeline<Batch> b = p.shard(1, 0).batch(batch, false, numWorkers);
       if (prefetch > 0) {

@@ -106,8 +106,16 @@ class ParquetFormatTest {
     assertTrue(fmt.probe(f));
     assertTrue(fmt.probe(dir));
     Path other = dir.resolve("b.txt");
-    Files.writeString(other, "PAR1 but not really");
+    Files.writeString(other, "a text file, not parquet");
     assertFalse(fmt.probe(other));
     assertFalse(fmt.probe(dir));
+    // The leading magic claims a file, so a damaged one is refused by open naming the damage,
+    // not reported as an unknown format.
+    Path damaged = dir.resolve("c.bin");
+    Files.writeString(damaged, "PAR1 but the footer is missing");
+    assertTrue(fmt.probe(damaged));
+    dev.sluice.core.DatasetFormatException e =
+        org.junit.jupiter.api.Assertions.assertThrows(dev.sluice.core.DatasetFormatException.class, () -> fmt.open(damaged));
+    assertTrue(e.getMessage().contains(damaged.toString()), e.getMessage());
   }
 }
