@@ -266,23 +266,58 @@ public final class ParquetDataset implements SplitDataset<Example>, HasSchema {
     }
     List<Split> list = List.copyOf(which);
     list.forEach(this::ref);
-    return Flux.fromIterable(list)
-        .flatMapSequential(s -> decodeLater(s, batchSize, scheduler), parallelism, 1)
-        .concatMap(rg -> Flux.using(() -> rg, DecodedRowGroup::flux, DecodedRowGroup::close), 1)
-        .doOnDiscard(DecodedRowGroup.class, DecodedRowGroup::close)
-        .doOnDiscard(Batch.class, Batch::close);
+    return Flux.defer(() -> {
+      // flatMapSequential cancels its inners on error and cancel but drops values already queued in
+      // them without a discard, so every decoded row group of this pass is tracked and closed when
+      // the pass ends (closing closes only the batches not handed out yet).
+      DecodedGroups decoded = new DecodedGroups();
+      return Flux.fromIterable(list)
+          .flatMapSequential(s -> decodeLater(s, batchSize, scheduler, decoded), parallelism, 1)
+          .concatMap(rg -> Flux.using(() -> rg, DecodedRowGroup::flux, DecodedRowGroup::close), 1)
+          .doOnDiscard(DecodedRowGroup.class, DecodedRowGroup::close)
+          .doOnDiscard(Batch.class, Batch::close)
+          .doFinally(signal -> decoded.closeAll());
+    });
+  }
+
+  /** The row groups decoded by one pass; those that arrive after the pass ended are closed at once. */
+  private static final class DecodedGroups {
+    private final List<DecodedRowGroup> groups = new ArrayList<>();
+    private boolean ended;
+
+    /** Remembers {@code rg}, or closes it when the pass has already ended. */
+    void add(DecodedRowGroup rg) {
+      synchronized (this) {
+        if (!ended) {
+          groups.add(rg);
+          return;
+        }
+      }
+      rg.close();
+    }
+
+    void closeAll() {
+      List<DecodedRowGroup> toClose;
+      synchronized (this) {
+        ended = true;
+        toClose = new ArrayList<>(groups);
+        groups.clear();
+      }
+      toClose.forEach(DecodedRowGroup::close);
+    }
   }
 
   /**
    * Decodes a row group on {@code scheduler}. A row group whose decode finishes after the
    * subscription was cancelled is closed here: Reactor may drop such a late value without a discard.
    */
-  private Mono<DecodedRowGroup> decodeLater(Split split, int batchSize, Scheduler scheduler) {
+  private Mono<DecodedRowGroup> decodeLater(Split split, int batchSize, Scheduler scheduler, DecodedGroups decoded) {
     return Mono.defer(() -> {
       AtomicReference<DecodedRowGroup> result = new AtomicReference<>();
       AtomicBoolean cancelled = new AtomicBoolean();
       return Mono.fromCallable(() -> {
             DecodedRowGroup rg = decodeAll(split, batchSize);
+            decoded.add(rg);
             result.set(rg);
             if (cancelled.get()) {
               rg.close();
