@@ -5,7 +5,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -23,7 +23,10 @@ public final class Batch implements AutoCloseable {
   private static final AtomicLong IDS = new AtomicLong();
 
   private final Shared shared;
-  private final AtomicBoolean closed = new AtomicBoolean();
+  private static final AtomicIntegerFieldUpdater<Batch> CLOSED =
+      AtomicIntegerFieldUpdater.newUpdater(Batch.class, "closed");
+
+  private volatile int closed; // per handle: 0 open, 1 closed
 
   private Batch(Shared shared) {
     this.shared = shared;
@@ -51,12 +54,12 @@ public final class Batch implements AutoCloseable {
         throw new IllegalArgumentException("column '" + c.name() + "' has " + c.size() + " rows but there are " + indices.length + " indices");
       }
     }
-    return new Batch(new Shared("batch#" + IDS.incrementAndGet(), schema, List.copyOf(columns), indices, owner));
+    return new Batch(new Shared(IDS.incrementAndGet(), schema, List.copyOf(columns), indices, owner));
   }
 
   /** A name for messages ({@code batch#17}). */
   public String name() {
-    return shared.name;
+    return shared.name();
   }
 
   /** Number of rows. */
@@ -135,50 +138,54 @@ public final class Batch implements AutoCloseable {
   }
 
   public boolean isClosed() {
-    return closed.get();
+    return closed != 0;
   }
 
   /** Releases this handle; the memory goes back when the last handle closes. Idempotent. */
   @Override
   public void close() {
-    if (closed.compareAndSet(false, true) && shared.refs.decrementAndGet() == 0) {
+    if (CLOSED.compareAndSet(this, 0, 1) && shared.refs.decrementAndGet() == 0) {
       try {
         shared.owner.close();
       } catch (RuntimeException e) {
         throw e;
       } catch (Exception e) {
-        throw new IllegalStateException("closing " + shared.name + " failed", e);
+        throw new IllegalStateException("closing " + shared.name() + " failed", e);
       }
     }
   }
 
   private void checkOpen() {
-    if (closed.get()) {
-      throw new IllegalStateException(shared.name + " is already closed");
+    if (closed != 0) {
+      throw new IllegalStateException(shared.name() + " is already closed");
     }
   }
 
   @Override
   public String toString() {
-    return shared.name + "{rows=" + size() + ", fields=" + shared.schema + ", indices="
+    return shared.name() + "{rows=" + size() + ", fields=" + shared.schema + ", indices="
         + Arrays.toString(Arrays.copyOf(shared.indices, Math.min(8, shared.indices.length)))
-        + (shared.indices.length > 8 ? "..." : "") + (closed.get() ? ", closed" : "") + "}";
+        + (shared.indices.length > 8 ? "..." : "") + (closed != 0 ? ", closed" : "") + "}";
   }
 
   private static final class Shared {
-    final String name;
+    final long id; // the name is built only when a message needs it
     final Schema schema;
     final List<Column> columns;
     final long[] indices;
     final AutoCloseable owner;
     final AtomicInteger refs = new AtomicInteger(1);
 
-    Shared(String name, Schema schema, List<Column> columns, long[] indices, AutoCloseable owner) {
-      this.name = name;
+    Shared(long id, Schema schema, List<Column> columns, long[] indices, AutoCloseable owner) {
+      this.id = id;
       this.schema = schema;
       this.columns = columns;
       this.indices = indices;
       this.owner = owner;
+    }
+
+    String name() {
+      return "batch#" + id;
     }
   }
 }

@@ -1,7 +1,7 @@
 package dev.sluice.core;
 
 import java.nio.ByteBuffer;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 
 /**
  * A buffer lent by a {@link BufferPool}. {@link #close()} returns it (idempotent); using
@@ -11,7 +11,10 @@ public final class PooledBuffer implements AutoCloseable {
   private final BufferPool pool;
   private final ByteBuffer buffer;
   private final long size;
-  private final AtomicBoolean closed = new AtomicBoolean();
+  private static final AtomicIntegerFieldUpdater<PooledBuffer> CLOSED =
+      AtomicIntegerFieldUpdater.newUpdater(PooledBuffer.class, "closed");
+
+  private volatile int closed; // 0 open, 1 closed
 
   PooledBuffer(BufferPool pool, ByteBuffer buffer, long size) {
     this.pool = pool;
@@ -21,7 +24,7 @@ public final class PooledBuffer implements AutoCloseable {
 
   /** The buffer: little-endian, limit = {@link #size()}. Shared, not duplicated: do not keep it past close. */
   public ByteBuffer buffer() {
-    if (closed.get()) {
+    if (closed != 0) {
       throw new IllegalStateException("pooled buffer of stage '" + pool.stage() + "' already closed");
     }
     return buffer;
@@ -32,12 +35,12 @@ public final class PooledBuffer implements AutoCloseable {
   }
 
   public boolean isClosed() {
-    return closed.get();
+    return closed != 0;
   }
 
   @Override
   public void close() {
-    if (closed.compareAndSet(false, true)) {
+    if (CLOSED.compareAndSet(this, 0, 1)) {
       pool.release(buffer, size);
     }
   }

@@ -72,10 +72,13 @@ public final class Shape {
 
   /** This shape with {@code dim} in front ({@code [B] + shape}). */
   public Shape prepend(long dim) {
+    if (dim < -1) {
+      throw new IllegalArgumentException("dimension 0 must be >= 0 (or -1 for variable) but it was " + dim);
+    }
     long[] d = new long[dims.length + 1];
     d[0] = dim;
     System.arraycopy(dims, 0, d, 1, dims.length);
-    return Shape.of(d);
+    return new Shape(d); // the other dimensions were checked when this shape was made
   }
 
   /** This shape without its first dimension. */
