@@ -2,33 +2,24 @@ package dev.sluice.examples;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.core.Example;
 import dev.sluice.core.PipelineContext;
-import dev.sluice.core.Split;
-import dev.sluice.core.SplitDataset;
 import dev.sluice.core.testing.NoLeaks;
 import dev.sluice.io.npy.Npy;
 import dev.sluice.io.npy.NpyStack;
 import dev.sluice.io.npy.internal.NpyWriter;
-import dev.sluice.operators.EqualLength;
 import dev.sluice.operators.Pipeline;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.Collections;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.stream.LongStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
-import reactor.core.publisher.Flux;
 
 /**
  * Split sharding and split-order shuffle on a real npy stack: its chunks are the splits. The stack
@@ -57,20 +48,6 @@ class SplitShardNpyStackTest {
     return dir;
   }
 
-  /** Only the split side of a stack, with a record of the row ranges read. */
-  record SplitView(NpyStack stack, List<String> reads) implements SplitDataset<Example> {
-    @Override
-    public List<Split> splits() {
-      return stack.splits();
-    }
-
-    @Override
-    public Flux<Example> read(Split split, long fromRow, long toRow) {
-      reads.add(split.id() + "[" + fromRow + "," + toRow + ")");
-      return stack.read(split, fromRow, toRow);
-    }
-  }
-
   @Test
   void ranksReadOnlyTheirRangesWithTheIndexPathsCounts() throws IOException {
     long[] sizes = {7, 0, 5, 11, 3};
@@ -78,34 +55,12 @@ class SplitShardNpyStackTest {
     try (NpyStack stack = Npy.openStack(stack(tmp.resolve("s"), sizes))) {
       assertEquals(5, stack.splits().size());
       PipelineContext ctx = PipelineContext.defaults().withSeed(4);
-      for (int k : new int[] {1, 2, 3, 8}) { // 8 ranks: more ranks than non-empty chunks
-        for (EqualLength policy : EqualLength.values()) {
-          Map<Long, Integer> seen = new HashMap<>();
-          for (int r = 0; r < k; r++) {
-            SplitView view = new SplitView(stack, Collections.synchronizedList(new ArrayList<>()));
-            List<Long> mine = Pipeline.from(view).shuffle().shard(k, r, policy).flux(ctx)
-                .map(e -> e.tensor(stack.schema().field(0).name()).getLong(0)).collectList().block();
-            assertEquals(policy.count(n, k, r), mine.size(), "k " + k + " " + policy + " rank " + r);
-            long rowsRead = 0;
-            for (String read : view.reads()) {
-              String range = read.substring(read.indexOf('[') + 1, read.length() - 1);
-              String[] ab = range.split(",");
-              rowsRead += Long.parseLong(ab[1]) - Long.parseLong(ab[0]);
-            }
-            assertEquals(mine.size(), rowsRead, "rank reads only its rows: " + view.reads());
-            mine.forEach(i -> seen.merge(i, 1, Integer::sum));
-          }
-          if (policy != EqualLength.DROP) {
-            assertEquals(LongStream.range(0, n).boxed().toList(), seen.keySet().stream().sorted().toList());
-          }
-          if (policy != EqualLength.PAD) {
-            assertTrue(seen.values().stream().allMatch(c -> c == 1), "disjoint: " + seen);
-          }
-        }
-      }
-      List<Long> e0 = Pipeline.from(new SplitView(stack, new ArrayList<>())).shuffle().flux(ctx)
+      // 8 ranks: more ranks than non-empty chunks
+      SplitShardChecks.assertRanksPartition(stack, n, new int[] {1, 2, 3, 8}, ctx,
+          e -> e.tensor(stack.schema().field(0).name()).getLong(0));
+      List<Long> e0 = Pipeline.from(new SplitShardChecks.SplitView(stack)).shuffle().flux(ctx)
           .map(Example::index).collectList().block();
-      List<Long> e1 = Pipeline.from(new SplitView(stack, new ArrayList<>())).shuffle().flux(ctx.nextEpoch())
+      List<Long> e1 = Pipeline.from(new SplitShardChecks.SplitView(stack)).shuffle().flux(ctx.nextEpoch())
           .map(Example::index).collectList().block();
       assertNotEquals(e0, e1);
       assertEquals(LongStream.range(0, n).boxed().toList(), e1.stream().sorted().toList());
