@@ -128,21 +128,7 @@ public final class AlignedNpyDataset implements NpyDataset {
 
   @Override
   public void close() {
-    RuntimeException failure = null;
-    for (NpyArrayReader r : arrays) {
-      try {
-        r.close();
-      } catch (RuntimeException e) {
-        if (failure == null) {
-          failure = e;
-        } else {
-          failure.addSuppressed(e);
-        }
-      }
-    }
-    if (failure != null) {
-      throw failure;
-    }
+    NpyArrayReader.closeAll(arrays);
   }
 
   @Override

@@ -317,6 +317,31 @@ final class NpyArrayReader implements AutoCloseable {
     return closed;
   }
 
+  /**
+   * Closes every reader (nulls skipped), even when one fails; rethrows the first failure with the
+   * others suppressed.
+   */
+  static void closeAll(Iterable<NpyArrayReader> readers) {
+    RuntimeException failure = null;
+    for (NpyArrayReader r : readers) {
+      if (r == null) {
+        continue;
+      }
+      try {
+        r.close();
+      } catch (RuntimeException e) {
+        if (failure == null) {
+          failure = e;
+        } else {
+          failure.addSuppressed(e);
+        }
+      }
+    }
+    if (failure != null) {
+      throw failure;
+    }
+  }
+
   /** Closes the channel; mappings stay until the GC drops their last view. Idempotent. */
   @Override
   public void close() {

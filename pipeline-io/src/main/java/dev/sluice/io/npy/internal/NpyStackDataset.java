@@ -364,24 +364,11 @@ public final class NpyStackDataset implements NpyStack {
     synchronized (this) {
       closed = true;
     }
-    RuntimeException failure = null;
+    List<NpyArrayReader> open = new ArrayList<>(readers.length());
     for (int k = 0; k < readers.length(); k++) {
-      NpyArrayReader r = readers.get(k);
-      if (r != null) {
-        try {
-          r.close();
-        } catch (RuntimeException e) {
-          if (failure == null) {
-            failure = e;
-          } else {
-            failure.addSuppressed(e);
-          }
-        }
-      }
+      open.add(readers.get(k));
     }
-    if (failure != null) {
-      throw failure;
-    }
+    NpyArrayReader.closeAll(open);
   }
 
   @Override
