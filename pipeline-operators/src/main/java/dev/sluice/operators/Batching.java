@@ -56,16 +56,7 @@ public final class Batching {
    * @param pool the pool the batches are allocated from
    */
   public static Function<Flux<Example>, Flux<Batch>> of(int batchSize, boolean dropRemainder, Schema schema, BufferPool pool) {
-    if (batchSize <= 0) {
-      throw new IllegalArgumentException("batchSize > 0 required but it was " + batchSize);
-    }
-    Objects.requireNonNull(pool, "pool");
-    return flux -> Flux.defer(() -> {
-      Schema[] known = {schema};
-      return flux.buffer(batchSize)
-          .filter(list -> !dropRemainder || list.size() == batchSize)
-          .map(list -> collate(list, known, pool));
-    });
+    return of(batchSize, dropRemainder, schema, pool, 1);
   }
 
   /**
@@ -80,13 +71,18 @@ public final class Batching {
    */
   public static Function<Flux<Example>, Flux<Batch>> of(int batchSize, boolean dropRemainder, Schema schema,
       BufferPool pool, int numParallelCalls) {
-    if (numParallelCalls <= 1) {
-      return of(batchSize, dropRemainder, schema, pool);
-    }
     if (batchSize <= 0) {
       throw new IllegalArgumentException("batchSize > 0 required but it was " + batchSize);
     }
     Objects.requireNonNull(pool, "pool");
+    if (numParallelCalls <= 1) {
+      return flux -> Flux.defer(() -> {
+        Schema[] known = {schema};
+        return flux.buffer(batchSize)
+            .filter(list -> !dropRemainder || list.size() == batchSize)
+            .map(list -> collate(list, known, pool));
+      });
+    }
     return flux -> Flux.defer(() -> {
       Schema[] known = {schema};
       return flux.buffer(batchSize)

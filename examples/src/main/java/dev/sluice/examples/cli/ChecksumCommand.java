@@ -32,14 +32,14 @@ final class ChecksumCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    Dataset<Example> ds = CliDatasets.formatOf(path, format).open(path);
+    Dataset<Example> ds = DatasetRun.open(path, format);
     try {
       String sha = Checksums.sha256(ds, columns);
       spec.commandLine().getOut().println(sha);
       spec.commandLine().getOut().flush();
       return 0;
     } finally {
-      CliDatasets.close(ds);
+      DatasetRun.close(ds);
     }
   }
 }

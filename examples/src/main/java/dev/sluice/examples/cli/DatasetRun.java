@@ -8,21 +8,27 @@ import dev.sluice.core.Batch;
 import dev.sluice.core.Dataset;
 import dev.sluice.core.Example;
 import dev.sluice.core.Tensor;
+import dev.sluice.io.DatasetFormat;
 import dev.sluice.io.Formats;
 import java.math.BigDecimal;
 import java.math.RoundingMode;
 import java.nio.file.Path;
 
-/** What {@code read} and {@code bench} share: opening PATH, counting bytes, the JSON line. */
+/** What the commands share: opening PATH (with {@code --format}), counting bytes, the JSON line. */
 final class DatasetRun {
   private static final ObjectMapper JSON = new ObjectMapper()
       .configure(JsonGenerator.Feature.WRITE_BIGDECIMAL_AS_PLAIN, true);
 
   private DatasetRun() {}
 
+  /** The format of {@code path}: {@code format} when given, else the registry's guess from its contents. */
+  static DatasetFormat formatOf(Path path, String format) {
+    return format == null ? Formats.detect(path) : Formats.named(format);
+  }
+
   /** Opens {@code path} in the format its contents show, or in {@code format} when given. */
   static Dataset<Example> open(Path path, String format) {
-    return format == null ? Formats.open(path) : Formats.named(format).open(path);
+    return formatOf(path, format).open(path);
   }
 
   /** Closes the dataset when it holds files. */

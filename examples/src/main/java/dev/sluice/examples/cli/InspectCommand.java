@@ -39,7 +39,7 @@ final class InspectCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    DatasetFormat f = CliDatasets.formatOf(path, format);
+    DatasetFormat f = DatasetRun.formatOf(path, format);
     Dataset<Example> ds = f.open(path);
     try {
       ObjectMapper json = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
@@ -69,7 +69,7 @@ final class InspectCommand implements Callable<Integer> {
       spec.commandLine().getOut().flush();
       return 0;
     } finally {
-      CliDatasets.close(ds);
+      DatasetRun.close(ds);
     }
   }
 
