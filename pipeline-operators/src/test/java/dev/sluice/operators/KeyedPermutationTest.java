@@ -45,8 +45,10 @@ class KeyedPermutationTest {
 
   /**
    * Uniformity: over T epochs with a fixed seed, how often index i lands at position j. Under a
-   * uniform permutation each of the n×n cells expects T/n; Pearson's chi-square with (n-1)² degrees
-   * of freedom must stay below its 0.999 quantile (significance level α = 0.001; the quantile by the
+   * uniform permutation each of the n×n cells expects T/n. The table is a sum of T random
+   * permutation matrices, so its row and column sums are fixed and Pearson's statistic has mean
+   * n(n-1), not (n-1)²: scaled by (n-1)/n it is chi-square with (n-1)² degrees of freedom, and must
+   * stay below that distribution's 0.999 quantile (significance level α = 0.001; the quantile by the
    * Wilson–Hilferty approximation). The seed is fixed, so the test is deterministic.
    */
   @Test
@@ -67,6 +69,7 @@ class KeyedPermutationTest {
           chi2 += (c - expected) * (c - expected) / expected;
         }
       }
+      chi2 *= (n - 1.0) / n;
       int df = (n - 1) * (n - 1);
       double z = 3.090232; // standard normal 0.999 quantile
       double h = 2.0 / (9 * df);
