@@ -5,8 +5,10 @@ import dev.sluice.core.BatchBuilder;
 import dev.sluice.core.BufferPool;
 import dev.sluice.core.Example;
 import dev.sluice.core.MemoryManager;
+import dev.sluice.core.RandomAccessDataset;
 import dev.sluice.core.Schema;
 import dev.sluice.operators.internal.Schemas;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.function.Function;
@@ -18,7 +20,9 @@ import reactor.core.publisher.Flux;
  * contiguous column per field, in pooled off-heap memory ({@link BatchBuilder#append}).
  *
  * <p>On a {@link dev.sluice.core.RandomAccessDataset}, {@link Pipeline#batch} gathers the rows
- * straight from the source instead and creates no {@code Example} at all.
+ * straight from the source instead and creates no {@code Example} at all. On the element path, a
+ * batch whose examples are all unchanged rows of one such source ({@link Example#origin()}, as
+ * {@link Example#lazy} makes them) is gathered from it in one bulk call too.
  *
  * <p><b>Reactive Streams semantics.</b> Requests {@code batchSize} examples per batch requested;
  * emits a batch when {@code batchSize} examples have arrived (the last, smaller one when the
@@ -78,14 +82,14 @@ public final class Batching {
     if (numParallelCalls <= 1) {
       return flux -> Flux.defer(() -> {
         Schema[] known = {schema};
-        return flux.buffer(batchSize)
+        return flux.buffer(batchSize, () -> new ArrayList<>(batchSize))
             .filter(list -> !dropRemainder || list.size() == batchSize)
             .map(list -> collate(list, known, pool));
       });
     }
     return flux -> Flux.defer(() -> {
       Schema[] known = {schema};
-      return flux.buffer(batchSize)
+      return flux.buffer(batchSize, () -> new ArrayList<>(batchSize))
           .filter(list -> !dropRemainder || list.size() == batchSize)
           .map(list -> {
             if (known[0] == null) {
@@ -104,11 +108,41 @@ public final class Batching {
     if (known[0] == null) {
       known[0] = Schemas.infer(examples.get(0));
     }
-    try (BatchBuilder builder = BatchBuilder.create(known[0], examples.size(), pool)) {
+    int n = examples.size();
+    RandomAccessDataset<Example> origin = commonOrigin(examples);
+    if (origin != null && known[0].equals(Schemas.declared(origin))) {
+      // unchanged rows of one random-access source: one bulk gather, as on the index path
+      long[] indices = new long[n];
+      for (int i = 0; i < n; i++) {
+        indices[i] = examples.get(i).index();
+      }
+      try (BatchBuilder builder = BatchBuilder.create(known[0], n, pool)) {
+        origin.gather(indices, 0, n, builder);
+        if (builder.size() != n) {
+          throw new IllegalStateException(origin + ": gather committed " + builder.size() + " of " + n + " rows");
+        }
+        return builder.build();
+      }
+    }
+    try (BatchBuilder builder = BatchBuilder.create(known[0], n, pool)) {
       for (Example e : examples) {
         builder.append(e);
       }
       return builder.build();
     }
+  }
+
+  /** The source every example is an unchanged row of, or null. */
+  private static RandomAccessDataset<Example> commonOrigin(List<Example> examples) {
+    RandomAccessDataset<Example> origin = examples.get(0).origin();
+    if (origin == null) {
+      return null;
+    }
+    for (int i = 1; i < examples.size(); i++) {
+      if (examples.get(i).origin() != origin) {
+        return null;
+      }
+    }
+    return origin;
   }
 }

@@ -74,7 +74,9 @@ class OperatorContractTest {
           return java.util.Arrays.stream(b.indices()).boxed().toList();
         }
       }
-      return List.of(((Example) o).index());
+      Example e = (Example) o;
+      e.fields(); // read it as a consumer would: a lazy row (Example.lazy) is read on first access
+      return List.of(e.index());
     });
   }
 

@@ -192,7 +192,11 @@ class PipelineTest {
   void takeAndSkipOnThePlanReadOnlyWhatTheyEmit() {
     TestSources.Counting source = new TestSources.Counting(Datasets.range(1000));
     List<Long> full = Pipeline.from(Datasets.range(1000)).shuffle().flux(CTX).map(Example::index).collectList().block();
-    List<Long> cut = Pipeline.from(source).shuffle().skip(100).take(20).flux(CTX).map(Example::index).collectList().block();
+    List<Long> lazy = Pipeline.from(source).shuffle().skip(100).take(20).flux(CTX).map(Example::index).collectList().block();
+    assertEquals(full.subList(100, 120), lazy);
+    assertEquals(0, source.rows.get(), "rows are read when their fields are first needed (Example.lazy)");
+    List<Long> cut = Pipeline.from(source).shuffle().skip(100).take(20).flux(CTX)
+        .map(e -> e.fields().isEmpty() ? -1 : e.index()).collectList().block();
     assertEquals(full.subList(100, 120), cut);
     assertEquals(20, source.rows.get(), "read nothing it did not emit");
     source.rows.set(0);

@@ -5,6 +5,7 @@ import dev.sluice.core.BatchBuilder;
 import dev.sluice.core.BufferPool;
 import dev.sluice.core.Dataset;
 import dev.sluice.core.Example;
+import dev.sluice.core.HasSchema;
 import dev.sluice.core.Options;
 import dev.sluice.core.PipelineContext;
 import dev.sluice.core.RandomAccessDataset;
@@ -158,8 +159,15 @@ public final class PlanCompiler {
     return new Planned(elements(source, seq), Schemas.declared(source), i);
   }
 
-  /** One {@code get} per position of {@code seq}; the indices are computed 256 at a time. */
+  /**
+   * One element per position of {@code seq}; the indices are computed 256 at a time. A dataset of
+   * examples with a declared schema yields {@link Example#lazy} rows: nothing is read until an
+   * operator looks at a field, and {@code batch} gathers unchanged rows in bulk.
+   */
+  @SuppressWarnings("unchecked")
   private static Flux<Object> elements(RandomAccessDataset<?> source, IndexSequence seq) {
+    boolean lazy = source instanceof HasSchema h && h.schema() != null;
+    RandomAccessDataset<Example> rows = lazy ? (RandomAccessDataset<Example>) source : null;
     long length = seq.length();
     return Flux.generate(() -> new long[][] {{0, 0}, new long[256]}, (state, sink) -> {
       long[] cursor = state[0]; // next position, index of the next value in the block
@@ -174,7 +182,7 @@ public final class PlanCompiler {
         seq.fill(p, block, (int) Math.min(block.length, length - p));
       }
       cursor[0] = p + 1;
-      sink.next(source.get(block[at]));
+      sink.next(lazy ? Example.lazy(rows, block[at]) : source.get(block[at]));
       return state;
     });
   }
