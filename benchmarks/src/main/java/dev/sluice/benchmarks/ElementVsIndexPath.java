@@ -21,8 +21,9 @@ import java.util.function.Function;
  * benchmark), in alternating rounds of one epoch each:
  * <ol>
  *   <li>index path: {@code shuffle() -> batch 256 -> prefetch 4} (global permutation, gather);
- *   <li>element path: {@code shuffle(10_000) -> batch 256 -> prefetch 4} (an {@code Example} per
- *       row, buffer shuffle, collation into pooled columns);
+ *   <li>element path: {@code shuffle(10_000) -> batch 256 -> prefetch 4} (a lazy {@code Example}
+ *       per row through the buffer shuffle; each batch of unchanged rows is gathered from the
+ *       source in one bulk call);
  *   <li>element path with {@code map(identity, 2)} before the batch.
  * </ol>
  * Prints each round's records/s and the median ratios element/index and map/element.

@@ -37,11 +37,30 @@ public final class ChunkedMap {
 
   private ChunkedMap() {}
 
+  /** Adaptive chunks grow while mapping one takes less than this. */
+  static final long GROW_BELOW_MAP_NANOS = 100_000;
+  /** ... and while the source delivers an element at least this often. */
+  static final long GROW_BELOW_FILL_NANOS_PER_ELEMENT = 2_000;
+  /** Adaptive chunks shrink when the source is slower than this per element. */
+  static final long SHRINK_ABOVE_FILL_NANOS_PER_ELEMENT = 20_000;
+  /** The largest adaptive chunk. */
+  static final int MAX_ADAPTIVE_CHUNK = 4096;
+
+  /**
+   * @param chunkSize elements per chunk; with {@code adaptive}, the first chunk's size
+   * @param adaptive let the chunk size double (up to {@value #MAX_ADAPTIVE_CHUNK}) while a chunk
+   *     maps in under {@value #GROW_BELOW_MAP_NANOS} ns and its elements arrived faster than one per
+   *     {@value #GROW_BELOW_FILL_NANOS_PER_ELEMENT} ns, so a cheap function over a fast source pays
+   *     one scheduler hop per thousands of elements rather than per 64; halve it back (not below
+   *     {@code chunkSize}) when elements arrive slower than one per
+   *     {@value #SHRINK_ABOVE_FILL_NANOS_PER_ELEMENT} ns, where the first element of a chunk would
+   *     wait long for the last. Chunk boundaries never change the output.
+   */
   public static <T, R> Flux<R> apply(Flux<T> source, Function<? super T, ? extends R> fn, int parallel,
-      boolean deterministic, int chunkSize, Scheduler scheduler) {
+      boolean deterministic, int chunkSize, boolean adaptive, Scheduler scheduler) {
     return Flux.deferContextual(view -> {
       Context downstream = Context.of(view);
-      Registry registry = new Registry(downstream);
+      Registry registry = new Registry(downstream, chunkSize, adaptive);
       Consumer<Object> hook = o -> {
         if (!(o instanceof Chunk) && o != SKIP) {
           Operators.onDiscard(o, downstream);
@@ -50,7 +69,7 @@ public final class ChunkedMap {
       // Chunks are built under the registry's lock (not with buffer(n), whose partial list races
       // with a cancel from another thread), so a cancel discards the partial chunk exactly once.
       Flux<Chunk> chunks = source.<Chunk>handle((t, sink) -> {
-        Chunk full = registry.add(t, chunkSize);
+        Chunk full = registry.add(t);
         if (full != null) {
           sink.next(full);
         }
@@ -62,7 +81,7 @@ public final class ChunkedMap {
       // A chunk whose function failed hands out the results before the failing element, then
       // throws from hasNext, so the error arrives where a sequential map would raise it.
       @SuppressWarnings("unchecked")
-      Flux<R> out = (Flux<R>) mapped.concatMapIterable(c -> c, 1).filter(o -> o != SKIP);
+      Flux<R> out = (Flux<R>) mapped.concatMapIterable(Chunk::claim, 1).filter(o -> o != SKIP);
       return out
           .doFinally(signal -> {
             if (signal != SignalType.ON_COMPLETE) {
@@ -73,7 +92,11 @@ public final class ChunkedMap {
     });
   }
 
-  /** One chunk of elements and, once mapped, its results, handed out one at a time. */
+  /**
+   * One chunk of elements and, once mapped, its results: handed downstream as a plain list when
+   * every element mapped (Reactor then owns them, and discards the rest of a list it is iterating
+   * on cancel), else one at a time, up to the failure.
+   */
   static final class Chunk implements Iterable<Object>, Iterator<Object> {
     static final int PENDING = 0;
     static final int MAPPING = 1;
@@ -91,10 +114,18 @@ public final class ChunkedMap {
     Throwable error;
     boolean errorThrown;
 
-    Chunk(List<?> inputs, Registry registry) {
+    Chunk(List<?> inputs, Registry registry, long startedNanos) {
       this.inputs = inputs;
       this.registry = registry;
+      this.startedNanos = startedNanos;
+      this.filledNanos = registry.adaptive ? System.nanoTime() : 0L;
     }
+
+    static final int CLAIMED = 4;
+
+    /** When the first input was added, and when the chunk was complete (adaptive chunking). */
+    final long startedNanos;
+    final long filledNanos;
 
     @SuppressWarnings("unchecked")
     <T, R> Chunk map(Function<? super T, ? extends R> fn) {
@@ -104,6 +135,41 @@ public final class ChunkedMap {
         }
         state = MAPPING;
       }
+      long mapStart = registry.adaptive ? System.nanoTime() : 0L;
+      try {
+        return mapInputs(fn);
+      } finally {
+        if (registry.adaptive) {
+          registry.observe(inputs.size(), filledNanos - startedNanos, System.nanoTime() - mapStart);
+        }
+      }
+    }
+
+    /**
+     * The results for the downstream to iterate: all of them as a list (this chunk is then done
+     * and unregistered), or, when the function failed, this chunk itself, which hands the results
+     * before the failure out one at a time and then throws.
+     */
+    Iterable<Object> claim() {
+      synchronized (this) {
+        if (state == MAPPED && error == null) {
+          Object[] out = results;
+          int n = resultCount;
+          results = null;
+          state = CLAIMED;
+          registry.remove(this);
+          return java.util.Arrays.asList(out).subList(0, n);
+        }
+        if (state == DISCARDED) {
+          registry.remove(this);
+          return List.of();
+        }
+      }
+      return this;
+    }
+
+    @SuppressWarnings("unchecked")
+    private <T, R> Chunk mapInputs(Function<? super T, ? extends R> fn) {
       Object[] out = new Object[inputs.size()];
       int i = 0;
       Throwable failure = null;
@@ -213,25 +279,34 @@ public final class ChunkedMap {
   static final class Registry {
     final Context downstream;
     final Set<Chunk> live = Collections.newSetFromMap(new IdentityHashMap<>());
+    final int initialChunkSize;
+    final boolean adaptive;
+    /** Guarded by {@code this}. */
+    int chunkSize;
     List<Object> partial;
+    long partialStarted;
     boolean closed;
 
-    Registry(Context downstream) {
+    Registry(Context downstream, int chunkSize, boolean adaptive) {
       this.downstream = downstream;
+      this.initialChunkSize = chunkSize;
+      this.chunkSize = chunkSize;
+      this.adaptive = adaptive;
     }
 
     /** Adds {@code t} to the partial chunk; returns the chunk when it is full. */
-    Chunk add(Object t, int chunkSize) {
+    Chunk add(Object t) {
       synchronized (this) {
         if (!closed) {
           if (partial == null) {
             partial = new ArrayList<>(chunkSize);
+            partialStarted = adaptive ? System.nanoTime() : 0L;
           }
           partial.add(t);
           if (partial.size() < chunkSize) {
             return null;
           }
-          Chunk c = new Chunk(partial, this);
+          Chunk c = new Chunk(partial, this, partialStarted);
           partial = null;
           live.add(c);
           return c;
@@ -241,13 +316,29 @@ public final class ChunkedMap {
       return null;
     }
 
+    /** A chunk of {@code size} elements filled in {@code fillNanos} and mapped in {@code mapNanos}. */
+    void observe(int size, long fillNanos, long mapNanos) {
+      synchronized (this) {
+        if (size != chunkSize) {
+          return; // a last partial chunk, or one from before the previous change
+        }
+        long fillPerElement = fillNanos / size;
+        if (mapNanos < GROW_BELOW_MAP_NANOS && fillPerElement < GROW_BELOW_FILL_NANOS_PER_ELEMENT
+            && chunkSize < MAX_ADAPTIVE_CHUNK) {
+          chunkSize = Math.min(MAX_ADAPTIVE_CHUNK, chunkSize * 2);
+        } else if (fillPerElement > SHRINK_ABOVE_FILL_NANOS_PER_ELEMENT && chunkSize > initialChunkSize) {
+          chunkSize = Math.max(initialChunkSize, chunkSize / 2);
+        }
+      }
+    }
+
     /** The partial chunk at completion, or null. */
     Chunk flush() {
       synchronized (this) {
         if (closed || partial == null) {
           return null;
         }
-        Chunk c = new Chunk(partial, this);
+        Chunk c = new Chunk(partial, this, partialStarted);
         partial = null;
         live.add(c);
         return c;

@@ -340,6 +340,9 @@ public final class FluxBufferShuffle<T> extends FluxOperator<T, T> {
               break;
             }
           }
+          if (e == r) {
+            r = requested; // a downstream that requests one at a time from onNext (filter, handle) does so here
+          }
           if (e == r || (initialFilled < bufferSize && !d)) {
             break; // no demand, or the buffer has not been full once yet (tf.data fills it first)
           }

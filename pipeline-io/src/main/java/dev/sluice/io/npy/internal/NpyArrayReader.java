@@ -234,8 +234,8 @@ final class NpyArrayReader implements AutoCloseable {
    * @param only the file's one chunk, or null when it has several
    */
   private void touchScattered(ByteBuffer only, long[] indices, int from, int count, long base, int fb) {
-    if (count < 2) {
-      return;
+    if (count < 2 || indices[from + count - 1] - indices[from] == count - 1) {
+      return; // one row, or (almost surely) one run in order: the prefetcher streams it
     }
     int lines = (Math.min(fb, 256) + 63) >>> 6;
     int sum = 0;
