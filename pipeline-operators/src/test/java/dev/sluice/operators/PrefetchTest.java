@@ -1,6 +1,7 @@
 package dev.sluice.operators;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -8,16 +9,21 @@ import dev.sluice.core.Batch;
 import dev.sluice.core.Datasets;
 import dev.sluice.core.PipelineContext;
 import dev.sluice.core.testing.NoLeaks;
+import dev.sluice.operators.internal.FluxPrefetch;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import reactor.core.publisher.Flux;
+import reactor.core.scheduler.Schedulers;
 import reactor.test.StepVerifier;
 
 @ExtendWith(NoLeaks.class)
@@ -123,6 +129,28 @@ class PrefetchTest {
   }
 
   @Test
+  void cancelDiscardsTheQueuedElementsInOrder() {
+    CountDownLatch filled = new CountDownLatch(4);
+    List<Object> discarded = new CopyOnWriteArrayList<>();
+    StepVerifier.create(Flux.range(0, 100).doOnNext(x -> filled.countDown()).transform(Prefetch.of(4))
+            .doOnDiscard(Integer.class, discarded::add), 0)
+        .expectSubscription()
+        .then(() -> {
+          try {
+            assertTrue(filled.await(10, TimeUnit.SECONDS));
+          } catch (InterruptedException e) {
+            throw new AssertionError(e);
+          }
+        })
+        .thenRequest(1)
+        .expectNext(0)
+        .thenCancel() // 1, 2, 3 queued; no replenishment yet (it comes after 3 of 4)
+        .verify(Duration.ofSeconds(10));
+    Awaitility.await().pollDelay(Duration.ZERO).atMost(Duration.ofSeconds(10)).until(() -> discarded.size() >= 3);
+    assertEquals(List.of(1, 2, 3), discarded);
+  }
+
+  @Test
   void errorsArriveAfterTheQueuedElementsAndReleaseTheRest() {
     StepVerifier.create(Pipeline.from(TestSources.failingAt(100, 55)).batch(10).prefetch(3)
             .flux(PipelineContext.defaults()).map(b -> {
@@ -157,6 +185,41 @@ class PrefetchTest {
           });
       assertTrue(finished.await(10, TimeUnit.SECONDS));
       TestSources.awaitNoOutstanding();
+    }
+  }
+
+  @Test
+  void terminationDoesNotInterruptTheProducerWhileItCleansUp() throws InterruptedException {
+    // A source's cleanup (doFinally, Flux.using's resource close) runs on the producer thread after
+    // its terminal signal: the consumer's completion must not interrupt it (subscribeOn + publishOn
+    // does not; only a cancel may). Here the cleanup is still running when the downstream terminates.
+    for (boolean fails : new boolean[] {false, true}) {
+      for (long spinNanos : new long[] {0L, Prefetch.SPIN_NANOS}) {
+        String where = (fails ? "error" : "completion") + ", spinNanos " + spinNanos;
+        CountDownLatch downstreamTerminated = new CountDownLatch(1);
+        CountDownLatch cleanedUp = new CountDownLatch(1);
+        AtomicBoolean interrupted = new AtomicBoolean();
+        Flux<Integer> source = Flux.range(0, 5)
+            .concatWith(fails ? Flux.error(new IllegalStateException("boom")) : Flux.empty())
+            .doAfterTerminate(() -> {
+              try {
+                downstreamTerminated.await(10, TimeUnit.SECONDS);
+              } catch (InterruptedException e) {
+                interrupted.set(true);
+              }
+              if (Thread.interrupted()) {
+                interrupted.set(true);
+              }
+              cleanedUp.countDown();
+            });
+        StepVerifier.Step<Integer> step = StepVerifier.create(
+                new FluxPrefetch<>(source, 4, Schedulers.boundedElastic(), Schedulers.boundedElastic(), spinNanos)
+                    .doOnTerminate(downstreamTerminated::countDown))
+            .expectNext(0, 1, 2, 3, 4);
+        (fails ? step.expectErrorMessage("boom") : step.expectComplete()).verify(Duration.ofSeconds(10));
+        assertTrue(cleanedUp.await(10, TimeUnit.SECONDS), where + ": the cleanup finished");
+        assertFalse(interrupted.get(), where + ": the producer thread was interrupted during the source's cleanup");
+      }
     }
   }
 

@@ -355,6 +355,20 @@ public final class FluxPrefetch<T> extends Flux<T> implements Scannable {
       }
     }
 
+    /**
+     * Disposes the producer worker from a task on it, so after the task it runs now. The upstream has
+     * terminated, but its thread may still be running the source's cleanup (doFinally, Flux.using's
+     * resource close): disposing the worker from here would interrupt that thread, as only a cancel
+     * may ({@code subscribeOn} disposes its worker on the thread that signalled the end).
+     */
+    void disposeProducerWhenIdle() {
+      try {
+        producerWorker.schedule(producerWorker::dispose);
+      } catch (RejectedExecutionException e) {
+        // disposed already, by a racing cancel
+      }
+    }
+
     /** True when the pass is over (cancelled, failed or complete); the queue is then cleared. */
     boolean checkTerminated(boolean d, boolean empty, CoreSubscriber<? super T> a, T v) {
       if (cancelled) {
@@ -367,7 +381,7 @@ public final class FluxPrefetch<T> extends Flux<T> implements Scannable {
         // mark cancelled so a late onNext discards instead of queueing
         cancelled = true;
         Operators.terminate(UPSTREAM, this);
-        producerWorker.dispose();
+        disposeProducerWhenIdle();
         consumerWorker.dispose();
         if (ex != null) {
           a.onError(ex);
