@@ -9,7 +9,7 @@ import reactor.core.publisher.Flux;
 public class BufferShuffleTckTest extends PublisherVerification<Long> {
 
   public BufferShuffleTckTest() {
-    super(new TestEnvironment(1000));
+    super(new TestEnvironment(1000, 100));
   }
 
   @Override

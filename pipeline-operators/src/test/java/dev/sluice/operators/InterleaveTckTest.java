@@ -9,7 +9,7 @@ import reactor.core.publisher.Flux;
 public class InterleaveTckTest extends PublisherVerification<Long> {
 
   public InterleaveTckTest() {
-    super(new TestEnvironment(1000));
+    super(new TestEnvironment(1000, 100));
   }
 
   @Override

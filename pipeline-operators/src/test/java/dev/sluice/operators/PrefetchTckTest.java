@@ -9,7 +9,7 @@ import reactor.core.publisher.Flux;
 public class PrefetchTckTest extends PublisherVerification<Long> {
 
   public PrefetchTckTest() {
-    super(new TestEnvironment(1000));
+    super(new TestEnvironment(1000, 100));
   }
 
   @Override

@@ -43,6 +43,13 @@ public final class ChunkedMap {
   static final long GROW_BELOW_FILL_NANOS_PER_ELEMENT = 2_000;
   /** Adaptive chunks shrink when the source is slower than this per element. */
   static final long SHRINK_ABOVE_FILL_NANOS_PER_ELEMENT = 20_000;
+  /**
+   * Adaptive mode maps a chunk on the calling thread when the function's measured cost for the
+   * whole chunk is below this (about the cost of a hop to a worker and back on this project's VM).
+   */
+  static final long INLINE_BELOW_NANOS = 20_000;
+  /** {@code -Dsluice.map.inline=false} always hands chunks to the workers (for comparisons). */
+  static final boolean INLINE = Boolean.parseBoolean(System.getProperty("sluice.map.inline", "true"));
   /** The largest adaptive chunk. */
   static final int MAX_ADAPTIVE_CHUNK = 4096;
 
@@ -74,7 +81,11 @@ public final class ChunkedMap {
           sink.next(full);
         }
       }).concatWith(Mono.fromSupplier(registry::flush));
-      Function<Chunk, Mono<Chunk>> work = c -> Mono.fromCallable(() -> c.map(fn)).subscribeOn(scheduler);
+      Function<Chunk, Mono<Chunk>> work = c -> {
+        Mono<Chunk> mapping = Mono.fromCallable(() -> c.map(fn));
+        // a chunk that maps faster than a scheduler hop costs is mapped right here, still in order
+        return registry.mapsInline(c.inputs.size()) ? mapping : mapping.subscribeOn(scheduler);
+      };
       Flux<Chunk> mapped = deterministic
           ? chunks.flatMapSequential(work, parallel, 1)
           : chunks.flatMap(work, parallel, 1);
@@ -158,7 +169,8 @@ public final class ChunkedMap {
           results = null;
           state = CLAIMED;
           registry.remove(this);
-          return java.util.Arrays.asList(out).subList(0, n);
+          // the whole array (an array spliterator: no per-element modCount checks in Reactor's flatten)
+          return java.util.Arrays.asList(n == out.length ? out : java.util.Arrays.copyOf(out, n));
         }
         if (state == DISCARDED) {
           registry.remove(this);
@@ -283,6 +295,8 @@ public final class ChunkedMap {
     final boolean adaptive;
     /** Guarded by {@code this}. */
     int chunkSize;
+    /** Moving average of the function's time per element (adaptive mode); -1 until a chunk was mapped. */
+    volatile long mapNanosPerElement = -1;
     List<Object> partial;
     long partialStarted;
     boolean closed;
@@ -319,6 +333,8 @@ public final class ChunkedMap {
     /** A chunk of {@code size} elements filled in {@code fillNanos} and mapped in {@code mapNanos}. */
     void observe(int size, long fillNanos, long mapNanos) {
       synchronized (this) {
+        long perElement = mapNanos / Math.max(1, size);
+        mapNanosPerElement = mapNanosPerElement < 0 ? perElement : (3 * mapNanosPerElement + perElement) / 4;
         if (size != chunkSize) {
           return; // a last partial chunk, or one from before the previous change
         }
@@ -330,6 +346,17 @@ public final class ChunkedMap {
           chunkSize = Math.max(initialChunkSize, chunkSize / 2);
         }
       }
+    }
+
+    /**
+     * True when a chunk of {@code size} elements is expected to map in less than
+     * {@value #INLINE_BELOW_NANOS} ns, about what handing it to a worker and back costs on a
+     * virtual machine: then it is mapped on the calling thread (adaptive mode only; the first chunk
+     * always goes to a worker, and every chunk measures the function again).
+     */
+    boolean mapsInline(int size) {
+      long perElement = mapNanosPerElement;
+      return adaptive && INLINE && perElement >= 0 && perElement * size < INLINE_BELOW_NANOS;
     }
 
     /** The partial chunk at completion, or null. */

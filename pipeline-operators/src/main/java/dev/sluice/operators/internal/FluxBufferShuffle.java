@@ -139,6 +139,14 @@ public final class FluxBufferShuffle<T> extends FluxOperator<T, T> {
     static final AtomicLongFieldUpdater<BufferShuffleSubscriber> REQUESTED =
         AtomicLongFieldUpdater.newUpdater(BufferShuffleSubscriber.class, "requested");
 
+    /**
+     * The thread inside {@link #drain}, or null. Written only by that thread, so only that thread
+     * ever reads itself here: {@link #request} uses it to recognise a call from its own onNext.
+     */
+    Thread drainer;
+    /** Requested from inside onNext and not yet added to {@link #requested}; drainer only. */
+    long localRequested;
+
     volatile int wip;
     @SuppressWarnings("rawtypes")
     static final AtomicIntegerFieldUpdater<BufferShuffleSubscriber> WIP =
@@ -207,6 +215,12 @@ public final class FluxBufferShuffle<T> extends FluxOperator<T, T> {
     @Override
     public void request(long n) {
       if (Operators.validate(n)) {
+        if (drainer == Thread.currentThread()) {
+          // from inside our own onNext (filter, handle and the parallel map ask one at a time):
+          // the drain loop running below on this thread picks it up, no atomics needed
+          localRequested = Operators.addCap(localRequested, n);
+          return;
+        }
         Operators.addCap(REQUESTED, this, n);
         drain();
       }
@@ -309,9 +323,11 @@ public final class FluxBufferShuffle<T> extends FluxOperator<T, T> {
       }
       int missed = 1;
       final CoreSubscriber<? super T> a = actual;
+      drainer = Thread.currentThread();
       for (;;) {
         long r = requested;
         long e = 0L;
+        long local = 0L; // requested from inside onNext during this pass
         for (;;) {
           if (cancelled) {
             clear();
@@ -340,8 +356,10 @@ public final class FluxBufferShuffle<T> extends FluxOperator<T, T> {
               break;
             }
           }
-          if (e == r) {
-            r = requested; // a downstream that requests one at a time from onNext (filter, handle) does so here
+          if (e == r && localRequested != 0L) {
+            local = Operators.addCap(local, localRequested);
+            r = Operators.addCap(r, localRequested);
+            localRequested = 0L;
           }
           if (e == r || (initialFilled < bufferSize && !d)) {
             break; // no demand, or the buffer has not been full once yet (tf.data fills it first)
@@ -381,16 +399,22 @@ public final class FluxBufferShuffle<T> extends FluxOperator<T, T> {
           e++;
           requestUpstream(false);
         }
-        if (e != 0L && r != Long.MAX_VALUE) {
-          REQUESTED.addAndGet(this, -e);
+        local = Operators.addCap(local, localRequested);
+        localRequested = 0L;
+        if (local != e && r != Long.MAX_VALUE) {
+          REQUESTED.addAndGet(this, local - e);
         }
         if (!cancelled && !terminated) {
           requestUpstream(false);
+        }
+        if (wip == missed) {
+          drainer = null; // before giving up the loop: a later call from this thread is external
         }
         missed = WIP.addAndGet(this, -missed);
         if (missed == 0) {
           break;
         }
+        drainer = Thread.currentThread();
       }
     }
 

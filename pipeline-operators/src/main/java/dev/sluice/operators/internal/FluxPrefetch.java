@@ -70,12 +70,15 @@ public final class FluxPrefetch<T> extends Flux<T> implements Scannable {
 
   @Override
   public void subscribe(CoreSubscriber<? super T> actual) {
-    Scheduler.Worker producerWorker;
+    Scheduler.Worker producerWorker = null;
     Scheduler.Worker consumerWorker;
     try {
       producerWorker = producer.createWorker();
       consumerWorker = consumer.createWorker();
     } catch (RuntimeException e) {
+      if (producerWorker != null) {
+        producerWorker.dispose();
+      }
       Operators.error(actual, Operators.onOperatorError(e, actual.currentContext()));
       return;
     }
