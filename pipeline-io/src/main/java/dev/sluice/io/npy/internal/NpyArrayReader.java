@@ -193,7 +193,12 @@ final class NpyArrayReader implements AutoCloseable {
         // one chunk (files up to the chunk size): plain offsets, no division per row
         ByteBuffer only = mapped.chunkCount() == 1 ? mapped.chunk(0) : null;
         touchScattered(only, indices, from, count, base, fb);
-        int i = 0;
+        boolean scatteredSmallRows = only != null && (fb == 8 || fb == 4) && count > 1
+            && indices[from + count - 1] - indices[from] != count - 1;
+        if (scatteredSmallRows) {
+          copySmallRows(only, indices, from, count, base, fb, dst, startRow);
+        }
+        int i = scatteredSmallRows ? count : 0;
         while (i < count) {
           long first = indices[from + i] - base;
           int run = 1;
@@ -273,6 +278,25 @@ final class NpyArrayReader implements AutoCloseable {
       }
     }
     touched = sum;
+  }
+
+  /**
+   * Rows of 8 or 4 bytes (a label, an id) one value load and store each: cheaper than a bulk copy
+   * call per row, which is what a run of length one would cost.
+   */
+  private void copySmallRows(ByteBuffer only, long[] indices, int from, int count, long base, int fb, ByteBuffer dst,
+      int startRow) {
+    if (fb == 8) {
+      for (int i = 0; i < count; i++) {
+        long row = checked(indices[from + i] - base, 1);
+        dst.putLong((startRow + i) * 8, only.getLong((int) (row * 8)));
+      }
+    } else {
+      for (int i = 0; i < count; i++) {
+        long row = checked(indices[from + i] - base, 1);
+        dst.putInt((startRow + i) * 4, only.getInt((int) (row * 4)));
+      }
+    }
   }
 
   /** {@code first}, after checking that rows {@code [first, first+run)} exist. */
