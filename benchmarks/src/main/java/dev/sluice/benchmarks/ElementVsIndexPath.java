@@ -50,9 +50,11 @@ public final class ElementVsIndexPath {
       Pipeline<Batch> element = Pipeline.from(data).shuffle(10_000).batch(256).prefetch(4);
       Pipeline<Batch> mapped = Pipeline.from(data).shuffle(10_000).map(Function.identity(), 2).batch(256).prefetch(4);
       System.out.printf(Locale.ROOT, "%d rows x %d bytes, batch 256; warm-up...%n", data.size(), HandLoopVsPipeline.ROW_BYTES);
-      HandLoopVsPipeline.sluice(index, 1_000);
-      HandLoopVsPipeline.sluice(element, 1_000);
-      HandLoopVsPipeline.sluice(mapped, 1_000);
+      for (int w = 0; w < HandLoopVsPipeline.WARMUP_EPOCHS; w++) {
+        HandLoopVsPipeline.sluice(index, 1_000 + w);
+        HandLoopVsPipeline.sluice(element, 1_000 + w);
+        HandLoopVsPipeline.sluice(mapped, 1_000 + w);
+      }
       List<Double> elementOverIndex = new ArrayList<>();
       List<Double> mapOverElement = new ArrayList<>();
       for (int r = 0; r < rounds; r++) {

@@ -24,8 +24,8 @@ import java.util.SplittableRandom;
  * The index pipeline against a hand-written Java loop over the same page-cached {@code .npy}
  * (issue 8's benchmark): {@code shuffle -> shard(1 of 1) -> batch 256 -> prefetch 4} versus, per
  * epoch, a seeded Fisher–Yates permutation of an {@code int[]} computed inside the timed region and
- * 256 rows per batch bulk-copied from the mapping into one reused direct buffer. One warm-up epoch
- * each, then 5 alternating rounds; prints each round's records/s and the median ratio.
+ * 256 rows per batch bulk-copied from the mapping into one reused direct buffer. Three warm-up
+ * epochs each, then 5 alternating rounds; prints each round's records/s and the median ratio.
  *
  * <pre>
  * java -Xms2g -Xmx2g -XX:+AlwaysPreTouch -cp benchmarks/target/benchmarks.jar \
@@ -36,6 +36,8 @@ import java.util.SplittableRandom;
 public final class HandLoopVsPipeline {
   static final int ROW_BYTES = 256;
   static final int BATCH = 256;
+  /** Warm-up epochs of each contender before the measured rounds. */
+  static final int WARMUP_EPOCHS = 3;
 
   private HandLoopVsPipeline() {}
 
@@ -53,8 +55,10 @@ public final class HandLoopVsPipeline {
       int header = (int) (ch.size() - rows * ROW_BYTES);
       Pipeline<Batch> pipeline = Pipeline.from(data).shuffle().shard(1, 0).batch(BATCH).prefetch(4);
       System.out.printf(Locale.ROOT, "%d rows x %d bytes, batch %d; warm-up...%n", rows, ROW_BYTES, BATCH);
-      handLoop(map, header, (int) rows, 1_000);
-      sluice(pipeline, 1_000);
+      for (int w = 0; w < WARMUP_EPOCHS; w++) { // until C2 has compiled both (one epoch was not enough)
+        handLoop(map, header, (int) rows, 1_000 + w);
+        sluice(pipeline, 1_000 + w);
+      }
       List<Double> ratios = new ArrayList<>();
       List<Double> cpuRatios = new ArrayList<>();
       for (int r = 0; r < rounds; r++) {
