@@ -146,6 +146,8 @@ public final class FluxBufferShuffle<T> extends FluxOperator<T, T> {
     Thread drainer;
     /** Requested from inside onNext and not yet added to {@link #requested}; drainer only. */
     long localRequested;
+    /** Elements the upstream delivered into their slots from inside the drain loop; drainer only. */
+    long directFills;
 
     volatile int wip;
     @SuppressWarnings("rawtypes")
@@ -181,6 +183,14 @@ public final class FluxBufferShuffle<T> extends FluxOperator<T, T> {
     public void onNext(T t) {
       if (done) {
         Operators.onNextDropped(t, ctx);
+        return;
+      }
+      if (drainer == Thread.currentThread() && outstanding > 0) {
+        // a synchronous upstream answering our own request from inside the drain loop: straight
+        // into its slot, no queue and no atomics (the loop notices through directFills)
+        fill(t);
+        outstanding--;
+        directFills++;
         return;
       }
       if (!queue.offer(t)) {
@@ -383,8 +393,9 @@ public final class FluxBufferShuffle<T> extends FluxOperator<T, T> {
                 startDraining(); // the drawn slot will never be refilled
                 continue;
               }
+              long fills = directFills;
               requestUpstream(true);
-              if (queue.isEmpty()) {
+              if (queue.isEmpty() && directFills == fills) {
                 break; // wait for the element of the drawn slot
               }
               continue;
@@ -404,8 +415,12 @@ public final class FluxBufferShuffle<T> extends FluxOperator<T, T> {
         if (local != e && r != Long.MAX_VALUE) {
           REQUESTED.addAndGet(this, local - e);
         }
+        long fills = directFills;
         if (!cancelled && !terminated) {
           requestUpstream(false);
+        }
+        if (directFills != fills) {
+          continue; // the upstream answered at once: use what it delivered before leaving
         }
         if (wip == missed) {
           drainer = null; // before giving up the loop: a later call from this thread is external
