@@ -348,7 +348,9 @@ public final class Pipeline<T> implements Dataset<T> {
 
   /**
    * Produces up to {@code bufferSize} elements ahead of the consumer on another thread
-   * ({@link Prefetch#of(int)}: {@code subscribeOn} + {@code publishOn} with a bounded queue).
+   * ({@link Prefetch#of(int)}: {@code subscribeOn} + {@code publishOn} with a bounded queue, fused
+   * into one operator whose idle consumer waits briefly for the next element instead of being
+   * woken for each).
    *
    * <p><b>Reactive Streams semantics.</b> Emits queued elements on demand on a worker thread;
    * backpressures the producer when {@code bufferSize} elements are queued; completes after the
