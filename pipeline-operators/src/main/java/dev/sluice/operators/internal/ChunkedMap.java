@@ -164,13 +164,12 @@ public final class ChunkedMap {
     Iterable<Object> claim() {
       synchronized (this) {
         if (state == MAPPED && error == null) {
-          Object[] out = results;
-          int n = resultCount;
+          Object[] out = results; // without a failure every input has its result: out is full
           results = null;
           state = CLAIMED;
           registry.remove(this);
-          // the whole array (an array spliterator: no per-element modCount checks in Reactor's flatten)
-          return java.util.Arrays.asList(n == out.length ? out : java.util.Arrays.copyOf(out, n));
+          // a list over the array: an array spliterator, no per-element modCount checks in Reactor's flatten
+          return java.util.Arrays.asList(out);
         }
         if (state == DISCARDED) {
           registry.remove(this);
