@@ -161,8 +161,7 @@ class InterleaveTest {
           .verify(Duration.ofSeconds(10));
       got.forEach(Batch::close);
       assertTrue(done.await(10, TimeUnit.SECONDS));
-      Awaitility.await().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(1)).atMost(Duration.ofSeconds(10))
-          .until(() -> MemoryManager.shared().outstandingBytes() == 0);
+      TestSources.awaitNoOutstanding();
     }
     StepVerifier.create(Flux.range(0, 4)
             .transform(Interleave.<Integer, Batch>of(i -> i == 3 ? Flux.error(new IllegalStateException("boom"))

@@ -8,7 +8,6 @@ import dev.sluice.core.Batch;
 import dev.sluice.core.Column;
 import dev.sluice.core.Datasets;
 import dev.sluice.core.Example;
-import dev.sluice.core.MemoryManager;
 import dev.sluice.core.Shape;
 import dev.sluice.core.Tensor;
 import dev.sluice.core.DType;
@@ -22,7 +21,6 @@ import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.LongStream;
-import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import reactor.core.publisher.Flux;
@@ -159,8 +157,7 @@ class PaddedBatchUnbatchTest {
         .thenCancel()
         .verify(Duration.ofSeconds(10));
     assertTrue(done.await(10, TimeUnit.SECONDS));
-    Awaitility.await().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(1)).atMost(Duration.ofSeconds(10))
-        .until(() -> MemoryManager.shared().outstandingBytes() == 0);
+    TestSources.awaitNoOutstanding();
   }
 
   @Test

@@ -95,7 +95,7 @@ class ParallelMapTest {
           .verify(Duration.ofSeconds(10));
       got.forEach(Batch::close);
       assertTrue(done.await(10, TimeUnit.SECONDS));
-      Awaitility.await().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(1)).atMost(Duration.ofSeconds(10)).until(() -> MemoryManager.shared().outstandingBytes() == 0);
+      TestSources.awaitNoOutstanding();
     }
   }
 
@@ -170,7 +170,7 @@ class ParallelMapTest {
         .expectNextCount(77)
         .expectErrorMessage("bad sample 77")
         .verify(Duration.ofSeconds(10));
-    Awaitility.await().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(1)).atMost(Duration.ofSeconds(10)).until(() -> MemoryManager.shared().outstandingBytes() == 0);
+    TestSources.awaitNoOutstanding();
   }
 
   @Test

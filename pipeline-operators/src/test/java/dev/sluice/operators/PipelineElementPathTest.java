@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.sluice.core.Batch;
 import dev.sluice.core.Datasets;
 import dev.sluice.core.Example;
-import dev.sluice.core.MemoryManager;
 import dev.sluice.core.PipelineContext;
 import dev.sluice.core.testing.NoLeaks;
 import java.time.Duration;
@@ -17,7 +16,6 @@ import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.LongStream;
-import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import reactor.test.StepVerifier;
@@ -125,8 +123,7 @@ class PipelineElementPathTest {
         .verify(Duration.ofSeconds(10));
     got.forEach(Batch::close);
     assertTrue(done.await(10, TimeUnit.SECONDS));
-    Awaitility.await().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(1)).atMost(Duration.ofSeconds(10))
-        .until(() -> MemoryManager.shared().outstandingBytes() == 0);
+    TestSources.awaitNoOutstanding();
   }
 
   @Test
@@ -142,8 +139,7 @@ class PipelineElementPathTest {
           .verify(Duration.ofSeconds(10));
       got.forEach(Batch::close);
       assertTrue(done.await(10, TimeUnit.SECONDS));
-      Awaitility.await().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(1)).atMost(Duration.ofSeconds(10))
-          .until(() -> MemoryManager.shared().outstandingBytes() == 0);
+      TestSources.awaitNoOutstanding();
     }
   }
 
@@ -173,7 +169,6 @@ class PipelineElementPathTest {
             .flux(CTX).doOnNext(Batch::close))
         .thenConsumeWhile(b -> true)
         .verifyErrorMessage("step failed");
-    Awaitility.await().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(1)).atMost(Duration.ofSeconds(10))
-        .until(() -> MemoryManager.shared().outstandingBytes() == 0);
+    TestSources.awaitNoOutstanding();
   }
 }

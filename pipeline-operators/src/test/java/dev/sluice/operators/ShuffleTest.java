@@ -261,8 +261,7 @@ class ShuffleTest {
     got.forEach(Batch::close);
     assertTrue(done.await(10, TimeUnit.SECONDS));
     // The discard hooks run on the worker; wait until the memory is back.
-    org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10))
-        .until(() -> dev.sluice.core.MemoryManager.shared().outstandingBytes() == 0);
+    TestSources.awaitNoOutstanding();
   }
 
   @Test
