@@ -54,7 +54,15 @@ public final class Batch implements AutoCloseable {
         throw new IllegalArgumentException("column '" + c.name() + "' has " + c.size() + " rows but there are " + indices.length + " indices");
       }
     }
-    return new Batch(new Shared(IDS.incrementAndGet(), schema, List.copyOf(columns), indices, owner));
+    return new Batch(new Shared(IDS.incrementAndGet(), schema, List.copyOf(columns), indices, 0, indices.length, owner));
+  }
+
+  /**
+   * A batch whose rows have the consecutive source indices {@code first, first+1, ...}: the in-order
+   * batches of a random-access source, which then need no index array.
+   */
+  static Batch ofRange(Schema schema, List<Column> columns, long first, int size, AutoCloseable owner) {
+    return new Batch(new Shared(IDS.incrementAndGet(), schema, List.copyOf(columns), null, first, size, owner));
   }
 
   /** A name for messages ({@code batch#17}). */
@@ -64,7 +72,7 @@ public final class Batch implements AutoCloseable {
 
   /** Number of rows. */
   public int size() {
-    return shared.indices.length;
+    return shared.size;
   }
 
   public Schema schema() {
@@ -73,12 +81,12 @@ public final class Batch implements AutoCloseable {
 
   /** A copy of the source indices of the rows, in row order. */
   public long[] indices() {
-    return shared.indices.clone();
+    return shared.indices();
   }
 
   /** Source index of row {@code row}. */
   public long index(int row) {
-    return shared.indices[row];
+    return shared.index(row);
   }
 
   /** The column of field {@code name}. */
@@ -127,7 +135,7 @@ public final class Batch implements AutoCloseable {
       Tensor t = c.row(row);
       fields.put(c.name(), Tensor.copyOf(t.dtype(), t.shape(), t.toByteArray()));
     }
-    return Example.of(shared.indices[row], fields);
+    return Example.of(shared.index(row), fields);
   }
 
   /** A second handle on the same memory; each handle must be closed once. */
@@ -164,24 +172,47 @@ public final class Batch implements AutoCloseable {
   @Override
   public String toString() {
     return shared.name() + "{rows=" + size() + ", fields=" + shared.schema + ", indices="
-        + Arrays.toString(Arrays.copyOf(shared.indices, Math.min(8, shared.indices.length)))
-        + (shared.indices.length > 8 ? "..." : "") + (closed != 0 ? ", closed" : "") + "}";
+        + Arrays.toString(Arrays.copyOf(shared.indices(), Math.min(8, shared.size)))
+        + (shared.size > 8 ? "..." : "") + (closed != 0 ? ", closed" : "") + "}";
   }
 
   private static final class Shared {
     final long id; // the name is built only when a message needs it
     final Schema schema;
     final List<Column> columns;
-    final long[] indices;
+    final long[] indices; // null: the rows are first, first + 1, ...
+    final long first;
+    final int size;
     final AutoCloseable owner;
     final AtomicInteger refs = new AtomicInteger(1);
 
-    Shared(long id, Schema schema, List<Column> columns, long[] indices, AutoCloseable owner) {
+    Shared(long id, Schema schema, List<Column> columns, long[] indices, long first, int size, AutoCloseable owner) {
       this.id = id;
       this.schema = schema;
       this.columns = columns;
       this.indices = indices;
+      this.first = first;
+      this.size = size;
       this.owner = owner;
+    }
+
+    long index(int row) {
+      if (indices != null) {
+        return indices[row];
+      }
+      Objects.checkIndex(row, size);
+      return first + row;
+    }
+
+    long[] indices() {
+      if (indices != null) {
+        return indices.clone();
+      }
+      long[] a = new long[size];
+      for (int i = 0; i < size; i++) {
+        a[i] = first + i;
+      }
+      return a;
     }
 
     String name() {

@@ -1,8 +1,7 @@
 package dev.sluice.core;
 
 import java.nio.ByteBuffer;
-import java.util.ArrayList;
-import java.util.List;
+import java.util.Arrays;
 import java.util.Map;
 import java.util.Objects;
 
@@ -24,7 +23,8 @@ public final class BatchBuilder implements AutoCloseable {
   private final int capacity;
   private final BufferPool pool;
   private final ColumnBuilder[] columns;
-  private final long[] indices;
+  private long[] indices; // allocated by the first commit or append that is not a range
+  private long rangeFirst = -1; // >= 0 while the committed rows are rangeFirst, rangeFirst + 1, ...
   private int size;
   private boolean done;
 
@@ -32,7 +32,6 @@ public final class BatchBuilder implements AutoCloseable {
     this.schema = schema;
     this.capacity = capacity;
     this.pool = pool;
-    this.indices = new long[capacity];
     this.columns = new ColumnBuilder[schema.size()];
     try {
       for (int i = 0; i < columns.length; i++) {
@@ -126,8 +125,43 @@ public final class BatchBuilder implements AutoCloseable {
       throw new IllegalArgumentException(
           "cannot commit " + count + " rows: " + size + " of " + capacity + " are used");
     }
-    System.arraycopy(indices, from, this.indices, size, count);
+    if (size == 0 && count == capacity && this.indices == null) {
+      // the usual whole batch: one copy, no zeroing of a fresh array first
+      this.indices = Arrays.copyOfRange(indices, from, from + count);
+    } else {
+      System.arraycopy(indices, from, indices(), size, count);
+    }
     size += count;
+    checkVariableColumns();
+  }
+
+  /**
+   * Commits {@code count} rows written past {@link #size()} whose indices are {@code first,
+   * first+1, ...}: what a source does for a batch it found to be one run, so that the batch keeps
+   * no index array.
+   */
+  public void commitRange(long first, int count) {
+    checkOpen();
+    if (count < 0 || size + count > capacity) {
+      throw new IllegalArgumentException(
+          "cannot commit " + count + " rows: " + size + " of " + capacity + " are used");
+    }
+    if (first < 0) {
+      throw new IllegalArgumentException("first index must be >= 0 but it was " + first);
+    }
+    if (size == 0 && indices == null) {
+      rangeFirst = first;
+    } else {
+      long[] a = indices();
+      for (int i = 0; i < count; i++) {
+        a[size + i] = first + i;
+      }
+    }
+    size += count;
+    checkVariableColumns();
+  }
+
+  private void checkVariableColumns() {
     for (ColumnBuilder c : columns) {
       if (c.fixed == null && c.rows != size) {
         throw new IllegalStateException("field '" + c.spec.name() + "' has " + c.rows
@@ -181,7 +215,7 @@ public final class BatchBuilder implements AutoCloseable {
         c.appendVariable(t.rawData());
       }
     }
-    indices[size] = example.index();
+    indices()[size] = example.index();
     size++;
   }
 
@@ -189,14 +223,32 @@ public final class BatchBuilder implements AutoCloseable {
   public Batch build() {
     checkOpen();
     done = true;
-    List<Column> cols = new ArrayList<>(columns.length);
-    List<PooledBuffer> owned = new ArrayList<>();
-    for (ColumnBuilder c : columns) {
-      cols.add(c.build(size));
-      c.collect(owned);
+    Column[] cols = new Column[columns.length];
+    for (int i = 0; i < columns.length; i++) {
+      cols[i] = columns[i].build(size);
     }
-    long[] idx = size == capacity ? indices : java.util.Arrays.copyOf(indices, size);
-    return Batch.of(schema, cols, idx, () -> owned.forEach(PooledBuffer::close));
+    ColumnBuilder[] owned = columns;
+    AutoCloseable release = () -> {
+      for (ColumnBuilder c : owned) {
+        c.release();
+      }
+    };
+    if (indices == null && size > 0) {
+      return Batch.ofRange(schema, Arrays.asList(cols), rangeFirst, size, release);
+    }
+    long[] idx = size == capacity ? indices : size == 0 ? new long[0] : Arrays.copyOf(indices, size);
+    return Batch.of(schema, Arrays.asList(cols), idx, release);
+  }
+
+  /** The index array, created (and filled with the range committed so far) on first use. */
+  private long[] indices() {
+    if (indices == null) {
+      indices = new long[capacity];
+      for (int i = 0; i < size; i++) {
+        indices[i] = rangeFirst + i;
+      }
+    }
+    return indices;
   }
 
   /** Releases the memory if {@link #build()} was not called; idempotent. */
@@ -204,13 +256,11 @@ public final class BatchBuilder implements AutoCloseable {
   public void close() {
     if (!done) {
       done = true;
-      List<PooledBuffer> owned = new ArrayList<>();
       for (ColumnBuilder c : columns) {
         if (c != null) {
-          c.collect(owned);
+          c.release();
         }
       }
-      owned.forEach(PooledBuffer::close);
     }
   }
 
@@ -316,11 +366,17 @@ public final class BatchBuilder implements AutoCloseable {
       return new Column(spec, n, v, off, valid);
     }
 
-    void collect(List<PooledBuffer> out) {
-      for (PooledBuffer b : new PooledBuffer[] {fixed, values, offsets, validity}) {
-        if (b != null) {
-          out.add(b);
-        }
+    /** Returns this column's memory to the pool (each buffer closes at most once). */
+    void release() {
+      close(fixed);
+      close(values);
+      close(offsets);
+      close(validity);
+    }
+
+    private static void close(PooledBuffer b) {
+      if (b != null) {
+        b.close();
       }
     }
   }

@@ -187,4 +187,53 @@ class BatchTest {
     assertThatThrownBy(() -> BatchBuilder.create(XY, 0, pool))
         .hasMessage("capacity > 0 required but it was 0");
   }
+
+  @Test
+  void aCommittedRangeKeepsItsIndicesWithoutAnArray() {
+    Schema y = Schema.of(new TensorSpec("y", DType.INT64, Shape.scalar()));
+    try (BatchBuilder b = BatchBuilder.create(y, 4, pool)) {
+      for (int i = 0; i < 4; i++) {
+        b.fixedColumn(0).putLong(i * 8, 10L * i);
+      }
+      b.commitRange(1_000_000_000_000L, 4);
+      try (Batch batch = b.build()) {
+        assertThat(batch.size()).isEqualTo(4);
+        assertThat(batch.indices()).containsExactly(1_000_000_000_000L, 1_000_000_000_001L, 1_000_000_000_002L,
+            1_000_000_000_003L);
+        assertThat(batch.index(3)).isEqualTo(1_000_000_000_003L);
+        assertThat(batch.copyRow(2).index()).isEqualTo(1_000_000_000_002L);
+        assertThatThrownBy(() -> batch.index(4)).isInstanceOf(IndexOutOfBoundsException.class);
+        assertThat(batch.toString()).contains("indices=[1000000000000, 1000000000001");
+      }
+    }
+    assertThat(memory.outstandingBytes()).isZero();
+  }
+
+  @Test
+  void rangesAndIndexArraysMixInOneBuilder() {
+    Schema y = Schema.of(new TensorSpec("y", DType.INT64, Shape.scalar()));
+    try (BatchBuilder b = BatchBuilder.create(y, 8, pool)) {
+      b.commitRange(5, 2);
+      b.commitRows(new long[] {-1, 40, 30}, 1, 2);
+      b.commitRange(7, 2);
+      b.append(Example.builder(99).put("y", Tensor.scalar(0L)).build());
+      try (Batch batch = b.build()) {
+        assertThat(batch.indices()).containsExactly(5, 6, 40, 30, 7, 8, 99);
+      }
+    }
+    try (BatchBuilder b = BatchBuilder.create(y, 4, pool)) {
+      b.commitRows(new long[] {3, 1, 2, 0}, 0, 4); // a whole batch of indices
+      try (Batch batch = b.build()) {
+        assertThat(batch.indices()).containsExactly(3, 1, 2, 0);
+      }
+    }
+    try (BatchBuilder b = BatchBuilder.create(y, 4, pool); Batch empty = b.build()) {
+      assertThat(empty.size()).isZero();
+      assertThat(empty.indices()).isEmpty();
+    }
+    try (BatchBuilder b = BatchBuilder.create(y, 4, pool)) {
+      assertThatThrownBy(() -> b.commitRange(-1, 1)).hasMessage("first index must be >= 0 but it was -1");
+    }
+    assertThat(memory.outstandingBytes()).isZero();
+  }
 }

@@ -113,17 +113,25 @@ public final class AlignedNpyDataset implements NpyDataset {
   @Override
   public void gather(long[] indices, int from, int count, BatchBuilder target) {
     int start = target.size(); // copyRows checks the indices of each run
+    // an in-order batch (one run of rows, checked in bounds) is one bulk copy per array and a batch
+    // without an index array
+    boolean oneRun = NpyArrayReader.isOneRun(indices, from, count)
+        && indices[from] >= 0 && indices[from] + count <= rows;
     NpyArrayReader current = arrays.get(0);
     try {
       for (int a = 0; a < arrays.size(); a++) {
         current = arrays.get(a);
-        current.copyRows(indices, from, count, 0, target, fieldBase[a], start);
+        current.copyRows(indices, from, count, 0, target, fieldBase[a], start, oneRun);
         current.endRead();
       }
     } catch (InternalError e) {
       throw Guard.changedWhileMapped(current.resource(), count == 0 ? null : "rows " + indices[from] + "..", e);
     }
-    target.commitRows(indices, from, count);
+    if (oneRun) {
+      target.commitRange(indices[from], count);
+    } else {
+      target.commitRows(indices, from, count);
+    }
   }
 
   @Override

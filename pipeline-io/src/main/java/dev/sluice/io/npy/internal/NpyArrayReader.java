@@ -175,8 +175,12 @@ final class NpyArrayReader implements AutoCloseable {
   /**
    * Copies rows {@code indices[from..from+count) - base} into rows {@code startRow..} of the target
    * columns {@code fieldBase..}, without committing them.
+   *
+   * @param oneRun the caller found {@code indices[from..from+count)} consecutive ({@link #isOneRun}),
+   *     once for all the arrays of a dataset
    */
-  void copyRows(long[] indices, int from, int count, long base, BatchBuilder target, int fieldBase, int startRow) {
+  void copyRows(long[] indices, int from, int count, long base, BatchBuilder target, int fieldBase, int startRow,
+      boolean oneRun) {
     checkOpen();
     for (int f = 0; f < fields.size(); f++) {
       NpyField field = fields.get(f);
@@ -192,9 +196,8 @@ final class NpyArrayReader implements AutoCloseable {
       } else if (singleField) {
         // one chunk (files up to the chunk size): plain offsets, no division per row
         ByteBuffer only = mapped.chunkCount() == 1 ? mapped.chunk(0) : null;
-        touchScattered(only, indices, from, count, base, fb);
         int i = 0;
-        if (isOneRun(indices, from, count)) {
+        if (oneRun) {
           // the common in-order batch: one bulk copy, found without walking the run row by row
           long first = checked(indices[from] - base, count);
           if (only != null) {
@@ -206,6 +209,8 @@ final class NpyArrayReader implements AutoCloseable {
         } else if (only != null && (fb == 8 || fb == 4)) {
           copySmallRows(only, indices, from, count, base, fb, dst, startRow);
           i = count;
+        } else {
+          touchScattered(only, indices, from, count, base, fb);
         }
         while (i < count) {
           long first = indices[from + i] - base;

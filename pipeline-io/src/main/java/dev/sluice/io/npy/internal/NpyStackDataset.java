@@ -306,6 +306,7 @@ public final class NpyStackDataset implements NpyStack {
       RandomAccessDataset.checkIndex(indices[i], total, this);
     }
     int start = target.size();
+    boolean oneRun = NpyArrayReader.isOneRun(indices, from, count); // every index was checked above
     int i = from;
     while (i < from + count) {
       int k = chunkOf(r.starts, indices[i]);
@@ -317,14 +318,19 @@ public final class NpyStackDataset implements NpyStack {
       }
       NpyArrayReader reader = reader(k);
       try {
-        reader.copyRows(indices, i, run, lo, target, 0, start + (i - from));
+        boolean segmentRun = oneRun || run != count && NpyArrayReader.isOneRun(indices, i, run);
+        reader.copyRows(indices, i, run, lo, target, 0, start + (i - from), segmentRun);
         reader.endRead();
       } catch (InternalError e) {
         throw Guard.changedWhileMapped(reader.resource(), "rows " + (indices[i] - lo) + "..", e);
       }
       i += run;
     }
-    target.commitRows(indices, from, count);
+    if (oneRun) {
+      target.commitRange(indices[from], count);
+    } else {
+      target.commitRows(indices, from, count);
+    }
   }
 
   @Override
