@@ -2,7 +2,7 @@ package dev.sluice.operators;
 
 import dev.sluice.core.Example;
 import dev.sluice.core.PipelineContext;
-import dev.sluice.operators.internal.ChunkedMap;
+import dev.sluice.operators.internal.FluxChunkedMap;
 import java.util.Objects;
 import java.util.SplittableRandom;
 import java.util.function.BiFunction;
@@ -16,17 +16,19 @@ import reactor.core.scheduler.Schedulers;
  *
  * <p>With {@code numParallelCalls = 1} the function runs on the subscriber's thread, element by
  * element ({@code Flux.map}). With more, elements go to the workers of a {@link Scheduler} in chunks
- * (one scheduler hop per chunk, not per element, since a hop costs microseconds in Reactor):
- * {@code buffer(chunk)} then {@code flatMapSequential} over at most {@code numParallelCalls} chunks
- * in flight, each mapped on its own worker. {@code deterministic = true} (the default) keeps the
- * input order, so the output is the same for any {@code numParallelCalls}; {@code false} uses
- * {@code flatMap} and emits each chunk as soon as it is mapped, which may reorder.
+ * (one scheduler hop per chunk, not per element, since a hop costs microseconds in Reactor), at
+ * most {@code numParallelCalls} chunks mapped at once, by one operator ({@code FluxChunkedMap}).
+ * {@code deterministic = true} (the default) keeps the input order, so the output is the same for
+ * any {@code numParallelCalls}; {@code false} emits each chunk as soon as it is mapped, which may
+ * reorder. With the adaptive chunk size (the default), a chunk whose function is cheap next to a
+ * scheduler hop or to producing its inputs is mapped on the thread that completed it, as is the
+ * first chunk of each subscription (to measure the function).
  *
  * <p>Augmentations that need randomness take a per-sample generator derived from (seed, epoch,
  * index) ({@link #augment}, or {@link SampleRandom#of} in {@link #mapWithContext}), never a shared
  * {@code Random}, so the result does not depend on the parallelism or on thread timing.
  *
- * <p><b>Reactive Streams semantics.</b> Requests upstream in chunks ({@code numParallelCalls ×
+ * <p><b>Reactive Streams semantics.</b> Requests upstream in chunks ({@code (numParallelCalls + 2) ×
  * chunkSize} elements ahead at most); emits mapped elements as downstream requests them; completes
  * after the last chunk is emitted; errors when upstream or the function fails (later chunks are
  * cancelled); cancels upstream and the chunks in flight when downstream cancels.
@@ -92,7 +94,7 @@ public final class ParallelMap {
     if (parallel == 1) {
       return f -> f.map(fn);
     }
-    return f -> ChunkedMap.apply(f, fn, parallel, deterministic, chunkSize, adaptive, scheduler);
+    return f -> new FluxChunkedMap<T, R>(f, fn, parallel, deterministic, chunkSize, adaptive, scheduler);
   }
 
   /**

@@ -156,6 +156,50 @@ class ParallelMapTest {
   }
 
   @Test
+  void cancelRacingOnNextEmitsOrDiscardsEveryElementExactlyOnce() throws InterruptedException {
+    for (int round = 0; round < 300; round++) {
+      boolean adaptive = round % 2 == 0;
+      List<Integer> delivered = Collections.synchronizedList(new ArrayList<>());
+      List<Integer> accounted = Collections.synchronizedList(new ArrayList<>());
+      CountDownLatch done = new CountDownLatch(1);
+      reactor.core.publisher.BaseSubscriber<Integer> sub = new reactor.core.publisher.BaseSubscriber<>() {
+        @Override
+        protected void hookOnSubscribe(org.reactivestreams.Subscription s) {
+          s.request(3);
+        }
+
+        @Override
+        protected void hookOnNext(Integer v) {
+          accounted.add(v);
+        }
+      };
+      Function<Flux<Integer>, Flux<Integer>> map = adaptive
+          ? ParallelMap.map(x -> x, 2, round % 4 == 0)
+          : ParallelMap.map(x -> x, 2, round % 4 == 1, 5, Schedulers.parallel());
+      Flux.range(0, 100_000).subscribeOn(Schedulers.parallel()).doOnNext(delivered::add)
+          .transform(map)
+          .doFinally(s -> done.countDown())
+          .doOnDiscard(Integer.class, accounted::add)
+          .subscribe(sub);
+      reactor.test.util.RaceTestUtils.race(sub::cancel, () -> sub.request(7));
+      assertTrue(done.await(10, TimeUnit.SECONDS));
+      Awaitility.await().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(1)).atMost(Duration.ofSeconds(10))
+          .until(() -> accounted.size() >= delivered.size());
+      List<Integer> a;
+      List<Integer> d;
+      synchronized (accounted) {
+        a = new ArrayList<>(accounted);
+      }
+      synchronized (delivered) {
+        d = new ArrayList<>(delivered);
+      }
+      Collections.sort(a);
+      Collections.sort(d);
+      assertEquals(d, a, "round " + round + ": every element delivered is emitted or discarded, once");
+    }
+  }
+
+  @Test
   void functionErrorPropagatesAndReleasesBatches() {
     StepVerifier.create(ElementTestSupport.batches(200)
             .transform(ParallelMap.<Batch, Batch>map(b -> {
@@ -175,11 +219,20 @@ class ParallelMapTest {
 
   @Test
   void upstreamErrorPropagatesAfterTheMappedElements() {
+    // as with a sequential map: the elements before the error are mapped and emitted, then the error
+    for (int chunk : new int[] {1, 2, 64}) {
+      StepVerifier.create(Flux.range(0, 5).concatWith(Flux.error(new IllegalStateException("upstream")))
+              .transform(ParallelMap.<Integer, Integer>map(x -> x + 1, 2, true, chunk, Schedulers.parallel())))
+          .expectNext(1, 2, 3, 4, 5)
+          .expectErrorMessage("upstream")
+          .verifyThenAssertThat()
+          .hasNotDiscardedElements();
+    }
     StepVerifier.create(Flux.range(0, 5).concatWith(Flux.error(new IllegalStateException("upstream")))
             .transform(ParallelMap.<Integer, Integer>map(x -> x + 1, 2)))
+        .expectNext(1, 2, 3, 4, 5)
         .expectErrorMessage("upstream")
-        .verifyThenAssertThat()
-        .hasDiscardedElementsSatisfying(d -> assertTrue(d.size() <= 5));
+        .verify(Duration.ofSeconds(10));
   }
 
   @Test
