@@ -287,7 +287,8 @@ public final class FluxBufferShuffle<T> extends FluxOperator<T, T> {
         holes = bigger;
         holeHead = 0;
       }
-      holes[(holeHead + holeCount) % holes.length] = slot;
+      int at = holeHead + holeCount; // < 2 × holes.length: no division (this runs once per element)
+      holes[at >= holes.length ? at - holes.length : at] = slot;
       holeCount++;
     }
 
@@ -321,6 +322,24 @@ public final class FluxBufferShuffle<T> extends FluxOperator<T, T> {
       }
       draining = true;
       pick = -1;
+    }
+
+    /**
+     * A uniform int in {@code [0, bound)} by Lemire's multiply-and-shift with rejection: exactly
+     * uniform like {@code SplittableRandom.nextInt(bound)}, but without its integer division per
+     * draw (a division costs about as much as the rest of a draw; this runs once per element).
+     */
+    static int uniform(SplittableRandom random, int bound) {
+      long m = (random.nextInt() & 0xFFFF_FFFFL) * bound;
+      int low = (int) m;
+      if (Integer.compareUnsigned(low, bound) < 0) {
+        int threshold = Integer.remainderUnsigned(-bound, bound); // 2^32 mod bound
+        while (Integer.compareUnsigned(low, threshold) < 0) {
+          m = (random.nextInt() & 0xFFFF_FFFFL) * bound;
+          low = (int) m;
+        }
+      }
+      return (int) (m >>> 32);
     }
 
     /**
@@ -376,7 +395,7 @@ public final class FluxBufferShuffle<T> extends FluxOperator<T, T> {
           }
           T v;
           if (draining) {
-            int j = random.nextInt(filled);
+            int j = uniform(random, filled);
             @SuppressWarnings("unchecked")
             T w = (T) slots[j];
             v = w;
@@ -384,7 +403,7 @@ public final class FluxBufferShuffle<T> extends FluxOperator<T, T> {
             slots[filled] = null;
           } else {
             if (pick < 0) {
-              pick = random.nextInt(bufferSize);
+              pick = uniform(random, bufferSize);
             }
             @SuppressWarnings("unchecked")
             T w = pick < slots.length ? (T) slots[pick] : null;

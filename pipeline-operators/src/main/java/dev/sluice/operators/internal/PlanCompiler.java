@@ -177,11 +177,12 @@ public final class PlanCompiler {
         sink.complete();
         return state;
       }
-      int at = (int) (p % block.length);
+      int at = (int) cursor[1]; // p % block.length, without a 64-bit division per element
       if (at == 0) {
         seq.fill(p, block, (int) Math.min(block.length, length - p));
       }
       cursor[0] = p + 1;
+      cursor[1] = at + 1 == block.length ? 0 : at + 1;
       sink.next(lazy ? Example.lazy(rows, block[at]) : source.get(block[at]));
       return state;
     });
