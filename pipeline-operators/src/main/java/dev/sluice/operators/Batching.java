@@ -105,6 +105,11 @@ public final class Batching {
   private record Pending(List<Example> examples, Schema schema) {}
 
   private static Batch collate(List<Example> examples, Schema[] known, BufferPool pool) {
+    // the pipeline hands its elements over unchecked (a map layer per element cost more than this
+    // pass per batch): anything that is not an example fails here with the pipeline's message
+    for (Object o : (List<?>) examples) {
+      Schemas.asExample(o, "the pipeline", -1);
+    }
     if (known[0] == null) {
       known[0] = Schemas.infer(examples.get(0));
     }

@@ -249,7 +249,8 @@ public final class PlanCompiler {
       return flux.skip(t.count());
     }
     if (s instanceof BatchStage b) {
-      Flux<Example> examples = flux.map(o -> Schemas.asExample(o, "the pipeline", -1));
+      @SuppressWarnings("unchecked")
+      Flux<Example> examples = (Flux<Example>) flux; // collate checks each element is an Example
       return examples.transform(Batching.of(b.batchSize(), b.dropRemainder(), schema, options.memory().pool("batch"),
           b.numParallelCalls()));
     }
