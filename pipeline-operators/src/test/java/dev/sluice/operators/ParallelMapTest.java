@@ -200,6 +200,22 @@ class ParallelMapTest {
   }
 
   @Test
+  void anExpensiveFunctionIsMappedOnTheWorkers() {
+    List<String> threads = Flux.range(0, 400)
+        .transform(ParallelMap.<Integer, String>map(x -> {
+          long deadline = System.nanoTime() + 50_000; // 50 µs of work per element
+          long acc = x;
+          while (System.nanoTime() < deadline) {
+            acc = acc * 6364136223846793005L + 1;
+          }
+          return Thread.currentThread().getName() + (acc == 42 ? "!" : "");
+        }, 2, true))
+        .collectList().block(Duration.ofSeconds(30));
+    assertEquals(400, threads.size());
+    assertTrue(threads.stream().anyMatch(t -> t.startsWith("parallel-")), "no element was mapped on a worker");
+  }
+
+  @Test
   void functionErrorPropagatesAndReleasesBatches() {
     StepVerifier.create(ElementTestSupport.batches(200)
             .transform(ParallelMap.<Batch, Batch>map(b -> {
