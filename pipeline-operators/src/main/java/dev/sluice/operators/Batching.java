@@ -92,6 +92,7 @@ public final class Batching {
       return flux.buffer(batchSize, () -> new ArrayList<>(batchSize))
           .filter(list -> !dropRemainder || list.size() == batchSize)
           .map(list -> {
+            checkExamples(list);
             if (known[0] == null) {
               known[0] = Schemas.infer(list.get(0));
             }
@@ -104,12 +105,18 @@ public final class Batching {
 
   private record Pending(List<Example> examples, Schema schema) {}
 
-  private static Batch collate(List<Example> examples, Schema[] known, BufferPool pool) {
-    // the pipeline hands its elements over unchecked (a map layer per element cost more than this
-    // pass per batch): anything that is not an example fails here with the pipeline's message
-    for (Object o : (List<?>) examples) {
+  /**
+   * The pipeline hands its elements to {@code batch} unchecked (a map layer per element cost more
+   * than this pass per batch): anything that is not an example fails here, with the pipeline's message.
+   */
+  private static void checkExamples(List<?> elements) {
+    for (Object o : elements) {
       Schemas.asExample(o, "the pipeline", -1);
     }
+  }
+
+  private static Batch collate(List<Example> examples, Schema[] known, BufferPool pool) {
+    checkExamples(examples);
     if (known[0] == null) {
       known[0] = Schemas.infer(examples.get(0));
     }

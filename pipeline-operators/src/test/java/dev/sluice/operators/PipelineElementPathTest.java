@@ -171,4 +171,15 @@ class PipelineElementPathTest {
         .verifyErrorMessage("step failed");
     TestSources.awaitNoOutstanding();
   }
+
+  @Test
+  void batchingElementsThatAreNotExamplesFailsWithAClearMessage() {
+    for (int parallel : new int[] {1, 2}) {
+      Pipeline<Batch> p = Pipeline.from(Datasets.range(10)).map(e -> "row " + e.index()).batch(4, false, parallel);
+      StepVerifier.create(p.flux(PipelineContext.defaults()))
+          .expectErrorSatisfies(e -> assertTrue(e.getMessage().contains("batch needs a dataset of Example")
+              && e.getMessage().contains("java.lang.String"), e.toString()))
+          .verify(Duration.ofSeconds(10));
+    }
+  }
 }
