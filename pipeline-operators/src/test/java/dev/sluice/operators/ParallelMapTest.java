@@ -216,6 +216,19 @@ class ParallelMapTest {
   }
 
   @Test
+  void aNullResultIsAnErrorAfterTheResultsBeforeIt() {
+    for (Function<Flux<Integer>, Flux<Integer>> map : List.<Function<Flux<Integer>, Flux<Integer>>>of(
+        ParallelMap.map(x -> x == 5 ? null : x, 2, true),
+        ParallelMap.map(x -> x == 5 ? null : x, 2, true, 3, Schedulers.parallel()))) {
+      StepVerifier.create(Flux.range(0, 10).transform(map))
+          .expectNext(0, 1, 2, 3, 4)
+          .expectErrorSatisfies(e -> assertTrue(e instanceof NullPointerException
+              && e.getMessage().contains("null value"), e.toString()))
+          .verify(Duration.ofSeconds(10));
+    }
+  }
+
+  @Test
   void functionErrorPropagatesAndReleasesBatches() {
     StepVerifier.create(ElementTestSupport.batches(200)
             .transform(ParallelMap.<Batch, Batch>map(b -> {

@@ -211,7 +211,7 @@ public final class FluxChunkedMap<T, R> extends Flux<R> implements Scannable {
       }
     }
 
-    /** Hands the filling chunk on (full, or the last one); false when stopped meanwhile. */
+    /** Hands the filling chunk on (full, or the last one at the end); nothing after a stop. */
     void handOn() {
       Chunk c;
       synchronized (fillLock) {
@@ -282,7 +282,11 @@ public final class FluxChunkedMap<T, R> extends Flux<R> implements Scannable {
       Throwable failure = null;
       try {
         for (; i < c.size; i++) {
-          out[i] = fn.apply((T) in[i]);
+          Object r = fn.apply((T) in[i]);
+          if (r == null) {
+            throw new NullPointerException("The mapper returned a null value."); // as Flux.map says it
+          }
+          out[i] = r;
         }
       } catch (RuntimeException | Error e) {
         Exceptions.throwIfFatal(e);
