@@ -581,9 +581,21 @@ public final class FluxChunkedMap<T, R> extends Flux<R> implements Scannable {
     static final long SHRINK_ABOVE_FILL_NANOS_PER_ELEMENT = 20_000;
     /** A chunk maps on the calling thread when its expected cost is below this (about a hop to a worker and back here) ... */
     static final long INLINE_BELOW_NANOS = 20_000;
-    /** ... or below this fraction (1/n) of what its inputs took to arrive. */
-    static final int INLINE_BELOW_FILL_FRACTION = 2;
-    /** {@code -Dsluice.map.inline=false} always hands chunks to the workers (for comparisons). */
+    /**
+     * ... or below this multiple of what its inputs took to arrive: a function up to twice as dear as
+     * producing its input gains at most 3× from running beside the producer on idle cores, and pays
+     * hops and a thread migration for it; the margin also keeps a chunk that met a compilation or a
+     * GC pause, or the interpreter on a cold JVM (both sides slow and alike), from sending a cheap
+     * function, and with it the rest of the pass, to the workers. (With 1/2 it did, in tests.)
+     */
+    static final int INLINE_BELOW_FILL_MULTIPLE = 2;
+    /**
+     * The first chunks of a pass map inline, to measure the function: the first measurement of a
+     * cold JVM includes one-time costs (linkage, the interpreter) that would send a cheap function
+     * to the workers, and with it the rest of the pass; the estimate is the lowest of them.
+     */
+    static final int INLINE_FIRST_CHUNKS = 3;
+        /** {@code -Dsluice.map.inline=false} always hands chunks to the workers (for comparisons). */
     static final boolean INLINE = Boolean.parseBoolean(System.getProperty("sluice.map.inline", "true"));
     static final int MAX_ADAPTIVE_CHUNK = 4096;
     /**
@@ -605,6 +617,8 @@ public final class FluxChunkedMap<T, R> extends Flux<R> implements Scannable {
     volatile long mapNanosPerElement = -1;
     /** Moving average of the time between inputs; -1 until measured. */
     volatile long fillNanosPerElement = -1;
+    /** Chunks measured so far. */
+    volatile int observed;
 
     Tuner(int chunkSize, boolean adaptive) {
       this.initialChunkSize = chunkSize;
@@ -618,6 +632,7 @@ public final class FluxChunkedMap<T, R> extends Flux<R> implements Scannable {
 
     /** A chunk of {@code size} inputs filled in {@code fillNanos} and mapped in {@code mapNanos}. */
     synchronized void observe(int size, long fillNanos, long mapNanos, boolean inline) {
+      observed++;
       long perElement = mapNanos / Math.max(1, size);
       long estimate = mapNanosPerElement;
       mapNanosPerElement = estimate < 0 || perElement <= estimate ? perElement
@@ -639,10 +654,10 @@ public final class FluxChunkedMap<T, R> extends Flux<R> implements Scannable {
 
     /**
      * True when a chunk of {@code size} elements is expected to map in less than
-     * {@value #INLINE_BELOW_NANOS} ns or in less than 1/{@value #INLINE_BELOW_FILL_FRACTION} of the
+     * {@value #INLINE_BELOW_NANOS} ns or in less than {@value #INLINE_BELOW_FILL_MULTIPLE}× the
      * time its inputs took to arrive: then it maps on the thread that completed it (adaptive mode
-     * only). The first chunk of a subscription maps inline too, to measure the function; every
-     * chunk measures it and the upstream again.
+     * only). The first {@value #INLINE_FIRST_CHUNKS} chunks of a subscription map inline too, to
+     * measure the function; every chunk measures it and the upstream again.
      *
      * <p>Measured on an identity map over a buffer shuffle of npy rows (5–20 ns per element against
      * 40–50 ns between inputs): with the fixed budget alone, chunks of 4,096 sat on its edge and a
@@ -657,10 +672,10 @@ public final class FluxChunkedMap<T, R> extends Flux<R> implements Scannable {
         return false;
       }
       long perElement = mapNanosPerElement;
-      if (perElement < 0) {
+      if (observed < INLINE_FIRST_CHUNKS) {
         return true;
       }
-      long budget = Math.max(INLINE_BELOW_NANOS, fillNanosPerElement * size / INLINE_BELOW_FILL_FRACTION);
+      long budget = Math.max(INLINE_BELOW_NANOS, fillNanosPerElement * size * INLINE_BELOW_FILL_MULTIPLE);
       return perElement * size < budget;
     }
   }
