@@ -2,6 +2,7 @@ package dev.sluice.io.parquet;
 
 import dev.sluice.core.DatasetIOException;
 import dev.sluice.io.parquet.internal.MappedInputFile;
+import dev.sluice.io.parquet.internal.WindowedInputFile;
 import dev.sluice.io.parquet.internal.ParquetFileInfo;
 import java.io.IOException;
 import java.net.URI;
@@ -19,13 +20,12 @@ import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.parquet.hadoop.util.HadoopInputFile;
-import org.apache.parquet.io.LocalInputFile;
 
 /**
  * Opens Parquet files as a {@link ParquetDataset}: a file, a list of files, a directory (its
  * {@code *.parquet} files, or every regular file not starting with {@code _} or {@code .} when none
  * is named so, in name order) or a glob ({@code data/part-*.parquet}). Local paths are read through
- * a memory mapping or parquet-java's {@code LocalInputFile} ({@link ParquetOptions#localFiles()});
+ * a memory mapping or a window mapped per read ({@link ParquetOptions#localFiles()});
  * URIs with a scheme ({@code file://}, {@code hdfs://},
  * {@code s3a://} with hadoop-aws on the classpath) through Hadoop's {@code FileSystem}.
  *
@@ -58,7 +58,7 @@ public final class Parquet {
     List<ParquetFileInfo> infos = new ArrayList<>();
     for (Path p : files) {
       infos.add(ParquetFileInfo.open(p.toString(), options.localFiles() == ParquetOptions.LocalFiles.MAPPED
-          ? new MappedInputFile(p) : new LocalInputFile(p)));
+          ? new MappedInputFile(p) : new WindowedInputFile(p)));
     }
     return new ParquetDataset(infos, options);
   }

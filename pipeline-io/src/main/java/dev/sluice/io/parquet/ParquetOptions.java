@@ -23,8 +23,9 @@ import java.util.Objects;
  * @param decodeParallelism row groups decoded at the same time by {@link ParquetDataset#batches},
  *     ≥ 1 (default 1); the memory budget is about {@code decodeParallelism + 1} decoded row groups
  * @param memory the memory manager batches are allocated from (stage {@code parquet})
- * @param localFiles how local files are read: parquet-java's {@code LocalInputFile}
- *     ({@link LocalFiles#STREAM}, default) or a memory mapping ({@link LocalFiles#MAPPED})
+ * @param localFiles how local files are read: a window of the file mapped per column-chunk read and
+ *     unmapped after it ({@link LocalFiles#STREAM}, default) or a mapping of the whole file
+ *     ({@link LocalFiles#MAPPED})
  */
 public record ParquetOptions(
     List<String> columns,
@@ -38,8 +39,12 @@ public record ParquetOptions(
   /** How local (scheme-less) paths are read; Hadoop URIs always go through Hadoop's FileSystem. */
   public enum LocalFiles {
     /**
-     * parquet-java's {@code LocalInputFile} (RandomAccessFile reads): the process holds only the
-     * row groups it is reading, so its resident memory stays flat however large the file (default).
+     * Each column-chunk read maps just its window of the file, copies it once out of the page cache
+     * and unmaps it at once (small reads are positional reads): the process holds only the row
+     * groups it is reading, so its resident memory stays flat however large the file (default).
+     * parquet-java's own {@code LocalInputFile}, which this replaces, copies every byte twice
+     * ({@code RandomAccessFile} reads go through a temporary C buffer): ≈ 80 of 200 ns per row of
+     * the 64-float benchmark file.
      */
     STREAM,
     /**

@@ -328,6 +328,42 @@ class ParquetBadInputTest {
     assertContains(e.getMessage(), f.toString());
   }
 
+  /** A file whose one column chunk is 2.4 MB: large enough for the default reads to map a window. */
+  private Path bigChunkFile(String name) throws IOException {
+    Path f = dir.resolve(name);
+    MessageType schema = MessageTypeParser.parseMessageType("message big { required binary blob; }");
+    java.util.Random rnd = new java.util.Random(11);
+    SimpleGroupFactory groups = new SimpleGroupFactory(schema);
+    try (ParquetWriter<Group> w = ParquetTestFiles.writer(f, schema, Map.of(), PLAIN_V1, 300, 50)) {
+      for (int r = 0; r < 300; r++) {
+        byte[] b = new byte[8192];
+        rnd.nextBytes(b);
+        w.write(groups.newGroup().append("blob", org.apache.parquet.io.api.Binary.fromConstantByteArray(b)));
+      }
+    }
+    return f;
+  }
+
+  @Test
+  void theDefaultReadOfALargeChunkIsExactAndAFileTruncatedUnderItFailsCleanly() throws IOException {
+    Path f = bigChunkFile("big.parquet");
+    List<Group> want = ParquetTestFiles.readGroups(f);
+    ParquetDataset ds = Parquet.open(f); // default: a mapped window per column-chunk read
+    List<dev.sluice.core.Example> rows = ds.flux().collectList().block(Duration.ofSeconds(60));
+    assertEquals(300, rows.size());
+    for (int r = 0; r < 300; r++) {
+      byte[] expected = want.get(r).getBinary("blob", 0).getBytes();
+      assertTrue(Arrays.equals(expected, rows.get(r).tensor("blob").toByteArray()), "row " + r);
+    }
+    ParquetDataset shrinking = Parquet.open(f);
+    try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(f, java.nio.file.StandardOpenOption.WRITE)) {
+      ch.truncate(ch.size() / 3);
+    }
+    DatasetException e = assertThrows(DatasetException.class,
+        () -> shrinking.batches(16).doOnNext(Batch::close).blockLast(Duration.ofSeconds(60)));
+    assertContains(e.getMessage(), f.toString());
+  }
+
   @Test
   void missingFilesAndEmptyDirectoriesAreIoErrorsNamingThePath() throws IOException {
     Path missing = dir.resolve("nope.parquet");
