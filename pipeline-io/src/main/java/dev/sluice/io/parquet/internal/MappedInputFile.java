@@ -1,6 +1,5 @@
 package dev.sluice.io.parquet.internal;
 
-import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.MappedByteBuffer;
@@ -67,31 +66,17 @@ public final class MappedInputFile implements InputFile {
     return path.toString();
   }
 
-  private final class Stream extends SeekableInputStream {
+  private final class Stream extends CopyingInputStream {
     private final MappedByteBuffer[] chunks;
-    private final long length;
-    private long pos;
 
     Stream(MappedByteBuffer[] chunks, long length) {
+      super(path.toString(), length);
       this.chunks = chunks;
-      this.length = length;
     }
 
     @Override
-    public long getPos() {
-      return pos;
-    }
-
-    @Override
-    public void seek(long newPos) throws IOException {
-      if (newPos < 0 || newPos > length) {
-        throw new EOFException(path + ": cannot seek to " + newPos + " in a file of " + length + " bytes");
-      }
-      pos = newPos;
-    }
-
-    /** Copies up to {@code len} bytes at {@link #pos} into {@code dst}; returns the bytes copied. */
-    private int copy(ByteBuffer dst, int len) throws IOException {
+    protected int copy(ByteBuffer dst) throws IOException {
+      int len = dst.remaining();
       int done = 0;
       try {
         while (done < len && pos < length) {
@@ -108,70 +93,6 @@ public final class MappedInputFile implements InputFile {
         throw new IOException(path + " changed while mapped (truncated by another process?)", e);
       }
       return done;
-    }
-
-    @Override
-    public int read() throws IOException {
-      if (pos >= length) {
-        return -1;
-      }
-      byte[] one = new byte[1];
-      copy(ByteBuffer.wrap(one), 1);
-      return one[0] & 0xFF;
-    }
-
-    @Override
-    public int read(byte[] b, int off, int len) throws IOException {
-      if (len == 0) {
-        return 0;
-      }
-      if (pos >= length) {
-        return -1;
-      }
-      return copy(ByteBuffer.wrap(b, off, len), len);
-    }
-
-    @Override
-    public void readFully(byte[] bytes) throws IOException {
-      readFully(bytes, 0, bytes.length);
-    }
-
-    @Override
-    public void readFully(byte[] bytes, int start, int len) throws IOException {
-      if (copy(ByteBuffer.wrap(bytes, start, len), len) != len) {
-        throw new EOFException(path + ": the file ends at byte " + length + " (truncated?)");
-      }
-    }
-
-    @Override
-    public int read(ByteBuffer buf) throws IOException {
-      if (!buf.hasRemaining()) {
-        return 0;
-      }
-      if (pos >= length) {
-        return -1;
-      }
-      return copy(buf, buf.remaining());
-    }
-
-    @Override
-    public void readFully(ByteBuffer buf) throws IOException {
-      int want = buf.remaining();
-      if (copy(buf, want) != want) {
-        throw new EOFException(path + ": the file ends at byte " + length + " (truncated?)");
-      }
-    }
-
-    @Override
-    public long skip(long n) {
-      long k = Math.max(0, Math.min(n, length - pos));
-      pos += k;
-      return k;
-    }
-
-    @Override
-    public int available() {
-      return (int) Math.min(Integer.MAX_VALUE, length - pos);
     }
   }
 }

@@ -1,12 +1,10 @@
 package dev.sluice.io.parquet.internal;
 
-import java.io.EOFException;
 import java.io.IOException;
 import java.lang.reflect.Field;
 import java.nio.ByteBuffer;
 import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import org.apache.parquet.io.InputFile;
@@ -64,13 +62,7 @@ public final class WindowedInputFile implements InputFile {
 
   @Override
   public SeekableInputStream newStream() throws IOException {
-    FileChannel ch;
-    try {
-      ch = FileChannel.open(path, StandardOpenOption.READ);
-    } catch (NoSuchFileException e) {
-      throw e;
-    }
-    return new Stream(ch, getLength());
+    return new Stream(FileChannel.open(path, StandardOpenOption.READ), getLength());
   }
 
   @Override
@@ -78,31 +70,16 @@ public final class WindowedInputFile implements InputFile {
     return path.toString();
   }
 
-  private final class Stream extends SeekableInputStream {
+  private final class Stream extends CopyingInputStream {
     private final FileChannel channel;
-    private final long length;
-    private long pos;
 
     Stream(FileChannel channel, long length) {
+      super(path.toString(), length);
       this.channel = channel;
-      this.length = length;
     }
 
     @Override
-    public long getPos() {
-      return pos;
-    }
-
-    @Override
-    public void seek(long newPos) throws IOException {
-      if (newPos < 0 || newPos > length) {
-        throw new EOFException(path + ": cannot seek to " + newPos + " in a file of " + length + " bytes");
-      }
-      pos = newPos;
-    }
-
-    /** Copies up to {@code dst.remaining()} bytes at {@link #pos} into {@code dst}; returns the bytes copied. */
-    private int copy(ByteBuffer dst) throws IOException {
+    protected int copy(ByteBuffer dst) throws IOException {
       int len = (int) Math.min(dst.remaining(), length - pos);
       if (len <= 0) {
         return 0;
@@ -132,60 +109,6 @@ public final class WindowedInputFile implements InputFile {
       }
       dst.position(dst.position() + done);
       return done;
-    }
-
-    @Override
-    public int read() throws IOException {
-      byte[] one = new byte[1];
-      return copy(ByteBuffer.wrap(one)) == 1 ? one[0] & 0xFF : -1;
-    }
-
-    @Override
-    public int read(byte[] b, int off, int len) throws IOException {
-      if (len == 0) {
-        return 0;
-      }
-      int n = copy(ByteBuffer.wrap(b, off, len));
-      return n == 0 ? -1 : n;
-    }
-
-    @Override
-    public void readFully(byte[] bytes) throws IOException {
-      readFully(bytes, 0, bytes.length);
-    }
-
-    @Override
-    public void readFully(byte[] bytes, int start, int len) throws IOException {
-      readFully(ByteBuffer.wrap(bytes, start, len));
-    }
-
-    @Override
-    public int read(ByteBuffer buf) throws IOException {
-      if (!buf.hasRemaining()) {
-        return 0;
-      }
-      int n = copy(buf);
-      return n == 0 ? -1 : n;
-    }
-
-    @Override
-    public void readFully(ByteBuffer buf) throws IOException {
-      int want = buf.remaining();
-      if (copy(buf) != want) {
-        throw new EOFException(path + ": the file ends at byte " + length + " (truncated?)");
-      }
-    }
-
-    @Override
-    public long skip(long n) {
-      long k = Math.max(0, Math.min(n, length - pos));
-      pos += k;
-      return k;
-    }
-
-    @Override
-    public int available() {
-      return (int) Math.min(Integer.MAX_VALUE, length - pos);
     }
 
     @Override
