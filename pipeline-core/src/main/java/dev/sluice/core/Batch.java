@@ -101,21 +101,12 @@ public final class Batch implements AutoCloseable {
     return shared.columns.get(i);
   }
 
-  /** Total bytes of values, offsets and validity. */
+  /** Total bytes of values, offsets and validity (of every level). */
   public long byteSize() {
     checkOpen();
     long n = 0;
     for (Column c : shared.columns) {
-      n += c.values().byteSize();
-      if (c.isVariableLength()) {
-        n += c.offsets().byteSize();
-      }
-      if (c.hasValidity()) {
-        n += c.validity().byteSize();
-      }
-      if (c.hasLengths()) {
-        n += c.lengths().byteSize();
-      }
+      n += c.byteSize();
     }
     return n;
   }
@@ -132,8 +123,7 @@ public final class Batch implements AutoCloseable {
         fields.put(c.name(), null);
         continue;
       }
-      Tensor t = c.row(row);
-      fields.put(c.name(), Tensor.copyOf(t.dtype(), t.shape(), t.toByteArray()));
+      fields.put(c.name(), c.row(row).copy());
     }
     return Example.of(shared.index(row), fields);
   }

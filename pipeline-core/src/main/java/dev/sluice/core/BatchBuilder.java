@@ -10,15 +10,15 @@ import java.util.Objects;
  *
  * <p>Fixed-length fields are preallocated ({@code capacity × rowBytes}); a source writes rows
  * straight into {@link #fixedColumn(int)} (absolute puts at {@code row × rowBytes}) and then
- * {@link #commitRows commits} them with their indices. Variable-length fields are appended with
- * {@link #appendVariable} and grow as needed. {@link #append(Example)} does both for one example.
+ * {@link #commitRows commits} them with their indices. Variable-length and nested fields are
+ * appended row by row through their {@link #column(int) column builder} (or {@link #appendVariable}
+ * for a single level) and grow as needed. {@link #append(Example)} does both for one example, at
+ * every nesting level.
  *
  * <p>{@link #build()} hands the memory to the batch; {@link #close()} releases it if the batch was
  * never built (error and cancel paths), so a builder is used in try-with-resources.
  */
 public final class BatchBuilder implements AutoCloseable {
-  private static final ByteBuffer EMPTY = ByteBuffer.allocate(0);
-
   private final Schema schema;
   private final int capacity;
   private final BufferPool pool;
@@ -35,7 +35,7 @@ public final class BatchBuilder implements AutoCloseable {
     this.columns = new ColumnBuilder[schema.size()];
     try {
       for (int i = 0; i < columns.length; i++) {
-        columns[i] = new ColumnBuilder(schema.field(i));
+        columns[i] = new ColumnBuilder(schema.field(i), capacity, pool);
       }
     } catch (RuntimeException e) {
       close();
@@ -74,13 +74,18 @@ public final class BatchBuilder implements AutoCloseable {
     return size == capacity;
   }
 
+  /**
+   * The builder of field {@code field}'s column: where a source decoding column by column (Parquet)
+   * writes its rows, lists and values.
+   */
+  public ColumnBuilder column(int field) {
+    checkOpen();
+    return columns[field];
+  }
+
   /** Bytes per row of fixed-length field {@code field}. */
   public int rowBytes(int field) {
-    ColumnBuilder c = columns[field];
-    if (c.fixed == null) {
-      throw new IllegalStateException("field '" + c.spec.name() + "' is variable-length");
-    }
-    return c.rowBytes;
+    return columns[field].rowBytes();
   }
 
   /**
@@ -90,16 +95,12 @@ public final class BatchBuilder implements AutoCloseable {
    */
   public ByteBuffer fixedColumn(int field) {
     checkOpen();
-    ColumnBuilder c = columns[field];
-    if (c.fixed == null) {
-      throw new IllegalStateException("field '" + c.spec.name() + "' is variable-length");
-    }
-    return c.fixed.buffer();
+    return columns[field].fixedBuffer();
   }
 
   /**
-   * Appends the next row's value of variable-length field {@code field}: its bytes from
-   * {@code value}'s position to its limit (the position is not moved).
+   * Appends the next row's value of single-level variable-length field {@code field}: its bytes
+   * from {@code value}'s position to its limit (the position is not moved).
    */
   public void appendVariable(int field, ByteBuffer value) {
     checkOpen();
@@ -107,15 +108,25 @@ public final class BatchBuilder implements AutoCloseable {
   }
 
   /**
-   * Marks row {@code row} of field {@code field} as null. Fixed-length rows are zeroed; for a
-   * variable-length field append an empty value for the row as well.
+   * Marks row {@code row} of field {@code field} as null. Fixed-length rows are zeroed; a
+   * variable-length field gets its next row as a null row (an empty value), so {@code row} must be
+   * the next one.
    */
   public void setNull(int field, int row) {
     checkOpen();
     if (row < 0 || row >= capacity) {
       throw new IndexOutOfBoundsException("row " + row + " out of bounds for capacity " + capacity);
     }
-    columns[field].setNull(row);
+    ColumnBuilder c = columns[field];
+    if (c.isFixedLength()) {
+      c.setNull(row);
+    } else {
+      if (row != c.rows()) {
+        throw new IllegalArgumentException("field '" + c.spec().name() + "' is variable-length: its next row is "
+            + c.rows() + " but setNull got " + row);
+      }
+      c.addNull(0);
+    }
   }
 
   /** Commits {@code count} rows written past {@link #size()}, with indices {@code indices[from..from+count)}. */
@@ -163,22 +174,40 @@ public final class BatchBuilder implements AutoCloseable {
 
   private void checkVariableColumns() {
     for (ColumnBuilder c : columns) {
-      if (c.fixed == null && c.rows != size) {
-        throw new IllegalStateException("field '" + c.spec.name() + "' has " + c.rows
+      if (!c.isFixedLength() && c.rows() != size) {
+        throw new IllegalStateException("field '" + c.spec().name() + "' has " + c.rows()
             + " values appended but " + size + " rows are committed");
       }
     }
   }
 
-  /** Copies one example (every field of the schema) into the next row. */
+  /**
+   * Copies one example (every field of the schema, at every nesting level) into the next row. An
+   * example that does not fit the schema is refused naming the example and the field, and leaves
+   * the builder as it was.
+   */
   public void append(Example example) {
     checkOpen();
     if (size == capacity) {
       throw new IllegalStateException("batch builder is full (" + capacity + " rows)");
     }
+    try {
+      appendFields(example);
+    } catch (RuntimeException e) {
+      for (ColumnBuilder c : columns) {
+        c.truncate(size); // the builder stays as it was before this example
+      }
+      throw e;
+    }
+    indices()[size] = example.index();
+    size++;
+  }
+
+  private void appendFields(Example example) {
     for (int f = 0; f < columns.length; f++) {
       ColumnBuilder c = columns[f];
-      String name = c.spec.name();
+      TensorSpec spec = c.spec();
+      String name = spec.name();
       Map<String, Tensor> fields = example.fields();
       Tensor t = fields.get(name); // one lookup per field: this runs once per element and field
       if (t == null) {
@@ -186,37 +215,45 @@ public final class BatchBuilder implements AutoCloseable {
           throw new IllegalArgumentException("example " + example.index() + " has no field '" + name
               + "'; the batch expects " + schema);
         }
-        if (!c.spec.nullable()) {
+        if (!spec.nullable()) {
           throw new IllegalArgumentException("field '" + name + "' of example " + example.index()
               + " is null but the field is not nullable");
         }
-        c.setNull(size);
-        if (c.fixed == null) {
-          c.appendVariable(EMPTY);
+        if (c.isFixedLength()) {
+          c.setNull(size);
+        } else {
+          c.addNull(0);
         }
         continue;
       }
-      if (t.dtype() != c.spec.dtype()) {
+      if (t.dtype() != spec.dtype()) {
         throw new IllegalArgumentException("field '" + name + "' of example " + example.index()
-            + " is " + t.dtype() + " but the batch expects " + c.spec.dtype());
+            + " is " + t.dtype() + " but the batch expects " + spec.dtype());
       }
-      if (c.fixed != null) {
-        if (t.byteSize() != c.rowBytes || !t.shape().equals(c.spec.shape())) {
+      if (c.isFixedLength()) {
+        int rowBytes = c.rowBytes();
+        if (t.byteSize() != rowBytes || !t.shape().equals(spec.shape()) || t.hasNulls()) {
           throw new IllegalArgumentException("field '" + name + "' of example " + example.index()
-              + " has shape " + t.shape() + " but the batch expects " + c.spec.shape()
-              + " (use paddedBatch for variable shapes)");
+              + " has shape " + t.shape() + (t.hasNulls() ? " with null elements" : "")
+              + " but the batch expects " + spec.shape() + " (use paddedBatch for variable shapes)");
         }
-        c.fixed.buffer().put(size * c.rowBytes, t.rawData(), 0, c.rowBytes);
+        c.fixedBuffer().put(size * rowBytes, t.rawData(), 0, rowBytes);
       } else {
-        if (!c.spec.shape().isCompatibleWith(t.shape())) {
+        if (!spec.shape().isCompatibleWith(t.shape())) {
           throw new IllegalArgumentException("field '" + name + "' of example " + example.index()
-              + " has shape " + t.shape() + " but the batch expects " + c.spec.shape());
+              + " has shape " + t.shape() + " but the batch expects " + spec.shape());
         }
-        c.appendVariable(t.rawData());
+        if (!t.hasNulls() && !t.isRagged() && (spec.raggedRank() == 0 || spec.raggedRank() == 1 && !spec.dtype().isVariableLength())) {
+          c.appendVariable(t.rawData());
+        } else {
+          try {
+            c.appendRow(t);
+          } catch (IllegalArgumentException | IllegalStateException e) {
+            throw new IllegalArgumentException("example " + example.index() + ": " + e.getMessage(), e);
+          }
+        }
       }
     }
-    indices()[size] = example.index();
-    size++;
   }
 
   /** The batch of the rows committed so far; the memory now belongs to it. */
@@ -267,117 +304,6 @@ public final class BatchBuilder implements AutoCloseable {
   private void checkOpen() {
     if (done) {
       throw new IllegalStateException("batch builder already built or closed");
-    }
-  }
-
-  private final class ColumnBuilder {
-    final TensorSpec spec;
-    final int rowBytes;
-    final int itemBytes; // variable-length: bytes per first-dimension item (1 for string/bytes)
-    PooledBuffer fixed;
-    PooledBuffer values;
-    PooledBuffer offsets;
-    PooledBuffer validity;
-    long valueBytes;
-    int rows;
-
-    ColumnBuilder(TensorSpec spec) {
-      this.spec = spec;
-      if (spec.isFixedLength()) {
-        this.rowBytes = Math.toIntExact(spec.rowBytes());
-        this.itemBytes = 0;
-        this.fixed = pool.allocate((long) rowBytes * capacity);
-      } else {
-        this.rowBytes = -1;
-        if (spec.dtype().isVariableLength()) {
-          this.itemBytes = 1;
-        } else {
-          Shape s = spec.shape();
-          if (s.rank() == 0 || !s.dropFirst().isFullyDefined()) {
-            throw new IllegalArgumentException("field '" + spec.name() + "' " + spec
-                + ": only the first dimension may be variable");
-          }
-          this.itemBytes = Math.toIntExact(s.dropFirst().numElements() * spec.dtype().byteSize());
-        }
-        this.offsets = pool.allocate(8L * (capacity + 1));
-        this.offsets.buffer().putLong(0, 0L);
-        this.values = pool.allocate(Math.max(4096, (long) capacity * 16));
-      }
-    }
-
-    void appendVariable(ByteBuffer value) {
-      if (fixed != null) {
-        throw new IllegalStateException("field '" + spec.name() + "' is fixed-length");
-      }
-      if (rows == capacity) {
-        throw new IllegalStateException("field '" + spec.name() + "' already has " + capacity + " values");
-      }
-      int n = value.remaining();
-      if (itemBytes > 1 && n % itemBytes != 0) {
-        throw new IllegalArgumentException("field '" + spec.name() + "': a value of " + n
-            + " bytes is not a whole number of " + itemBytes + "-byte items");
-      }
-      long need = valueBytes + n;
-      if (need > values.size()) {
-        PooledBuffer bigger = pool.allocate(Math.max(need, values.size() * 2));
-        bigger.buffer().put(0, values.buffer(), 0, (int) valueBytes);
-        values.close();
-        values = bigger;
-      }
-      values.buffer().put((int) valueBytes, value, value.position(), n);
-      valueBytes = need;
-      rows++;
-      offsets.buffer().putLong(rows * 8, itemBytes == 0 ? valueBytes : valueBytes / itemBytes);
-    }
-
-    void setNull(int row) {
-      if (validity == null) {
-        validity = pool.allocate(capacity);
-        ByteBuffer v = validity.buffer();
-        for (int i = 0; i < capacity; i++) {
-          v.put(i, (byte) 1);
-        }
-      }
-      validity.buffer().put(row, (byte) 0);
-      if (fixed != null) {
-        ByteBuffer b = fixed.buffer();
-        for (int i = row * rowBytes, end = i + rowBytes; i < end; i++) {
-          b.put(i, (byte) 0);
-        }
-      }
-    }
-
-    Column build(int n) {
-      Tensor valid = validity == null ? null
-          : Tensor.wrap(DType.BOOL, Shape.of(n), validity.buffer().slice(0, n));
-      if (fixed != null) {
-        Tensor v = Tensor.wrap(spec.dtype(), spec.shape().prepend(n), fixed.buffer().slice(0, n * rowBytes));
-        return new Column(spec, n, v, null, valid);
-      }
-      Tensor off = Tensor.wrap(DType.INT64, Shape.of(n + 1L), offsets.buffer().slice(0, (n + 1) * 8));
-      ByteBuffer data = values.buffer().slice(0, (int) valueBytes);
-      Tensor v;
-      if (spec.dtype().isVariableLength()) {
-        v = Tensor.wrapVariable(spec.dtype(), data, offsets.buffer().slice(0, (n + 1) * 8));
-      } else {
-        long items = valueBytes / itemBytes;
-        v = Tensor.wrap(spec.dtype(), spec.shape().dropFirst().prepend(items), data);
-      }
-      return new Column(spec, n, v, off, valid);
-    }
-
-    /** Returns this column's memory to the pool (each buffer closes at most once). */
-    void release() {
-      close(fixed);
-      close(values);
-      close(offsets);
-      close(validity);
-    }
-
-    private static void close(PooledBuffer b) {
-      if (b != null) {
-        b.close();
-      }
     }
   }
 }

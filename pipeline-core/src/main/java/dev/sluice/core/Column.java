@@ -1,5 +1,8 @@
 package dev.sluice.core;
 
+import java.util.Arrays;
+import java.util.List;
+
 /**
  * One column of a {@link Batch}: the values of one field for every row, contiguous.
  *
@@ -9,21 +12,35 @@ package dev.sluice.core;
  *       {@link #values()} holds every row's values back to back and {@link #offsets()} holds
  *       {@code B + 1} int64 offsets (in items of the first dimension for lists, in bytes for
  *       string/bytes); row {@code i} spans {@code [offsets[i], offsets[i+1])}.
- *   <li>Nullable field with nulls: a validity vector, one bool per row ({@link #isValid(int)});
- *       a null row's values are zeros (or empty).
+ *   <li>Nested field (a list of lists, a list of strings; {@link TensorSpec#raggedRank()} levels):
+ *       the same layout applied per level, as Arrow's {@code LargeList} of a child column. Items at
+ *       <em>depth</em> 0 are the rows; {@link #offsets(int) offsets(j)} maps the
+ *       {@link #count(int) count(j)} items at depth {@code j} to the items at depth {@code j + 1}
+ *       (the elements of their lists), down to the innermost values in {@link #values()}; a
+ *       string/bytes field has one more level, the byte offsets of its strings.
+ *   <li>Nulls: {@link #validity(int) validity(j)}, one bool per item at depth {@code j}, present
+ *       when some item there is null ({@link #validity()} for the rows). A null item's value is
+ *       empty (a list or string) or zeros (a fixed-width value), so a null list, an empty list and a
+ *       list holding a null element are three different things.
  * </ul>
  *
  * <p>Tensors of a column view the batch's memory: valid until the batch is closed.
  */
 public final class Column {
+  private static final Tensor[] NONE = new Tensor[0];
+
   private final TensorSpec spec;
   private final int size;
   private final Tensor values;
-  private final Tensor offsets;
-  private final Tensor validity;
+  private final Tensor[] offsets; // per level
+  private final Tensor[] validity; // per depth 0 .. raggedRank; null entries: every item valid
   private final Tensor lengths;
+  private Tensor whole; // the column as one (ragged) tensor, made on first use
 
   /**
+   * A column of a fixed-length field, a single-level variable-length field (a list of fixed-width
+   * items, or a string/bytes value per row) or a fixed-length field padded by {@code paddedBatch}.
+   *
    * @param spec the per-row spec of the field
    * @param size rows
    * @param values see the class description
@@ -41,6 +58,20 @@ public final class Column {
    * @param lengths int64 [size, rank of the row shape]: row {@code i}'s true dimensions, or null
    */
   public Column(TensorSpec spec, int size, Tensor values, Tensor offsets, Tensor validity, Tensor lengths) {
+    this(spec, size, values, offsets == null ? NONE : new Tensor[] {offsets}, oneDepth(spec, validity), lengths);
+    if (spec.raggedRank() + (spec.dtype().isVariableLength() ? 1 : 0) > 1 || spec.nullableElements() != 0) {
+      throw new IllegalArgumentException("column '" + spec.name() + "' " + spec
+          + " is nested or has nullable elements: make it with Column.of");
+    }
+  }
+
+  private static Tensor[] oneDepth(TensorSpec spec, Tensor validity) {
+    Tensor[] v = new Tensor[spec.raggedRank() + 1];
+    v[0] = validity;
+    return v;
+  }
+
+  private Column(TensorSpec spec, int size, Tensor values, Tensor[] offsets, Tensor[] validity, Tensor lengths) {
     this.spec = spec;
     this.size = size;
     this.values = values;
@@ -52,19 +83,82 @@ public final class Column {
       throw new IllegalArgumentException("column '" + spec.name() + "': lengths must be int64 [" + size + ", "
           + spec.shape().rank() + "] but they are " + lengths.dtype() + lengths.shape());
     }
-    boolean variable = !spec.isFixedLength();
-    if (variable != (offsets != null)) {
+    int levels = spec.isFixedLength() ? 0 : spec.raggedRank() + (spec.dtype().isVariableLength() ? 1 : 0);
+    if (offsets.length != levels) {
       throw new IllegalArgumentException("column '" + spec.name() + "' " + spec
-          + (variable ? " is variable-length and needs offsets" : " is fixed-length and takes no offsets"));
+          + (levels == 0 ? " is fixed-length and takes no offsets"
+              : levels == 1 && offsets.length == 0 ? " is variable-length and needs offsets"
+              : " needs " + levels + " offsets tensors but has " + offsets.length));
     }
-    if (offsets != null && offsets.numElements() != size + 1L) {
-      throw new IllegalArgumentException("column '" + spec.name() + "': " + size + " rows need "
-          + (size + 1) + " offsets but there are " + offsets.numElements());
+    long count = size;
+    for (int j = 0; j <= spec.raggedRank(); j++) {
+      Tensor v = validity[j];
+      if (v != null && v.numElements() != count) {
+        throw new IllegalArgumentException("column '" + spec.name() + "': " + count
+            + (j == 0 ? " rows need " : " items at depth " + j + " need ") + count
+            + " validity flags but there are " + v.numElements());
+      }
+      if (j < levels) {
+        Tensor o = offsets[j];
+        if (o.dtype() != DType.INT64 || o.numElements() != count + 1) {
+          throw new IllegalArgumentException("column '" + spec.name() + "': " + count
+              + (j == 0 ? " rows need " : " items at depth " + j + " need ") + (count + 1)
+              + " int64 offsets but there are " + o.dtype() + o.shape());
+        }
+        count = o.getLong(count);
+      }
     }
-    if (validity != null && validity.numElements() != size) {
-      throw new IllegalArgumentException("column '" + spec.name() + "': " + size + " rows need "
-          + size + " validity flags but there are " + validity.numElements());
+    if (values.dtype() != spec.dtype()) {
+      throw new IllegalArgumentException("column '" + spec.name() + "' is " + spec.dtype() + " but its values are "
+          + values.dtype());
     }
+    if (levels == 0) {
+      if (lengths == null && !values.shape().equals(spec.shape().prepend(size))) {
+        throw new IllegalArgumentException("column '" + spec.name() + "': " + size + " rows of " + spec.shape()
+            + " need values of shape " + spec.shape().prepend(size) + " but they are " + values.shape());
+      }
+    } else if (spec.dtype().isVariableLength()) {
+      long strings = countAt(spec.raggedRank());
+      if (values.shape().rank() != 1 || values.numElements() != strings || values.byteSize() < count) {
+        throw new IllegalArgumentException("column '" + spec.name() + "': the offsets hold " + strings
+            + " values of " + count + " bytes but the values tensor is " + values.dtype() + values.shape()
+            + " of " + values.byteSize() + " bytes");
+      }
+    } else if (!values.shape().equals(spec.itemShape().prepend(count))) {
+      throw new IllegalArgumentException("column '" + spec.name() + "': the offsets hold " + count
+          + " items of shape " + spec.itemShape() + " but the values have shape " + values.shape());
+    }
+  }
+
+  /**
+   * A column of any field, nested or not.
+   *
+   * @param spec the per-row spec of the field
+   * @param size rows
+   * @param values the innermost values: {@code [n] + itemShape} for fixed-width values, or a
+   *     rank-1 string/bytes tensor of the {@code n} strings
+   * @param offsets one int64 tensor per level, outermost first (see the class description); empty
+   *     for a fixed-length field
+   * @param validity empty, or one entry per depth {@code 0 .. raggedRank}: a bool tensor with one
+   *     flag per item at that depth, or null when every item there is valid
+   * @throws IllegalArgumentException if a tensor does not fit the spec and the others
+   */
+  public static Column of(TensorSpec spec, int size, Tensor values, List<Tensor> offsets, List<Tensor> validity) {
+    int depths = spec.raggedRank() + 1;
+    if (!validity.isEmpty() && validity.size() != depths) {
+      throw new IllegalArgumentException("column '" + spec.name() + "' " + spec + " has " + depths
+          + " depth(s) but " + validity.size() + " validity entries were given");
+    }
+    Tensor[] v = validity.isEmpty() ? new Tensor[depths] : validity.toArray(new Tensor[0]);
+    return new Column(spec, size, values, offsets.toArray(NONE), v, null);
+  }
+
+  private long countAt(int depth) {
+    long c = size;
+    for (int j = 0; j < depth && j < offsets.length; j++) {
+      c = offsets[j].getLong(c);
+    }
+    return c;
   }
 
   public TensorSpec spec() {
@@ -80,33 +174,77 @@ public final class Column {
   }
 
   public boolean isVariableLength() {
-    return offsets != null;
+    return offsets.length > 0;
   }
 
-  /** The values of every row (see the class description). */
+  /** The values of every row (see the class description): for a nested field, the innermost ones. */
   public Tensor values() {
     return values;
   }
 
-  /** The {@code size + 1} int64 offsets of a variable-length column. */
+  /** The {@code size + 1} int64 offsets of a variable-length column (its first level). */
   public Tensor offsets() {
-    if (offsets == null) {
+    if (offsets.length == 0) {
       throw new IllegalStateException("column '" + spec.name() + "' is fixed-length and has no offsets");
     }
-    return offsets;
+    return offsets[0];
   }
 
-  /** True when the column carries a validity vector (it has at least one null). */
+  /** Number of offsets levels: the ragged levels, plus one for the bytes of string/bytes values. */
+  public int offsetLevels() {
+    return offsets.length;
+  }
+
+  /**
+   * The offsets of the items at depth {@code depth} into those at {@code depth + 1} (or into the
+   * bytes of the strings, for the last level of a string/bytes field): {@code count(depth) + 1}
+   * int64 values.
+   */
+  public Tensor offsets(int depth) {
+    if (depth < 0 || depth >= offsets.length) {
+      throw new IndexOutOfBoundsException("offsets level " + depth + " out of bounds for column '" + spec.name()
+          + "' " + spec + " with " + offsets.length);
+    }
+    return offsets[depth];
+  }
+
+  /** Items at {@code depth}: the rows for 0, the elements of their lists for 1, ... */
+  public long count(int depth) {
+    if (depth < 0 || depth > spec.raggedRank()) {
+      throw new IndexOutOfBoundsException("depth " + depth + " out of bounds for column '" + spec.name() + "' "
+          + spec + " of depths [0, " + spec.raggedRank() + "]");
+    }
+    return countAt(depth);
+  }
+
+  /** True when the column carries a validity vector for its rows (it has at least one null row). */
   public boolean hasValidity() {
-    return validity != null;
+    return validity[0] != null;
   }
 
-  /** The validity vector, bool [size]. */
+  /** The validity vector of the rows, bool [size]. */
   public Tensor validity() {
-    if (validity == null) {
+    if (validity[0] == null) {
       throw new IllegalStateException("column '" + spec.name() + "' has no nulls and no validity vector");
     }
-    return validity;
+    return validity[0];
+  }
+
+  /** True when some item at {@code depth} is null (0: a row, j: an element of a depth-(j - 1) list). */
+  public boolean hasValidity(int depth) {
+    if (depth < 0 || depth >= validity.length) {
+      throw new IndexOutOfBoundsException("depth " + depth + " out of bounds for column '" + spec.name() + "' "
+          + spec + " of depths [0, " + spec.raggedRank() + "]");
+    }
+    return validity[depth] != null;
+  }
+
+  /** The validity of the items at {@code depth}: bool [count(depth)], 1 valid, 0 null. */
+  public Tensor validity(int depth) {
+    if (!hasValidity(depth)) {
+      throw new IllegalStateException("column '" + spec.name() + "' has no null items at depth " + depth);
+    }
+    return validity[depth];
   }
 
   /** True when the rows were padded and the column keeps their true shapes ({@code paddedBatch}). */
@@ -138,7 +276,7 @@ public final class Column {
 
   public boolean isValid(int row) {
     checkRow(row);
-    return validity == null || validity.getBoolean(row);
+    return validity[0] == null || validity[0].getBoolean(row);
   }
 
   /**
@@ -147,26 +285,67 @@ public final class Column {
    */
   public long length(int row) {
     checkRow(row);
-    if (offsets == null) {
+    if (offsets.length == 0) {
       if (spec.shape().rank() == 0) {
         return 1;
       }
       return lengths != null ? lengths.getLong((long) row * spec.shape().rank()) : spec.shape().dim(0);
     }
-    return offsets.getLong(row + 1L) - offsets.getLong(row);
+    return offsets[0].getLong(row + 1L) - offsets[0].getLong(row);
   }
 
-  /** The value of row {@code row} as a view (valid until the batch closes). */
+  /**
+   * The value of row {@code row} as a tensor (valid until the batch closes): a view of the values,
+   * with its own null items ({@link Tensor#isNull(long)}); a nested row is a ragged tensor.
+   */
   public Tensor row(int row) {
     checkRow(row);
-    if (offsets == null) {
+    if (offsets.length == 0 || offsets.length == 1 && spec.dtype().isVariableLength()) {
       return values.slice(row);
     }
-    if (spec.dtype().isVariableLength()) {
-      return values.slice(row);
+    if (offsets.length == 1 && validity.length == 2 && validity[1] == null) {
+      long from = offsets[0].getLong(row);
+      return values.slice(from, offsets[0].getLong(row + 1L) - from);
     }
-    long from = offsets.getLong(row);
-    return values.slice(from, offsets.getLong(row + 1L) - from);
+    return tensor().slice(row);
+  }
+
+  /**
+   * The whole column as one tensor of shape {@code [size] + spec shape} (its {@code -1} dimensions
+   * ragged), whose first-dimension nulls are the null rows: a view, valid until the batch closes.
+   */
+  public Tensor tensor() {
+    Tensor t = whole;
+    if (t == null) {
+      java.nio.ByteBuffer[] off = new java.nio.ByteBuffer[offsets.length];
+      for (int j = 0; j < off.length; j++) {
+        off[j] = offsets[j].rawData();
+      }
+      java.nio.ByteBuffer[] valid = new java.nio.ByteBuffer[validity.length];
+      for (int j = 0; j < valid.length; j++) {
+        valid[j] = validity[j] == null ? null : validity[j].rawData();
+      }
+      t = Tensor.ofLayout(spec.dtype(), spec.shape().prepend(size), values.rawData(), off, valid);
+      whole = t;
+    }
+    return t;
+  }
+
+  /** Bytes of values, offsets, validity and lengths. */
+  public long byteSize() {
+    long n = values.byteSize();
+    for (Tensor o : offsets) {
+      n += o.byteSize();
+    }
+    for (Tensor v : validity) {
+      if (v != null) {
+        n += v.byteSize();
+      }
+    }
+    if (lengths != null) {
+      n += lengths.byteSize();
+    }
+    return n;
   }
 
   private void checkRow(int row) {
@@ -177,7 +356,8 @@ public final class Column {
 
   @Override
   public String toString() {
-    return "Column(" + spec + ", rows=" + size + (validity != null ? ", with nulls" : "")
-        + (lengths != null ? ", padded" : "") + ")";
+    boolean nullItems = Arrays.stream(validity).skip(1).anyMatch(v -> v != null);
+    return "Column(" + spec + ", rows=" + size + (validity[0] != null ? ", with nulls" : "")
+        + (nullItems ? ", with null elements" : "") + (lengths != null ? ", padded" : "") + ")";
   }
 }

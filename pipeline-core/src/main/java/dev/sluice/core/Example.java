@@ -12,7 +12,9 @@ import java.util.Set;
  * per-sample seeds possible.
  *
  * <p>An example never owns memory that must be released: its tensors view a mapping or GC-managed
- * buffers. A field may be null (absent value of a nullable column): {@link #isNull(String)}.
+ * buffers. A field may be null (absent value of a nullable column): {@link #isNull(String)}. A
+ * nested value (a list of strings, a list of lists) is one ragged {@link Tensor} whose own null
+ * elements are {@link Tensor#isNull(long)}.
  *
  * <p><b>Rows of a random-access source.</b> {@link #lazy} makes the example of row {@code index}
  * of a {@link RandomAccessDataset} without reading it: its fields are read (once) on first access,

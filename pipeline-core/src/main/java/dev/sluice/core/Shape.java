@@ -3,8 +3,9 @@ package dev.sluice.core;
 import java.util.Arrays;
 
 /**
- * An immutable tensor shape. A dimension of {@code -1} means "variable" and may appear only in a
- * {@link TensorSpec}, never in the shape of a concrete {@link Tensor}.
+ * An immutable tensor shape. A dimension of {@code -1} means "variable": in a {@link TensorSpec}, a
+ * list of any length; in a {@link Tensor}, a ragged dimension (every dimension but the first may be
+ * ragged, each item having its own length). The first dimension of a tensor is always concrete.
  */
 public final class Shape {
   private static final Shape SCALAR = new Shape(new long[0]);

@@ -16,18 +16,41 @@ import java.util.Objects;
  * <p>Variable-length tensors ({@link DType#STRING}, {@link DType#BYTES}) of rank 0 hold one value
  * (its bytes); of rank 1 they hold {@code n} values laid out as Arrow does, contiguous bytes plus
  * {@code n + 1} int64 offsets.
+ *
+ * <p><b>Nested values.</b> A tensor whose dimensions after the first are {@code -1} is ragged, like
+ * tf.RaggedTensor: {@code float32[3, -1]} is a list of three lists of floats, each of its own
+ * length, {@code string[2, -1]} a list of two lists of strings. It is Arrow's {@code LargeList}
+ * layout applied recursively: the innermost values contiguous, and per ragged dimension int64
+ * offsets ({@link #offsets(int)}). Items may be null ({@link #isNull(long)}): a null list, an empty
+ * list and a list holding a null element are three different values. Walk a value level by level
+ * with {@link #shape()}, {@link #isNull(long)} and {@link #slice(long)}; build one with
+ * {@link #listOf} or {@link #ofStrings}.
  */
 public final class Tensor {
+  private static final ByteBuffer[] NO_BUFFERS = new ByteBuffer[0];
+
   private final DType dtype;
   private final Shape shape;
   private final ByteBuffer data; // little-endian, position 0, limit = byte size; never exposed mutable
-  private final ByteBuffer offsets; // int64 offsets for rank-1 variable-length tensors, else null
+  /**
+   * int64 offsets, 0-based, outermost first: one per ragged dimension (items of dimension j to
+   * items of dimension j + 1), then, for string/bytes of rank >= 1, the byte offsets of the
+   * innermost values. Empty when there are none.
+   */
+  private final ByteBuffer[] offsets;
+  /** Null when no item is null; else one entry per list dimension (0 .. ragged dims), null = all valid. */
+  private final ByteBuffer[] validity;
 
   private Tensor(DType dtype, Shape shape, ByteBuffer data, ByteBuffer offsets) {
+    this(dtype, shape, data, offsets == null ? NO_BUFFERS : new ByteBuffer[] {offsets}, null);
+  }
+
+  private Tensor(DType dtype, Shape shape, ByteBuffer data, ByteBuffer[] offsets, ByteBuffer[] validity) {
     this.dtype = dtype;
     this.shape = shape;
     this.data = data;
     this.offsets = offsets;
+    this.validity = validity;
   }
 
   /**
@@ -40,7 +63,8 @@ public final class Tensor {
     Objects.requireNonNull(dtype, "dtype");
     Objects.requireNonNull(shape, "shape");
     if (!shape.isFullyDefined()) {
-      throw new IllegalArgumentException("a tensor needs a concrete shape but it was " + shape);
+      throw new IllegalArgumentException("a tensor needs a concrete shape but it was " + shape
+          + " (a ragged tensor is made with wrapRagged)");
     }
     ByteBuffer view = data.slice().order(ByteOrder.LITTLE_ENDIAN);
     if (dtype.isVariableLength()) {
@@ -80,6 +104,145 @@ public final class Tensor {
           "offsets span [" + off.getLong(0) + ", " + last + ") but data has " + view.remaining() + " bytes");
     }
     return new Tensor(dtype, Shape.of(n), view, off);
+  }
+
+  /**
+   * A tensor of any nesting over existing memory, without a copy: the layout of Arrow's
+   * {@code LargeList} applied recursively (tf.RaggedTensor's row splits).
+   *
+   * <p>{@code shape} has a concrete first dimension {@code n}, then the ragged ({@code -1})
+   * dimensions, then fixed ones; string/bytes tensors take no fixed dimensions after the first.
+   * {@code offsets} holds, outermost first, one int64 offsets buffer per ragged dimension (the
+   * items of dimension {@code j} into those of dimension {@code j + 1}: {@code count(j) + 1}
+   * values starting at 0), then for string/bytes the byte offsets of the innermost values.
+   * {@code validity} is empty when nothing is null, else one entry per list dimension ({@code 0}
+   * and each ragged dimension): null when every item of that dimension is valid, else one byte per
+   * item (1 valid, 0 null). A null item still takes its place: an empty list or string, or zeros.
+   *
+   * @throws IllegalArgumentException naming the buffer that does not fit the shape
+   */
+  public static Tensor wrapRagged(DType dtype, Shape shape, ByteBuffer data, java.util.List<ByteBuffer> offsets,
+      java.util.List<ByteBuffer> validity) {
+    Objects.requireNonNull(dtype, "dtype");
+    Objects.requireNonNull(shape, "shape");
+    if (shape.rank() == 0 || shape.dim(0) < 0) {
+      throw new IllegalArgumentException("a ragged tensor needs a concrete first dimension but its shape is " + shape);
+    }
+    int ragged = raggedDims(shape);
+    for (int i = ragged + 1; i < shape.rank(); i++) {
+      if (shape.dim(i) < 0) {
+        throw new IllegalArgumentException("shape " + shape + " has a variable (-1) dimension after a fixed one");
+      }
+    }
+    if (dtype.isVariableLength() && ragged + 1 != shape.rank()) {
+      throw new IllegalArgumentException("a " + dtype + " tensor takes no fixed dimensions after the first: " + shape);
+    }
+    int levels = ragged + (dtype.isVariableLength() ? 1 : 0);
+    if (offsets.size() != levels) {
+      throw new IllegalArgumentException("shape " + shape + " of " + dtype + " needs " + levels
+          + " offsets buffer(s) but " + offsets.size() + " were given");
+    }
+    if (!validity.isEmpty() && validity.size() != ragged + 1) {
+      throw new IllegalArgumentException("shape " + shape + " has " + (ragged + 1)
+          + " list dimension(s) but " + validity.size() + " validity buffers were given");
+    }
+    ByteBuffer[] off = new ByteBuffer[levels];
+    ByteBuffer[] valid = validity.isEmpty() ? null : new ByteBuffer[ragged + 1];
+    ByteBuffer view = data.slice().order(ByteOrder.LITTLE_ENDIAN);
+    long count = shape.dim(0);
+    for (int j = 0; j <= ragged; j++) {
+      if (valid != null && validity.get(j) != null) {
+        ByteBuffer v = validity.get(j).slice();
+        if (v.remaining() != count) {
+          throw new IllegalArgumentException("validity of dimension " + j + " needs " + count + " bytes but has "
+              + v.remaining());
+        }
+        valid[j] = v;
+      }
+      if (j < levels) {
+        ByteBuffer o = offsets.get(j).slice().order(ByteOrder.LITTLE_ENDIAN);
+        if (o.remaining() != (count + 1) * 8) {
+          throw new IllegalArgumentException("offsets " + j + " need " + (count + 1) + " int64 values but have "
+              + o.remaining() + " bytes");
+        }
+        long prev = 0;
+        for (long i = 0; i <= count; i++) {
+          long x = o.getLong((int) (i * 8));
+          if (i == 0 ? x != 0 : x < prev) {
+            throw new IllegalArgumentException("offsets " + j + " must start at 0 and never decrease but value "
+                + i + " is " + x + (i == 0 ? "" : " after " + prev));
+          }
+          prev = x;
+        }
+        off[j] = o;
+        count = prev;
+      }
+    }
+    long need = dtype.isVariableLength() ? count
+        : count * Shape.of(java.util.Arrays.copyOfRange(shape.dims(), ragged + 1, shape.rank())).numElements() * dtype.byteSize();
+    if (dtype.isVariableLength() ? need > view.remaining() : need != view.remaining()) {
+      throw new IllegalArgumentException("shape " + shape + " of " + dtype + " with these offsets needs " + need
+          + " bytes of values but the buffer has " + view.remaining());
+    }
+    return new Tensor(dtype, shape, view, off, valid != null && hasAny(valid) ? valid : null);
+  }
+
+  private static boolean hasAny(ByteBuffer[] a) {
+    for (ByteBuffer b : a) {
+      if (b != null) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** The number of ragged ({@code -1}) dimensions of a tensor shape (they follow the first). */
+  private static int raggedDims(Shape shape) {
+    int k = 0;
+    while (k + 1 < shape.rank() && shape.dim(k + 1) < 0) {
+      k++;
+    }
+    return k;
+  }
+
+  /** Trusted constructor for core: the buffers already fit the shape. */
+  static Tensor ofLayout(DType dtype, Shape shape, ByteBuffer data, ByteBuffer[] offsets, ByteBuffer[] validity) {
+    return new Tensor(dtype, shape, data, offsets, validity != null && hasAny(validity) ? validity : null);
+  }
+
+  /**
+   * A list of strings, {@code string[n]}; a null entry is a null element.
+   */
+  public static Tensor ofStrings(String... values) {
+    Tensor[] elements = new Tensor[values.length];
+    for (int i = 0; i < values.length; i++) {
+      elements[i] = values[i] == null ? null : ofString(values[i]);
+    }
+    return listOf(DType.STRING, java.util.Arrays.asList(elements));
+  }
+
+  /**
+   * A list whose elements are the given tensors (a null entry is a null element), copied to the
+   * heap. Scalars make a rank-1 tensor; elements of rank {@code r} make a rank-{@code r + 1} tensor
+   * whose second dimension is ragged ({@code -1}) unless every element has the same shape, so
+   * {@code listOf(of(1, 2), of(3))} is {@code int32[2, -1]} and {@code listOf(of(1, 2), of(3, 4))}
+   * is {@code int32[2, 2]}.
+   *
+   * @param dtype the dtype of the elements (needed when every element is null)
+   * @throws IllegalArgumentException if the elements differ in dtype or rank
+   */
+  public static Tensor listOf(DType dtype, java.util.List<Tensor> elements) {
+    return Nested.listOf(dtype, elements);
+  }
+
+  /** As {@link #listOf(DType, java.util.List)} with the dtype of the first element; at least one must be non-null. */
+  public static Tensor listOf(Tensor... elements) {
+    for (Tensor t : elements) {
+      if (t != null) {
+        return listOf(t.dtype, java.util.Arrays.asList(elements));
+      }
+    }
+    throw new IllegalArgumentException("listOf needs a dtype when every element is null: use listOf(dtype, elements)");
   }
 
   public static Tensor of(float... values) {
@@ -148,13 +311,47 @@ public final class Tensor {
     return dtype;
   }
 
+  /**
+   * The shape. The first dimension is concrete; the {@code -1} dimensions after it are ragged
+   * (each item has its own length, read with {@link #slice(long)}).
+   */
   public Shape shape() {
     return shape;
   }
 
-  /** Number of values (for a rank-1 variable-length tensor, the number of strings or blobs). */
+  /** True when a dimension is ragged ({@code -1}): the tensor is a list of lists of varying length. */
+  public boolean isRagged() {
+    return shape.rank() > 1 && shape.dim(1) < 0;
+  }
+
+  /**
+   * Number of innermost values: the product of the dimensions, or for a ragged tensor the values of
+   * every list (for string/bytes tensors, the number of strings or blobs).
+   */
   public long numElements() {
-    return shape.numElements();
+    if (!isRagged()) {
+      return shape.numElements();
+    }
+    int r = raggedDims(shape);
+    return countAt(r) * innerElements(r);
+  }
+
+  /** Items of dimension {@code j} (j at most the number of ragged dimensions). */
+  private long countAt(int j) {
+    long c = shape.dim(0);
+    for (int i = 0; i < j; i++) {
+      c = offsets[i].getLong((int) c * 8);
+    }
+    return c;
+  }
+
+  /** Values per innermost item: the product of the fixed dimensions after the ragged ones. */
+  private long innerElements(int ragged) {
+    long n = 1;
+    for (int i = ragged + 1; i < shape.rank(); i++) {
+      n *= shape.dim(i);
+    }
+    return n;
   }
 
   /** Size of the data in bytes (for variable-length tensors, the bytes of all values). */
@@ -172,12 +369,64 @@ public final class Tensor {
     return data;
   }
 
-  /** The int64 offsets of a rank-1 variable-length tensor (read-only view). */
+  /** The offsets buffers themselves, for copies inside core. */
+  ByteBuffer[] rawOffsets() {
+    return offsets;
+  }
+
+  /** The validity buffers themselves (null when nothing is null), for copies inside core. */
+  ByteBuffer[] rawValidity() {
+    return validity;
+  }
+
+  /**
+   * The first int64 offsets (read-only view): of a rank-1 string/bytes tensor, the byte offsets of
+   * its values; of a ragged tensor, where each item of the first dimension starts.
+   */
   public ByteBuffer offsets() {
-    if (offsets == null) {
+    if (offsets.length == 0) {
       throw new IllegalStateException("a " + dtype + shape + " tensor has no offsets");
     }
-    return offsets.asReadOnlyBuffer().order(ByteOrder.LITTLE_ENDIAN);
+    return offsets[0].asReadOnlyBuffer().order(ByteOrder.LITTLE_ENDIAN);
+  }
+
+  /** Number of offsets buffers: one per ragged dimension, plus one for the bytes of string/bytes values. */
+  public int offsetLevels() {
+    return offsets.length;
+  }
+
+  /**
+   * Offsets buffer {@code level} (read-only view, int64, starting at 0): level {@code j} below the
+   * number of ragged dimensions maps the items of dimension {@code j} to those of dimension
+   * {@code j + 1}; the last level of a string/bytes tensor maps its values to their bytes.
+   */
+  public ByteBuffer offsets(int level) {
+    if (level < 0 || level >= offsets.length) {
+      throw new IndexOutOfBoundsException("offsets level " + level + " out of bounds for a " + dtype + shape
+          + " tensor with " + offsets.length);
+    }
+    return offsets[level].asReadOnlyBuffer().order(ByteOrder.LITTLE_ENDIAN);
+  }
+
+  /** True when some item of some dimension is null. */
+  public boolean hasNulls() {
+    return validity != null;
+  }
+
+  /**
+   * True when item {@code i} of the first dimension is null (a null list element). Its value, read
+   * with {@link #slice(long)}, is empty or zeros.
+   */
+  public boolean isNull(long i) {
+    if (shape.rank() == 0) {
+      throw new IllegalStateException("isNull(i) on a scalar " + dtype + " tensor");
+    }
+    long n = shape.dim(0);
+    if (i < 0 || i >= n) {
+      throw new IndexOutOfBoundsException("item " + i + " out of bounds for first dimension " + n + " of tensor "
+          + dtype + shape);
+    }
+    return validity != null && validity[0] != null && validity[0].get((int) i) == 0;
   }
 
   /** Copies the data into {@code target} at its position, advancing it. */
@@ -185,38 +434,80 @@ public final class Tensor {
     target.put(data.duplicate());
   }
 
-  /** Row {@code index} along the first dimension, as a view with one dimension less. */
+  /**
+   * Item {@code index} of the first dimension, as a tensor with one dimension less: a view of the
+   * values (the offsets of a ragged or string item are re-based copies).
+   */
   public Tensor slice(long index) {
     checkRow(index, 1);
-    if (offsets != null) {
-      int from = (int) offsets.getLong((int) index * 8);
-      int to = (int) offsets.getLong((int) (index + 1) * 8);
+    if (offsets.length == 0) {
+      Shape rowShape = shape.dropFirst();
+      int rowBytes = Math.toIntExact(rowShape.numElements() * dtype.byteSize());
+      int from = Math.toIntExact(index * rowBytes);
+      return new Tensor(dtype, rowShape, data.slice(from, rowBytes).order(ByteOrder.LITTLE_ENDIAN), null);
+    }
+    if (shape.rank() == 1) { // one string or blob
+      int from = (int) offsets[0].getLong((int) index * 8);
+      int to = (int) offsets[0].getLong((int) (index + 1) * 8);
       return new Tensor(dtype, Shape.scalar(), data.slice(from, to - from).order(ByteOrder.LITTLE_ENDIAN), null);
     }
-    Shape rowShape = shape.dropFirst();
-    int rowBytes = Math.toIntExact(rowShape.numElements() * dtype.byteSize());
-    int from = Math.toIntExact(index * rowBytes);
-    return new Tensor(dtype, rowShape, data.slice(from, rowBytes).order(ByteOrder.LITTLE_ENDIAN), null);
+    long start = offsets[0].getLong((int) index * 8);
+    long end = offsets[0].getLong((int) (index + 1) * 8);
+    long[] dims = shape.dims();
+    long[] rowDims = java.util.Arrays.copyOfRange(dims, 1, dims.length);
+    rowDims[0] = end - start;
+    return range(1, start, end, Shape.of(rowDims));
   }
 
-  /** Rows {@code [from, from + count)} along the first dimension, as a view. */
+  /** Items {@code [from, from + count)} of the first dimension, as a view (re-based copies of offsets). */
   public Tensor slice(long from, long count) {
     checkRow(from, count);
-    if (offsets != null) {
-      ByteBuffer off = ByteBuffer.allocate(Math.toIntExact((count + 1) * 8)).order(ByteOrder.LITTLE_ENDIAN);
-      long base = offsets.getLong((int) from * 8);
-      for (int i = 0; i <= count; i++) {
-        off.putLong(i * 8, offsets.getLong((int) (from + i) * 8) - base);
-      }
-      long end = offsets.getLong((int) (from + count) * 8);
-      return new Tensor(dtype, Shape.of(count),
-          data.slice((int) base, (int) (end - base)).order(ByteOrder.LITTLE_ENDIAN), off);
-    }
     long[] dims = shape.dims();
-    long rowBytes = (dims.length == 1 ? 1 : shape.dropFirst().numElements()) * dtype.byteSize();
     dims[0] = count;
-    return new Tensor(dtype, Shape.of(dims),
-        data.slice(Math.toIntExact(from * rowBytes), Math.toIntExact(count * rowBytes)).order(ByteOrder.LITTLE_ENDIAN), null);
+    if (offsets.length == 0 && validity == null) {
+      long rowBytes = (dims.length == 1 ? 1 : shape.dropFirst().numElements()) * dtype.byteSize();
+      return new Tensor(dtype, Shape.of(dims),
+          data.slice(Math.toIntExact(from * rowBytes), Math.toIntExact(count * rowBytes)).order(ByteOrder.LITTLE_ENDIAN), null);
+    }
+    return range(0, from, from + count, Shape.of(dims));
+  }
+
+  /**
+   * The items {@code [start, end)} of list dimension {@code level} (0 = the first dimension) and
+   * everything below them, as a tensor of shape {@code shape} whose first dimension they are.
+   */
+  private Tensor range(int level, long start, long end, Shape shape) {
+    int ragged = raggedDims(this.shape);
+    int newLevels = offsets.length - level;
+    ByteBuffer[] off = newLevels == 0 ? NO_BUFFERS : new ByteBuffer[newLevels];
+    ByteBuffer[] valid = null;
+    for (int j = level; j <= ragged; j++) {
+      if (validity != null && validity[j] != null) {
+        if (valid == null) {
+          valid = new ByteBuffer[ragged + 1 - level];
+        }
+        valid[j - level] = validity[j].slice((int) start, (int) (end - start));
+      }
+      if (j < offsets.length) {
+        long s = offsets[j].getLong((int) start * 8);
+        long e = offsets[j].getLong((int) end * 8);
+        ByteBuffer o = ByteBuffer.allocate(Math.toIntExact((end - start + 1) * 8)).order(ByteOrder.LITTLE_ENDIAN);
+        for (long i = start; i <= end; i++) {
+          o.putLong((int) (i - start) * 8, offsets[j].getLong((int) i * 8) - s);
+        }
+        off[j - level] = o;
+        start = s;
+        end = e;
+      }
+    }
+    ByteBuffer values;
+    if (dtype.isVariableLength()) {
+      values = data.slice((int) start, (int) (end - start));
+    } else {
+      int item = Math.toIntExact(innerElements(ragged) * dtype.byteSize());
+      values = data.slice(Math.toIntExact(start * item), Math.toIntExact((end - start) * item));
+    }
+    return new Tensor(dtype, shape, values.order(ByteOrder.LITTLE_ENDIAN), off, valid);
   }
 
   private void checkRow(long from, long count) {
@@ -231,11 +522,40 @@ public final class Tensor {
     }
   }
 
+  /**
+   * A compact copy on the heap (values, offsets and validity), valid whatever happens to the memory
+   * this tensor views.
+   */
+  public Tensor copy() {
+    ByteBuffer d = copyOf(data);
+    if (offsets.length == 0 && validity == null) {
+      return new Tensor(dtype, shape, d, null);
+    }
+    ByteBuffer[] off = offsets.length == 0 ? NO_BUFFERS : new ByteBuffer[offsets.length];
+    for (int i = 0; i < off.length; i++) {
+      off[i] = copyOf(offsets[i]);
+    }
+    ByteBuffer[] valid = null;
+    if (validity != null) {
+      valid = new ByteBuffer[validity.length];
+      for (int i = 0; i < valid.length; i++) {
+        valid[i] = validity[i] == null ? null : copyOf(validity[i]);
+      }
+    }
+    return new Tensor(dtype, shape, d, off, valid);
+  }
+
+  private static ByteBuffer copyOf(ByteBuffer b) {
+    ByteBuffer c = ByteBuffer.allocate(b.remaining()).order(ByteOrder.LITTLE_ENDIAN);
+    c.put(0, b, b.position(), b.remaining());
+    return c;
+  }
+
   private int offsetOf(long i, int width) {
     if (dtype.isVariableLength()) {
       throw new IllegalStateException("element access on a " + dtype + " tensor; use bytesAt/stringAt");
     }
-    long n = shape.numElements();
+    long n = offsets.length == 0 ? shape.numElements() : numElements();
     if (i < 0 || i >= n) {
       throw new IndexOutOfBoundsException("element " + i + " out of bounds for " + n + " elements of tensor " + dtype + shape);
     }
@@ -311,13 +631,20 @@ public final class Tensor {
     if (!dtype.isVariableLength()) {
       throw new IllegalStateException("bytesAt on a fixed-length " + dtype + " tensor");
     }
-    if (offsets == null) {
+    if (offsets.length == 0) {
       if (i != 0) {
         throw new IndexOutOfBoundsException("value " + i + " of a scalar " + dtype + " tensor");
       }
       return data();
     }
-    return slice(i).data();
+    long n = numElements();
+    if (i < 0 || i >= n) {
+      throw new IndexOutOfBoundsException("value " + i + " out of bounds for " + n + " values of tensor " + dtype + shape);
+    }
+    ByteBuffer o = offsets[offsets.length - 1];
+    int from = (int) o.getLong((int) i * 8);
+    int to = (int) o.getLong((int) (i + 1) * 8);
+    return data.slice(from, to - from).asReadOnlyBuffer().order(ByteOrder.LITTLE_ENDIAN);
   }
 
   public String stringAt(long i) {
@@ -357,12 +684,58 @@ public final class Tensor {
     return out;
   }
 
-  /** True when dtype, shape and bytes are equal. */
+  /** True when dtype, shape, values and nulls are equal (see {@link #equals}). */
   public boolean contentEquals(Tensor other) {
-    return dtype == other.dtype && shape.equals(other.shape) && data.equals(other.data)
-        && (offsets == null ? other.offsets == null : offsets.equals(other.offsets));
+    if (isRagged() || other.isRagged()) {
+      return sameItems(other);
+    }
+    if (dtype != other.dtype || !shape.equals(other.shape) || !data.equals(other.data)
+        || offsets.length != other.offsets.length) {
+      return false;
+    }
+    for (int i = 0; i < offsets.length; i++) {
+      if (!offsets[i].equals(other.offsets[i])) {
+        return false;
+      }
+    }
+    if (validity == null && other.validity == null) {
+      return true;
+    }
+    int dims = raggedDims(shape) + 1;
+    for (int j = 0; j < dims; j++) {
+      ByteBuffer a = validity == null ? null : validity[j];
+      ByteBuffer b = other.validity == null ? null : other.validity[j];
+      if (a == null && b == null) {
+        continue;
+      }
+      long n = countAt(j);
+      for (int i = 0; i < n; i++) {
+        if ((a == null || a.get(i) != 0) != (b == null || b.get(i) != 0)) {
+          return false;
+        }
+      }
+    }
+    return true;
   }
 
+  /** Item by item: the same nulls and equal values, whether a dimension is stored ragged or dense. */
+  private boolean sameItems(Tensor other) {
+    if (dtype != other.dtype || shape.rank() != other.shape.rank() || shape.dim(0) != other.shape.dim(0)) {
+      return false;
+    }
+    for (long i = 0, n = shape.dim(0); i < n; i++) {
+      boolean isNull = isNull(i);
+      if (isNull != other.isNull(i) || !isNull && !slice(i).contentEquals(other.slice(i))) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /**
+   * True when dtype, shape, values and nulls are equal; a ragged dimension equals a dense one
+   * whose items have the same values ({@code [[1], [2]]} as {@code int32[2, -1]} or {@code [2, 1]}).
+   */
   @Override
   public boolean equals(Object o) {
     return o instanceof Tensor t && contentEquals(t);
@@ -370,14 +743,27 @@ public final class Tensor {
 
   @Override
   public int hashCode() {
+    if (shape.rank() > 1) { // a ragged and a dense tensor may be equal
+      return 31 * (31 * dtype.hashCode() + shape.rank()) + Long.hashCode(shape.dim(0));
+    }
     return 31 * (31 * dtype.hashCode() + shape.hashCode()) + data.hashCode();
   }
 
   @Override
   public String toString() {
     StringBuilder sb = new StringBuilder("Tensor(").append(dtype).append(shape);
+    if (validity != null) {
+      sb.append(" with nulls");
+    }
     if (dtype == DType.STRING && shape.rank() == 0) {
       sb.append(" \"").append(getString()).append('"');
+    } else if (dtype == DType.STRING) {
+      long n = numElements();
+      sb.append(" [");
+      for (long i = 0; i < Math.min(n, 8); i++) {
+        sb.append(i > 0 ? ", \"" : "\"").append(stringAt(i)).append('"');
+      }
+      sb.append(n > 8 ? ", ...]" : "]");
     } else if (!dtype.isVariableLength() && !dtype.isComplex()) {
       long n = numElements();
       sb.append(" [");

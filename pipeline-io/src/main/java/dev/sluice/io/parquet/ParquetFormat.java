@@ -143,7 +143,7 @@ public final class ParquetFormat implements DatasetFormat {
         throw new IllegalArgumentException("example " + e.index() + ": field '" + name
             + "' is null; give the dataset a schema (HasSchema) to write nullable fields");
       }
-      specs.add(new dev.sluice.core.TensorSpec(name, t.dtype(), t.shape()));
+      specs.add(dev.sluice.core.TensorSpec.of(name, t, false));
     });
     return Schema.of(specs);
   }

@@ -15,7 +15,10 @@ import java.util.Map;
 public final class Schemas {
   private Schemas() {}
 
-  /** The fields of {@code example}: each tensor's dtype and shape. */
+  /**
+   * The fields of {@code example}: each tensor's dtype and shape (a list of strings, a ragged value
+   * or a value holding nulls becomes a variable-length field, see {@link TensorSpec#of}).
+   */
   public static Schema infer(Example example) {
     List<TensorSpec> specs = new ArrayList<>();
     for (Map.Entry<String, Tensor> f : example.fields().entrySet()) {
@@ -23,7 +26,7 @@ public final class Schemas {
         throw new IllegalArgumentException("cannot batch: field '" + f.getKey() + "' of example " + example.index()
             + " is null and the dataset declares no schema (give the source a schema: HasSchema)");
       }
-      specs.add(new TensorSpec(f.getKey(), f.getValue().dtype(), f.getValue().shape()));
+      specs.add(TensorSpec.of(f.getKey(), f.getValue(), false));
     }
     return Schema.of(specs);
   }

@@ -1,0 +1,535 @@
+package dev.sluice.core;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * Fills one column of a batch being built ({@link BatchBuilder#column(int)}): the one place where
+ * sources (npy gathers, Parquet decoders, the element path) write column memory.
+ *
+ * <p><b>Fixed-length fields</b> have a preallocated buffer of {@code capacity × rowBytes} bytes
+ * ({@link #fixedBuffer()}): a source writes row {@code r} at byte {@code r × rowBytes} and marks
+ * nulls with {@link #setNull(int)}; the rows count when the batch builder commits them.
+ *
+ * <p><b>Variable-length and nested fields</b> are appended in order, item by item, at a
+ * <em>depth</em>: depth 0 is a row, depth {@code j > 0} an element of a list at depth
+ * {@code j - 1}, down to depth {@link TensorSpec#raggedRank()} whose items are the innermost values
+ * (a block of the spec's {@link TensorSpec#itemShape() item shape}, or one string or blob).
+ * {@link #startList(int)} starts a list (its elements are the items added one depth below until
+ * the next list at its depth or above starts), {@link #reserveValues(int)} adds fixed-width
+ * innermost values in bulk, {@link #addBytes} adds a string or blob, {@link #addNull(int)} adds a
+ * null item, and {@link #appendRow(Tensor)} appends a whole row value. Every buffer grows as needed;
+ * the layout is Arrow's {@code LargeList} applied per level (see {@link Column}).
+ *
+ * <p>Memory comes from the batch builder's pool and goes to the batch it builds, or back to the
+ * pool when the builder is closed unbuilt. Not thread-safe.
+ */
+public final class ColumnBuilder {
+  private final TensorSpec spec;
+  private final int capacity;
+  private final BufferPool pool; // null: heap memory (values built inside core)
+  private final int ragged; // k: the ragged levels of the spec
+  private final boolean varLeaf;
+  private final int levels; // offsets buffers: k + (varLeaf ? 1 : 0)
+  private final int rowBytes; // fixed-length fields, else -1
+  private final int itemBytes; // bytes of one innermost item (1 for string/bytes)
+  private Buf fixed;
+  private Buf values;
+  private long valueBytes;
+  private final Buf[] offsets;
+  private final Buf[] validity; // per depth 0..k
+  private final long[] validUpTo; // per depth: flags written below this item (the rest are valid)
+  private final long[] counts; // items per depth 0..k (variable-length fields)
+
+  ColumnBuilder(TensorSpec spec, int capacity, BufferPool pool) {
+    this.spec = spec;
+    this.capacity = capacity;
+    this.pool = pool;
+    this.ragged = spec.raggedRank();
+    this.varLeaf = spec.dtype().isVariableLength();
+    this.levels = ragged + (varLeaf ? 1 : 0);
+    this.offsets = new Buf[levels];
+    this.validity = new Buf[ragged + 1];
+    this.validUpTo = new long[ragged + 1];
+    this.counts = new long[ragged + 1];
+    try {
+      if (spec.isFixedLength()) {
+        this.rowBytes = Math.toIntExact(spec.rowBytes());
+        this.itemBytes = rowBytes;
+        this.fixed = allocate((long) rowBytes * capacity);
+      } else {
+        this.rowBytes = -1;
+        this.itemBytes = varLeaf ? 1 : Math.toIntExact(spec.itemShape().numElements() * spec.dtype().byteSize());
+        for (int j = 0; j < levels; j++) {
+          offsets[j] = allocate(8L * (capacity + 1));
+          offsets[j].buf.putLong(0, 0L);
+        }
+        this.values = allocate(pool == null ? 64 : Math.max(4096, (long) capacity * 16));
+      }
+    } catch (RuntimeException e) {
+      release();
+      throw e;
+    }
+  }
+
+  /** The field this column holds. */
+  public TensorSpec spec() {
+    return spec;
+  }
+
+  /** Rows this column can hold. */
+  public int capacity() {
+    return capacity;
+  }
+
+  /** True for a fixed-length field: rows are written into {@link #fixedBuffer()}. */
+  public boolean isFixedLength() {
+    return rowBytes >= 0;
+  }
+
+  /** Bytes per row of a fixed-length field. */
+  public int rowBytes() {
+    if (rowBytes < 0) {
+      throw new IllegalStateException("field '" + spec.name() + "' " + spec + " is variable-length");
+    }
+    return rowBytes;
+  }
+
+  /** The whole buffer of a fixed-length field ({@code capacity × rowBytes} bytes, little-endian). */
+  public ByteBuffer fixedBuffer() {
+    if (fixed == null) {
+      throw new IllegalStateException("field '" + spec.name() + "' " + spec + " is variable-length");
+    }
+    return fixed.buf;
+  }
+
+  /**
+   * Marks row {@code row} of a fixed-length field null and zeroes it. (Variable-length fields add
+   * a null row with {@link #addNull(int) addNull(0)}.)
+   */
+  public void setNull(int row) {
+    if (fixed == null) {
+      throw new IllegalStateException("field '" + spec.name() + "' " + spec
+          + " is variable-length: add a null row with addNull(0)");
+    }
+    if (row < 0 || row >= capacity) {
+      throw new IndexOutOfBoundsException("row " + row + " out of bounds for capacity " + capacity);
+    }
+    if (validity[0] == null) {
+      validity[0] = allocate(capacity);
+      fillValid(validity[0].buf, 0, capacity);
+      validUpTo[0] = capacity;
+    }
+    validity[0].buf.put(row, (byte) 0);
+    zero(fixed.buf, row * rowBytes, rowBytes);
+  }
+
+  /** Rows appended so far (variable-length fields). */
+  public int rows() {
+    return (int) counts[0];
+  }
+
+  /** Items added so far at {@code depth} (variable-length fields). */
+  public long count(int depth) {
+    return counts[depth];
+  }
+
+  // ------------------------------------------------------------------ appending
+
+  /**
+   * Starts the next list at {@code depth} (a row when 0) of a variable-length field.
+   *
+   * @param depth below {@link TensorSpec#raggedRank()}
+   */
+  public void startList(int depth) {
+    if (depth < 0 || depth >= ragged) {
+      throw new IllegalArgumentException("field '" + spec.name() + "' " + spec + " has lists at depths [0, "
+          + ragged + ") but startList got " + depth);
+    }
+    begin(depth);
+  }
+
+  /**
+   * Adds a null item at {@code depth}: a null row (0), or a null element of the current list one
+   * depth up. It holds nothing: an empty list or string, or zeros for a fixed-width value.
+   *
+   * @throws IllegalStateException if the spec does not allow nulls there
+   */
+  public void addNull(int depth) {
+    if (depth < 0 || depth > ragged || fixed != null) {
+      throw new IllegalArgumentException("field '" + spec.name() + "' " + spec + " takes addNull at depths [0, "
+          + ragged + "] of a variable-length field but got " + depth);
+    }
+    if (!spec.nullableAt(depth)) {
+      throw new IllegalStateException("field '" + spec.name() + "' " + spec + " allows no null "
+          + (depth == 0 ? "rows" : "elements at list level " + (depth - 1)));
+    }
+    if (depth == ragged && !varLeaf) {
+      int at = reserveValues(1);
+      zero(values.buf, at, itemBytes);
+    } else {
+      begin(depth);
+    }
+    markNull(depth, counts[depth] - 1);
+  }
+
+  /**
+   * Adds {@code n} fixed-width innermost values (elements of the current list at the deepest list
+   * level) and returns the byte position in {@link #valueBuffer()} where the caller writes their
+   * {@code n × itemBytes} bytes.
+   */
+  public int reserveValues(int n) {
+    if (varLeaf || fixed != null) {
+      throw new IllegalStateException("field '" + spec.name() + "' " + spec
+          + " has no fixed-width innermost values to reserve");
+    }
+    long at = valueBytes;
+    ensureValues((long) n * itemBytes);
+    valueBytes = at + (long) n * itemBytes;
+    counts[ragged] += n;
+    return (int) at;
+  }
+
+  /** The values buffer as it is now (it moves when it grows): write reserved values here. */
+  public ByteBuffer valueBuffer() {
+    return values.buf;
+  }
+
+  /** Bytes of innermost values so far. */
+  public long valueBytes() {
+    return valueBytes;
+  }
+
+  /** Bytes per innermost item (1 for string/bytes). */
+  public int itemBytes() {
+    return itemBytes;
+  }
+
+  /** Adds a string or blob: bytes {@code [pos, pos + len)} of {@code src}. */
+  public void addBytes(ByteBuffer src, int pos, int len) {
+    if (!varLeaf) {
+      throw new IllegalStateException("field '" + spec.name() + "' " + spec + " holds no strings or bytes");
+    }
+    begin(ragged);
+    ensureValues(len);
+    values.buf.put((int) valueBytes, src, pos, len);
+    valueBytes += len;
+  }
+
+  /** Adds a string or blob: all of {@code src}. */
+  public void addBytes(byte[] src) {
+    addBytes(ByteBuffer.wrap(src), 0, src.length);
+  }
+
+  /**
+   * Appends one row of a single-level variable-length field: a string or blob, or a list of
+   * fixed-width items given as their bytes (from {@code value}'s position to its limit; the
+   * position is not moved).
+   */
+  public void appendVariable(ByteBuffer value) {
+    if (fixed != null) {
+      throw new IllegalStateException("field '" + spec.name() + "' is fixed-length");
+    }
+    int n = value.remaining();
+    if (ragged == 0) {
+      addBytes(value, value.position(), n);
+      return;
+    }
+    if (ragged != 1 || varLeaf) {
+      throw new IllegalStateException("field '" + spec.name() + "' " + spec
+          + " is nested: append its rows with appendRow");
+    }
+    if (n % itemBytes != 0) {
+      throw new IllegalArgumentException("field '" + spec.name() + "': a value of " + n
+          + " bytes is not a whole number of " + itemBytes + "-byte items");
+    }
+    begin(0);
+    int at = reserveValues(n / itemBytes);
+    values.buf.put(at, value, value.position(), n);
+  }
+
+  /**
+   * Appends one row of a variable-length field: {@code value} (null for a null row), whose shape
+   * fits the spec's (a concrete dimension fits a {@code -1}); its null items stay null.
+   *
+   * @throws IllegalArgumentException if the value's dtype or shape does not fit the field
+   */
+  public void appendRow(Tensor value) {
+    if (fixed != null) {
+      throw new IllegalStateException("field '" + spec.name() + "' is fixed-length: write it into fixedBuffer()");
+    }
+    if (value == null) {
+      addNull(0);
+      return;
+    }
+    if (value.dtype() != spec.dtype()) {
+      throw new IllegalArgumentException("field '" + spec.name() + "' is " + spec.dtype() + " but the value is "
+          + value.dtype());
+    }
+    if (value.shape().rank() != spec.shape().rank()) {
+      throw new IllegalArgumentException("field '" + spec.name() + "' " + spec + " takes values of rank "
+          + spec.shape().rank() + " but the value has shape " + value.shape());
+    }
+    appendItem(0, value);
+  }
+
+  /** Appends {@code t} (not null, rank = spec rank - depth) as the next item at {@code depth}. */
+  void appendItem(int depth, Tensor t) {
+    if (depth == ragged) {
+      if (varLeaf) {
+        ByteBuffer d = t.rawData();
+        addBytes(d, 0, d.remaining());
+        return;
+      }
+      if (t.isRagged() || !t.shape().equals(spec.itemShape())) {
+        throw new IllegalArgumentException("field '" + spec.name() + "' " + spec + ": an item of shape "
+            + t.shape() + " does not fit the item shape " + spec.itemShape());
+      }
+      int at = reserveValues(1);
+      values.buf.put(at, t.rawData(), 0, itemBytes);
+      return;
+    }
+    begin(depth);
+    long n = t.shape().dim(0);
+    int child = depth + 1;
+    if (child == ragged && !t.isRagged() && (varLeaf ? t.shape().rank() == 1
+        : t.shape().dropFirst().equals(spec.itemShape()))) {
+      appendLeaves(t, n);
+      return;
+    }
+    for (long i = 0; i < n; i++) {
+      if (t.isNull(i)) {
+        addNull(child);
+      } else {
+        appendItem(child, t.slice(i));
+      }
+    }
+  }
+
+  /** The {@code n} innermost items of dense {@code t} (one list), in bulk where possible. */
+  private void appendLeaves(Tensor t, long n) {
+    ByteBuffer[] tv = t.rawValidity();
+    ByteBuffer nulls = tv == null ? null : tv[0];
+    if (nulls != null && !spec.nullableAt(ragged)) {
+      throw new IllegalStateException("field '" + spec.name() + "' " + spec + " allows no null elements at list level "
+          + (ragged - 1) + " but the value has some");
+    }
+    if (varLeaf) {
+      ByteBuffer o = t.rawOffsets()[0];
+      ByteBuffer d = t.rawData();
+      for (int i = 0; i < n; i++) {
+        long from = o.getLong(i * 8);
+        addBytes(d, (int) from, (int) (o.getLong((i + 1) * 8) - from));
+        if (nulls != null && nulls.get(i) == 0) {
+          markNull(ragged, counts[ragged] - 1);
+        }
+      }
+      return;
+    }
+    long first = counts[ragged];
+    int at = reserveValues(Math.toIntExact(n));
+    values.buf.put(at, t.rawData(), 0, Math.toIntExact(n * itemBytes));
+    if (nulls != null) {
+      for (int i = 0; i < n; i++) {
+        if (nulls.get(i) == 0) {
+          zero(values.buf, at + i * itemBytes, itemBytes);
+          markNull(ragged, first + i);
+        }
+      }
+    }
+  }
+
+  /** Starts item {@code counts[depth]} at {@code depth}: records where its children (or bytes) start. */
+  private void begin(int depth) {
+    long c = counts[depth];
+    if (depth < levels) {
+      Buf o = offsets[depth];
+      long need = (c + 2) * 8;
+      if (need > o.size) {
+        grow(o, need, c * 8 + 8, "offsets");
+      }
+      o.buf.putLong((int) (c * 8), depth < ragged ? counts[depth + 1] : valueBytes);
+    }
+    counts[depth] = c + 1;
+    if (depth == 0) {
+      checkRows();
+    }
+  }
+
+  private void checkRows() {
+    if (counts[0] > capacity) {
+      counts[0]--;
+      throw new IllegalStateException("field '" + spec.name() + "' already has " + capacity + " rows");
+    }
+  }
+
+  private void markNull(int depth, long item) {
+    Buf v = validity[depth];
+    if (v == null) {
+      v = allocate(depth == 0 ? capacity : Math.max(64, item + 1));
+      validity[depth] = v;
+    } else if (item + 1 > v.size) {
+      grow(v, Math.max(item + 1, v.size * 2), validUpTo[depth], "validity");
+    }
+    fillValid(v.buf, (int) validUpTo[depth], (int) item);
+    v.buf.put((int) item, (byte) 0);
+    validUpTo[depth] = item + 1;
+  }
+
+  private void ensureValues(long more) {
+    long need = valueBytes + more;
+    if (need > values.size) {
+      if (need > Integer.MAX_VALUE - 8) {
+        throw new IllegalStateException("field '" + spec.name() + "': more than 2 GiB of values in one batch; "
+            + "use a smaller batch size");
+      }
+      grow(values, Math.min(Integer.MAX_VALUE - 8, Math.max(need, values.size * 2)), valueBytes, "values");
+    }
+  }
+
+  /**
+   * Drops every row from {@code rows} on (variable-length fields), and clears the null flags of
+   * fixed-length rows from {@code rows} on: undoes a row whose append failed half way.
+   */
+  void truncate(int rows) {
+    if (fixed != null) {
+      if (validity[0] != null) {
+        fillValid(validity[0].buf, rows, capacity);
+      }
+      return;
+    }
+    long c = rows;
+    for (int j = 0; j <= ragged; j++) {
+      if (c >= counts[j]) {
+        return; // nothing of the dropped rows at this depth, so none below
+      }
+      counts[j] = c;
+      validUpTo[j] = Math.min(validUpTo[j], c);
+      c = j < levels ? offsets[j].buf.getLong((int) (c * 8)) : c * itemBytes;
+    }
+    valueBytes = c;
+  }
+
+  // ------------------------------------------------------------------ building
+
+  /** The column of {@code n} rows; the memory now belongs to the caller (released by {@link #release()}). */
+  Column build(int n) {
+    Tensor[] valid = new Tensor[ragged + 1];
+    if (fixed != null) {
+      if (validity[0] != null) {
+        valid[0] = Tensor.wrap(DType.BOOL, Shape.of(n), validity[0].buf.slice(0, n));
+      }
+      Tensor v = Tensor.wrap(spec.dtype(), spec.shape().prepend(n), fixed.buf.slice(0, n * rowBytes));
+      return Column.of(spec, n, v, List.of(), Arrays.asList(valid));
+    }
+    if (counts[0] != n) {
+      throw new IllegalStateException("field '" + spec.name() + "' has " + counts[0] + " rows but the batch has " + n);
+    }
+    List<Tensor> off = new ArrayList<>(levels);
+    ByteBuffer lastOffsets = null;
+    for (int j = 0; j < levels; j++) {
+      long c = counts[j];
+      offsets[j].buf.putLong((int) (c * 8), j < ragged ? counts[j + 1] : valueBytes);
+      ByteBuffer o = offsets[j].buf.slice(0, (int) ((c + 1) * 8)).order(ByteOrder.LITTLE_ENDIAN);
+      off.add(Tensor.wrap(DType.INT64, Shape.of(c + 1), o));
+      lastOffsets = o;
+    }
+    for (int j = 0; j <= ragged; j++) {
+      if (validity[j] != null) {
+        int c = (int) counts[j];
+        if (c > validity[j].size) {
+          grow(validity[j], c, validUpTo[j], "validity");
+        }
+        fillValid(validity[j].buf, (int) validUpTo[j], c);
+        validUpTo[j] = c;
+        valid[j] = Tensor.wrap(DType.BOOL, Shape.of(c), validity[j].buf.slice(0, c));
+      }
+    }
+    ByteBuffer data = values.buf.slice(0, (int) valueBytes);
+    Tensor v = varLeaf ? Tensor.wrapVariable(spec.dtype(), data, lastOffsets)
+        : Tensor.wrap(spec.dtype(), spec.itemShape().prepend(counts[ragged]), data);
+    return Column.of(spec, n, v, off, Arrays.asList(valid));
+  }
+
+  /** Returns this column's memory to the pool; each buffer is released at most once. */
+  void release() {
+    release(fixed);
+    release(values);
+    for (Buf b : offsets) {
+      release(b);
+    }
+    for (Buf b : validity) {
+      release(b);
+    }
+  }
+
+  private static void release(Buf b) {
+    if (b != null && b.pooled != null) {
+      b.pooled.close();
+    }
+  }
+
+  // ------------------------------------------------------------------ memory
+
+  /** A pooled or heap buffer that may be replaced by a bigger one. */
+  private static final class Buf {
+    PooledBuffer pooled;
+    ByteBuffer buf;
+    long size;
+  }
+
+  private Buf allocate(long bytes) {
+    Buf b = new Buf();
+    if (pool != null) {
+      b.pooled = pool.allocate(bytes);
+      b.buf = b.pooled.buffer();
+    } else {
+      b.buf = ByteBuffer.allocate(Math.toIntExact(bytes)).order(ByteOrder.LITTLE_ENDIAN);
+    }
+    b.size = bytes;
+    return b;
+  }
+
+  /** Replaces {@code b}'s memory by at least {@code bytes} bytes, keeping its first {@code keep} bytes. */
+  private void grow(Buf b, long bytes, long keep, String what) {
+    long size = Math.max(bytes, b.size * 2);
+    if (size > Integer.MAX_VALUE - 8) {
+      size = bytes;
+    }
+    if (size > Integer.MAX_VALUE - 8) {
+      throw new IllegalStateException("field '" + spec.name() + "': more than 2 GiB of " + what
+          + " in one batch; use a smaller batch size");
+    }
+    Buf bigger = allocate(size);
+    bigger.buf.put(0, b.buf, 0, (int) keep);
+    release(b);
+    b.pooled = bigger.pooled;
+    b.buf = bigger.buf;
+    b.size = bigger.size;
+  }
+
+  private static void fillValid(ByteBuffer b, int from, int to) {
+    for (int i = from; i < to; i++) {
+      b.put(i, (byte) 1);
+    }
+  }
+
+  static void zero(ByteBuffer b, int from, int len) {
+    int i = from;
+    int end = from + len;
+    for (; i + 8 <= end; i += 8) {
+      b.putLong(i, 0L);
+    }
+    for (; i < end; i++) {
+      b.put(i, (byte) 0);
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "ColumnBuilder(" + spec + ", capacity=" + capacity + ")";
+  }
+}
