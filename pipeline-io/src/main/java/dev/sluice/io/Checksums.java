@@ -22,11 +22,15 @@ import java.util.List;
  *   <li>a nullable field first gets one byte, 1 valid or 0 null; a null fixed-length value is then
  *       its size in zero bytes, a null variable-length value an int64 count of 0;
  *   <li>a fixed-length value: its values as little-endian C-order bytes (booleans one byte each);
- *   <li>a variable-length value (a {@code -1} dimension, or string/bytes): its element count as a
- *       little-endian int64 (values for a numeric list, bytes for one string or blob, strings for
- *       a list of strings), then the values; each string of a list of strings is itself a count
- *       then its bytes.
+ *   <li>a string or blob: its byte count as a little-endian int64, then its bytes;
+ *   <li>a list (a {@code -1} dimension): its element count as a little-endian int64, then each
+ *       element in canonical form, recursively: a fixed-shape element is its bytes, a string
+ *       element its byte count and bytes, a list element its own count and elements. When the
+ *       spec says a level's elements may be null, each of its elements first gets the flag byte,
+ *       and a null element is then zeros (fixed width) or a count of 0.
  * </ul>
+ * So a list of floats is its count then the floats as they lie in memory, and a map field
+ * {@code m} is read as its two list fields {@code m.key} and {@code m.value}.
  * For a one-array {@code .npy} this equals NumPy's
  * {@code a.astype(a.dtype.newbyteorder('<')).tobytes(order='C')} for any byte or memory order.
  */
@@ -76,6 +80,7 @@ public final class Checksums {
     private final List<TensorSpec> fields;
     private final ByteBuffer scratch = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN);
     private final byte[] zeros = new byte[4096];
+    private byte[] chunk = new byte[8192];
 
     Hasher(MessageDigest md, Schema schema) {
       this.md = md;
@@ -102,20 +107,89 @@ public final class Checksums {
           md.update((byte) 1);
         }
         if (f.isFixedLength()) {
-          md.update(t.data());
-        } else if (t.dtype().isVariableLength() && t.shape().rank() == 1) {
-          long n = t.numElements();
-          count(n);
-          for (long i = 0; i < n; i++) {
-            ByteBuffer v = t.bytesAt(i);
-            count(v.remaining());
-            md.update(v);
+          if (t.hasNulls()) {
+            throw new IllegalArgumentException("field '" + name + "' of example " + e.index()
+                + " holds null elements but its spec " + f + " has none");
           }
-        } else {
-          count(t.dtype().isVariableLength() ? t.byteSize() : t.numElements());
           md.update(t.data());
+        } else {
+          item(f, 0, t, e.index());
         }
       }
+    }
+
+    /** The canonical bytes of {@code t}, an item at {@code depth} of field {@code f}. */
+    private void item(TensorSpec f, int depth, Tensor t, long example) {
+      int ragged = f.raggedRank();
+      if (depth == ragged) { // an innermost item: a string or blob, or a fixed-shape block
+        if (f.dtype().isVariableLength()) {
+          count(t.byteSize());
+        }
+        md.update(t.data());
+        return;
+      }
+      if (t.shape().rank() == 0) {
+        throw new IllegalArgumentException("field '" + f.name() + "' of example " + example + " has a scalar where "
+            + f + " expects a list at depth " + depth);
+      }
+      long n = t.shape().dim(0);
+      count(n);
+      boolean nullable = f.elementsNullable(depth);
+      if (!nullable && t.hasNulls() && anyNull(t, n)) {
+        throw new IllegalArgumentException("field '" + f.name() + "' of example " + example
+            + " holds null elements at list level " + depth + " but its spec " + f + " has none");
+      }
+      boolean leaves = depth + 1 == ragged && !f.dtype().isVariableLength() && !t.isRagged();
+      if (leaves && !nullable) {
+        md.update(t.data()); // a dense run of fixed-width items: their bytes as they are
+        return;
+      }
+      if (leaves) { // flag byte, then the item (zeros when null), batched through one buffer
+        int itemBytes = (int) (t.numElements() / Math.max(1, n)) * f.dtype().byteSize();
+        ByteBuffer d = t.data();
+        int at = 0;
+        for (long i = 0; i < n; i++) {
+          if (at + 1 + itemBytes > chunk.length) {
+            md.update(chunk, 0, at);
+            at = 0;
+            if (1 + itemBytes > chunk.length) {
+              chunk = new byte[1 + itemBytes];
+            }
+          }
+          boolean isNull = t.isNull(i);
+          chunk[at++] = isNull ? (byte) 0 : (byte) 1;
+          if (isNull) {
+            java.util.Arrays.fill(chunk, at, at + itemBytes, (byte) 0);
+          } else {
+            d.get((int) (i * itemBytes), chunk, at, itemBytes);
+          }
+          at += itemBytes;
+        }
+        md.update(chunk, 0, at);
+        return;
+      }
+      for (long i = 0; i < n; i++) {
+        boolean isNull = t.isNull(i);
+        if (nullable) {
+          md.update(isNull ? (byte) 0 : (byte) 1);
+        }
+        if (!isNull) {
+          item(f, depth + 1, t.slice(i), example);
+        } else if (depth + 1 == ragged && !f.dtype().isVariableLength()) {
+          zeros(f.itemShape().numElements() * f.dtype().byteSize());
+        } else {
+          count(0);
+        }
+      }
+    }
+
+    private static boolean anyNull(Tensor t, long n) {
+      for (long i = 0; i < n; i++) {
+        if (t.isNull(i)) {
+          return true;
+        }
+      }
+      return false;
     }
 
     private void count(long n) {

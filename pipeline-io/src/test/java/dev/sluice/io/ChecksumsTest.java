@@ -86,6 +86,47 @@ class ChecksumsTest {
   }
 
   @Test
+  void nestedValuesAreCountedAtEveryLevelAndNullableElementsFlagged() throws Exception {
+    byte[] ab = "ab".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    Schema schema = Schema.of(
+        new TensorSpec("tags", DType.STRING, Shape.of(-1), true).withElementsNullable(0, true),
+        new TensorSpec("grid", DType.INT32, Shape.of(-1, -1), false, 0b10),
+        new TensorSpec("pts", DType.FLOAT32, Shape.of(-1, 2)));
+    Example e0 = Example.builder(0)
+        .put("tags", Tensor.ofStrings("ab", null, ""))
+        .put("grid", Tensor.listOf(Tensor.of(1, 2), Tensor.listOf(DType.INT32, java.util.Arrays.asList(null,
+            Tensor.wrap(DType.INT32, Shape.scalar(), ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt(0, 5))))))
+        .put("pts", Tensor.listOf(Tensor.of(1f, 2f), Tensor.of(3f, 4f)))
+        .build();
+    Example e1 = Example.builder(1).putNull("tags")
+        .put("grid", Tensor.wrapRagged(DType.INT32, Shape.of(0, -1), ByteBuffer.allocate(0), List.of(ByteBuffer.allocate(8)), List.of()))
+        .put("pts", Tensor.wrap(DType.FLOAT32, Shape.of(0, 2), ByteBuffer.allocate(0)))
+        .build();
+    Source src = new Source(schema, List.of(e0, e1));
+
+    Canon c = new Canon();
+    // row 0, grid: 2 lists (level-0 elements are not nullable: no flags), [1, 2] and [null, 5],
+    // whose elements (level 1, nullable) each carry a flag byte
+    c.count(2);
+    c.count(2).bytes((byte) 1).tensor(Tensor.of(1)).bytes((byte) 1).tensor(Tensor.of(2));
+    c.count(2).bytes((byte) 0).bytes(new byte[4]).bytes((byte) 1).tensor(Tensor.of(5));
+    // pts: 2 elements of 2 floats (a count of elements, not of floats)
+    c.count(2).tensor(Tensor.of(1f, 2f, 3f, 4f));
+    // tags: row flag, 3 strings, each flagged, a null string is a count of 0
+    c.bytes((byte) 1).count(3).bytes((byte) 1).count(2).bytes(ab).bytes((byte) 0).count(0).bytes((byte) 1).count(0);
+    // row 1: an empty list of lists, no points, a null row of tags
+    c.count(0);
+    c.count(0);
+    c.bytes((byte) 0).count(0);
+    assertEquals(c.sha(), Checksums.sha256(src));
+
+    Example unflagged = e0.with("pts", Tensor.listOf(DType.FLOAT32, java.util.Arrays.asList(Tensor.of(1f, 2f), null)));
+    IllegalArgumentException err = assertThrows(IllegalArgumentException.class,
+        () -> Checksums.sha256(new Source(schema, List.of(unflagged)), List.of("pts")));
+    assertEquals(true, err.getMessage().contains("null elements at list level 0"), err.getMessage());
+  }
+
+  @Test
   void fieldOrderOfTheSourceDoesNotMatter_valuesDo() {
     String a = Checksums.sha256(Datasets.synthetic(50, 4, 1));
     Source reordered = new Source(Schema.of(new TensorSpec("label", DType.INT64, Shape.scalar()),

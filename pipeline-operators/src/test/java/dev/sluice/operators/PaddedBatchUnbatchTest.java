@@ -11,6 +11,8 @@ import dev.sluice.core.Example;
 import dev.sluice.core.Shape;
 import dev.sluice.core.Tensor;
 import dev.sluice.core.DType;
+import dev.sluice.core.Schema;
+import dev.sluice.core.TensorSpec;
 import dev.sluice.core.testing.NoLeaks;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -29,6 +31,13 @@ import reactor.test.StepVerifier;
 
 @ExtendWith(NoLeaks.class)
 class PaddedBatchUnbatchTest {
+  private record ListSource(Schema schema, List<Example> examples) implements dev.sluice.core.Dataset<Example>,
+      dev.sluice.core.HasSchema {
+    @Override
+    public Flux<Example> flux(dev.sluice.core.PipelineContext context) {
+      return Flux.fromIterable(examples);
+    }
+  }
 
   /** Example i: "tokens" = [i, i, ..] of length 1 + i % 4 (int64), "label" = i. */
   static Example sentence(long i) {
@@ -46,6 +55,56 @@ class PaddedBatchUnbatchTest {
       b.putFloat(k * 4, i);
     }
     return Example.of(i, "box", Tensor.wrap(DType.FLOAT32, Shape.of(h, w), b));
+  }
+
+  /** Example i: "words" a list of i % 3 lists of strings (one null), "grid" i % 3 ragged int32 lists. */
+  static Example nested(long i) {
+    List<Tensor> words = new ArrayList<>();
+    List<Tensor> grid = new ArrayList<>();
+    for (int k = 0; k < i % 3; k++) {
+      words.add(Tensor.ofStrings("w" + i, null, "x".repeat(k)));
+      int[] row = new int[k + 1];
+      java.util.Arrays.fill(row, (int) i);
+      grid.add(Tensor.of(row));
+    }
+    grid.add(Tensor.of((int) i, (int) i, (int) i));
+    return Example.builder(i)
+        .put("words", words.isEmpty() ? Tensor.listOf(DType.STRING, List.of(Tensor.ofStrings())) : Tensor.listOf(DType.STRING, words))
+        .put("grid", Tensor.listOf(DType.INT32, grid))
+        .build();
+  }
+
+  @Test
+  void nestedRowsSurviveBatchAndUnbatchAtEveryLevel() {
+    Schema schema = Schema.of(
+        new TensorSpec("words", DType.STRING, Shape.of(-1, -1), false, 0b10),
+        new TensorSpec("grid", DType.INT32, Shape.of(-1, -1)));
+    List<Example> in = LongStream.range(0, 11).mapToObj(PaddedBatchUnbatchTest::nested).toList();
+    List<Example> out = Pipeline.from(new ListSource(schema, in)).batch(4).unbatch().flux().collectList().block();
+    assertEquals(in, out);
+    assertEquals(true, out.get(1).tensor("words").slice(0).isNull(1));
+  }
+
+  @Test
+  void paddedBatchPadsRaggedRowsToTheirBoundingShape() {
+    List<Batch> batches = Flux.range(0, 3).map(i -> Example.of(i, "grid", nested(i).tensor("grid")))
+        .transform(PaddedBatch.of(3, Map.of(), Map.of("grid", -1), false)).collectList().block();
+    try (Batch b = batches.get(0)) {
+      Column grid = b.column("grid");
+      // row 2 is [[2], [2, 2], [2, 2, 2]]: the batch pads every row to [3, 3]
+      assertEquals(Shape.of(3, 3), grid.spec().shape());
+      assertEquals(Shape.of(1, 3), grid.trueShape(0));
+      assertEquals(Shape.of(3, 3), grid.trueShape(2));
+      int[] row2 = new int[9];
+      for (int k = 0; k < 9; k++) {
+        row2[k] = grid.values().getInt(18 + k);
+      }
+      assertArrayEquals(new int[] {2, -1, -1, 2, 2, -1, 2, 2, 2}, row2);
+    }
+    Example withNull = Example.of(0, "v", Tensor.listOf(DType.INT64, java.util.Arrays.asList(Tensor.scalar(1L), null)));
+    StepVerifier.create(Flux.just(withNull).transform(PaddedBatch.of(1, Map.of(), Map.of(), false)))
+        .expectErrorMatches(e -> e.getMessage().contains("holds null elements"))
+        .verify(Duration.ofSeconds(10));
   }
 
   @Test

@@ -82,12 +82,18 @@ public final class PaddedCollator {
         throw new IllegalArgumentException("paddedBatch: field '" + name + "' of example " + e.index() + " has shape "
             + t.shape() + " but example " + examples.get(0).index() + " has rank " + rank);
       }
+      if (t.hasNulls()) {
+        throw new IllegalArgumentException("paddedBatch: field '" + name + "' of example " + e.index()
+            + " holds null elements, which padding would turn into values; use batch to keep them");
+      }
+      long[] bound = bound(t);
       for (int d = 0; d < rank; d++) {
-        long dim = t.shape().dim(d);
+        long dim = bound[d];
         if (declared != null && declared.dim(d) >= 0) {
           if (dim > declared.dim(d)) {
             throw new IllegalArgumentException("paddedBatch: field '" + name + "' of example " + e.index()
-                + " has shape " + t.shape() + " which does not fit the padded shape " + declared);
+                + " has shape " + t.shape() + (t.isRagged() ? " (at most " + Shape.of(bound) + ")" : "")
+                + " which does not fit the padded shape " + declared);
           }
         } else {
           target[d] = Math.max(target[d], dim);
@@ -114,7 +120,7 @@ public final class PaddedCollator {
       ByteBuffer l = len.buffer();
       for (int i = 0; i < n; i++) {
         for (int d = 0; d < rank; d++) {
-          l.putLong((i * rank + d) * 8, rows[i].shape().dim(d));
+          l.putLong((i * rank + d) * 8, bound(rows[i])[d]);
         }
       }
       lengths = Tensor.wrap(DType.INT64, Shape.of(n, rank), l.slice(0, 8 * n * rank));
@@ -133,8 +139,38 @@ public final class PaddedCollator {
     return e.tensor(name);
   }
 
+  /**
+   * The smallest dense shape that holds {@code t}: its dimensions, where a ragged one is the
+   * longest of its items.
+   */
+  private static long[] bound(Tensor t) {
+    long[] dims = t.shape().dims();
+    if (!t.isRagged()) {
+      return dims;
+    }
+    java.util.Arrays.fill(dims, 1, dims.length, 0);
+    for (long i = 0; i < dims[0]; i++) {
+      long[] inner = bound(t.slice(i));
+      for (int d = 0; d < inner.length; d++) {
+        dims[d + 1] = Math.max(dims[d + 1], inner[d]);
+      }
+    }
+    return dims;
+  }
+
   /** Copies {@code row} (row-major) into the padded slot at {@code base}, one innermost run at a time. */
   private static void copyPadded(Tensor row, ByteBuffer target, int base, long[] padded, int item) {
+    if (row.isRagged()) { // each item into its own padded block
+      long block = item;
+      for (int d = 1; d < padded.length; d++) {
+        block *= padded[d];
+      }
+      long[] inner = java.util.Arrays.copyOfRange(padded, 1, padded.length);
+      for (long i = 0, n = row.shape().dim(0); i < n; i++) {
+        copyPadded(row.slice(i), target, (int) (base + i * block), inner, item);
+      }
+      return;
+    }
     ByteBuffer src = row.data();
     long[] dims = row.shape().dims();
     int rank = dims.length;
