@@ -75,6 +75,7 @@ public final class Batch implements AutoCloseable {
     return shared.size;
   }
 
+  /** The fields of the rows, one column per field in this order. */
   public Schema schema() {
     return shared.schema;
   }
@@ -135,6 +136,7 @@ public final class Batch implements AutoCloseable {
     return new Batch(shared);
   }
 
+  /** True once this handle has been closed (other handles from {@link #retain()} may still be open). */
   public boolean isClosed() {
     return closed != 0;
   }

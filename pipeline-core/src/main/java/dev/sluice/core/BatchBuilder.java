@@ -57,10 +57,12 @@ public final class BatchBuilder implements AutoCloseable {
     return new BatchBuilder(schema, capacity, pool);
   }
 
+  /** The fields of the batch being built. */
   public Schema schema() {
     return schema;
   }
 
+  /** The most rows this builder takes. */
   public int capacity() {
     return capacity;
   }
@@ -70,6 +72,7 @@ public final class BatchBuilder implements AutoCloseable {
     return size;
   }
 
+  /** True when {@link #size()} has reached {@link #capacity()}. */
   public boolean isFull() {
     return size == capacity;
   }

@@ -30,6 +30,7 @@ public final class BufferPool {
     }
   }
 
+  /** The name of the stage this pool serves ({@code "batch"}, {@code "parquet"}), used in leak reports. */
   public String stage() {
     return stage;
   }

@@ -161,18 +161,25 @@ public final class Column {
     return c;
   }
 
+  /** The field this column holds: name, dtype, per-row shape and nullability. */
   public TensorSpec spec() {
     return spec;
   }
 
+  /** The field name. */
   public String name() {
     return spec.name();
   }
 
+  /** Number of rows. */
   public int size() {
     return size;
   }
 
+  /**
+   * True when rows differ in length (strings, bytes, a {@code -1} dimension): the values then come
+   * with {@code int64} offsets.
+   */
   public boolean isVariableLength() {
     return offsets.length > 0;
   }
@@ -274,6 +281,7 @@ public final class Column {
     return Shape.of(dims);
   }
 
+  /** False when row {@code row} is null; true for every row of a column without a validity vector. */
   public boolean isValid(int row) {
     checkRow(row);
     return validity[0] == null || validity[0].getBoolean(row);

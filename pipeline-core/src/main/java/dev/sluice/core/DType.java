@@ -12,19 +12,31 @@ import java.util.Locale;
  * ({@code <f4}).
  */
 public enum DType {
+  /** Boolean, one byte per value (0 or 1). */
   BOOL(1, "bool", "|b1"),
+  /** Signed 8-bit integer. */
   INT8(1, "int8", "|i1"),
+  /** Signed 16-bit integer. */
   INT16(2, "int16", "<i2"),
+  /** Signed 32-bit integer. */
   INT32(4, "int32", "<i4"),
+  /** Signed 64-bit integer. */
   INT64(8, "int64", "<i8"),
+  /** Unsigned 8-bit integer. */
   UINT8(1, "uint8", "|u1"),
+  /** Unsigned 16-bit integer. */
   UINT16(2, "uint16", "<u2"),
+  /** Unsigned 32-bit integer. */
   UINT32(4, "uint32", "<u4"),
+  /** Unsigned 64-bit integer (read as a Java {@code long}, which wraps above {@code Long.MAX_VALUE}). */
   UINT64(8, "uint64", "<u8"),
+  /** IEEE 754 half precision. */
   FLOAT16(2, "float16", "<f2"),
   /** bfloat16: the upper 16 bits of a float32. NumPy has no native descr; ml_dtypes writes {@code <V2}. */
   BFLOAT16(2, "bfloat16", "<V2"),
+  /** IEEE 754 single precision. */
   FLOAT32(4, "float32", "<f4"),
+  /** IEEE 754 double precision. */
   FLOAT64(8, "float64", "<f8"),
   /** Two float32 values (real, imaginary). */
   COMPLEX64(8, "complex64", "<c8"),
@@ -55,14 +67,17 @@ public enum DType {
     return byteSize < 0;
   }
 
+  /** True for the real floating-point types (float16, bfloat16, float32, float64). */
   public boolean isFloatingPoint() {
     return this == FLOAT16 || this == BFLOAT16 || this == FLOAT32 || this == FLOAT64;
   }
 
+  /** True for complex64 and complex128. */
   public boolean isComplex() {
     return this == COMPLEX64 || this == COMPLEX128;
   }
 
+  /** True for the signed and unsigned integer types (not bool). */
   public boolean isInteger() {
     return switch (this) {
       case INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64 -> true;
@@ -70,6 +85,7 @@ public enum DType {
     };
   }
 
+  /** True for uint8, uint16, uint32 and uint64. */
   public boolean isUnsigned() {
     return this == UINT8 || this == UINT16 || this == UINT32 || this == UINT64;
   }

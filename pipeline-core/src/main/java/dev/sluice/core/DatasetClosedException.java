@@ -4,6 +4,7 @@ package dev.sluice.core;
 public class DatasetClosedException extends IllegalStateException {
   private static final long serialVersionUID = 1L;
 
+  /** An exception whose message is {@code "already closed: <resource>"}. */
   public DatasetClosedException(String resource) {
     super("already closed: " + resource);
   }

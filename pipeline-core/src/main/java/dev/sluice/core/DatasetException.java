@@ -21,6 +21,7 @@ public class DatasetException extends RuntimeException {
     this.position = position;
   }
 
+  /** A failure without an underlying cause; the arguments are those of the four-argument constructor. */
   public DatasetException(String resource, String position, String message) {
     this(resource, position, message, null);
   }

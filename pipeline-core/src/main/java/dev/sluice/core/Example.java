@@ -83,6 +83,7 @@ public final class Example {
     return f;
   }
 
+  /** A builder of the example at source position {@code index}. */
   public static Builder builder(long index) {
     return new Builder(index);
   }
@@ -97,6 +98,7 @@ public final class Example {
     return fieldMap().keySet();
   }
 
+  /** True when the example has a field called {@code name} (holding a value or a null). */
   public boolean has(String name) {
     return fieldMap().containsKey(name);
   }
@@ -165,12 +167,14 @@ public final class Example {
       this.index = index;
     }
 
+    /** Adds field {@code name} with {@code value}, after the fields added before it; returns this builder. */
     public Builder put(String name, Tensor value) {
       checkNotBuilt();
       fields.put(Objects.requireNonNull(name, "name"), Objects.requireNonNull(value, "value"));
       return this;
     }
 
+    /** Adds field {@code name} holding a null ({@link Example#isNull(String)}); returns this builder. */
     public Builder putNull(String name) {
       checkNotBuilt();
       fields.put(Objects.requireNonNull(name, "name"), null);

@@ -32,6 +32,7 @@ public final class MemoryManager {
     this.retainedBytesPerPool = retainedBytesPerPool;
   }
 
+  /** A manager whose pools keep at most {@link #DEFAULT_RETAINED_BYTES_PER_POOL} freed bytes each. */
   public MemoryManager() {
     this(DEFAULT_RETAINED_BYTES_PER_POOL);
   }

@@ -12,19 +12,23 @@ import java.util.Objects;
 public record Options(boolean deterministic, MemoryManager memory, NullPolicy nullPolicy) {
   private static final Options DEFAULTS = new Options(true, MemoryManager.shared(), NullPolicy.FILL);
 
+  /** Options with the given values; {@code memory} and {@code nullPolicy} must not be null. */
   public Options {
     Objects.requireNonNull(memory, "memory");
     Objects.requireNonNull(nullPolicy, "nullPolicy");
   }
 
+  /** Deterministic, the shared memory manager, {@link NullPolicy#FILL}. */
   public static Options defaults() {
     return DEFAULTS;
   }
 
+  /** A builder starting from {@link #defaults()}. */
   public static Builder builder() {
     return new Builder(DEFAULTS);
   }
 
+  /** A builder starting from these options. */
   public Builder toBuilder() {
     return new Builder(this);
   }
@@ -49,21 +53,25 @@ public record Options(boolean deterministic, MemoryManager memory, NullPolicy nu
       this.nullPolicy = from.nullPolicy;
     }
 
+    /** Whether parallel operators keep element order; returns this builder. */
     public Builder deterministic(boolean value) {
       this.deterministic = value;
       return this;
     }
 
+    /** The memory manager batches are allocated from; returns this builder. */
     public Builder memory(MemoryManager value) {
       this.memory = Objects.requireNonNull(value, "memory");
       return this;
     }
 
+    /** What a null in a non-nullable position does; returns this builder. */
     public Builder nullPolicy(NullPolicy value) {
       this.nullPolicy = Objects.requireNonNull(value, "nullPolicy");
       return this;
     }
 
+    /** The options set so far. */
     public Options build() {
       return new Options(deterministic, memory, nullPolicy);
     }

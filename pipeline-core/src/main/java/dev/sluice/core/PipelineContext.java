@@ -26,6 +26,10 @@ public record PipelineContext(long seed, long epoch, int rank, int worldSize, in
 
   private static final PipelineContext DEFAULTS = new PipelineContext(0, 0, 0, 1, 0);
 
+  /**
+   * A context with the given values; throws {@link IllegalArgumentException} naming the first one
+   * out of range.
+   */
   public PipelineContext {
     if (epoch < 0) {
       throw new IllegalArgumentException("epoch >= 0 required but it was " + epoch);
@@ -112,10 +116,12 @@ public record PipelineContext(long seed, long epoch, int rank, int worldSize, in
     return Context.of(KEY, this);
   }
 
+  /** This context with seed {@code newSeed}. */
   public PipelineContext withSeed(long newSeed) {
     return new PipelineContext(newSeed, epoch, rank, worldSize, localRank);
   }
 
+  /** This context at epoch {@code newEpoch} (≥ 0). */
   public PipelineContext withEpoch(long newEpoch) {
     return new PipelineContext(seed, newEpoch, rank, worldSize, localRank);
   }

@@ -30,10 +30,12 @@ public final class PooledBuffer implements AutoCloseable {
     return buffer;
   }
 
+  /** The usable size in bytes (the buffer's limit); the pooled capacity behind it may be larger. */
   public long size() {
     return size;
   }
 
+  /** True once the buffer has gone back to its pool. */
   public boolean isClosed() {
     return closed != 0;
   }

@@ -25,22 +25,33 @@ public final class Schema {
     this.positions = Collections.unmodifiableMap(pos);
   }
 
+  /**
+   * A schema of {@code fields} in this order; throws {@link IllegalArgumentException} on a
+   * duplicate name.
+   */
   public static Schema of(TensorSpec... fields) {
     return new Schema(List.of(fields));
   }
 
+  /**
+   * A schema of {@code fields} in list order; throws {@link IllegalArgumentException} on a
+   * duplicate name.
+   */
   public static Schema of(List<TensorSpec> fields) {
     return new Schema(fields);
   }
 
+  /** The fields in order (an unmodifiable list). */
   public List<TensorSpec> fields() {
     return fields;
   }
 
+  /** Number of fields. */
   public int size() {
     return fields.size();
   }
 
+  /** Field number {@code i}, from 0. */
   public TensorSpec field(int i) {
     return fields.get(i);
   }
@@ -50,10 +61,15 @@ public final class Schema {
     return fields.get(indexOf(name));
   }
 
+  /** True when a field is called {@code name}. */
   public boolean contains(String name) {
     return positions.containsKey(name);
   }
 
+  /**
+   * Position of field {@code name}; throws {@link IllegalArgumentException} naming the known fields
+   * if there is none.
+   */
   public int indexOf(String name) {
     Integer i = positions.get(Objects.requireNonNull(name, "name"));
     if (i == null) {

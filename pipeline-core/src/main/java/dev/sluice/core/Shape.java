@@ -30,14 +30,17 @@ public final class Shape {
     return new Shape(dims.clone());
   }
 
+  /** The shape of rank 0 (one value). */
   public static Shape scalar() {
     return SCALAR;
   }
 
+  /** Number of dimensions. */
   public int rank() {
     return dims.length;
   }
 
+  /** Dimension {@code i}, from 0; {@code -1} when it is variable. */
   public long dim(int i) {
     if (i < 0 || i >= dims.length) {
       throw new IndexOutOfBoundsException("dimension " + i + " of a rank-" + dims.length + " shape " + this);
@@ -45,6 +48,7 @@ public final class Shape {
     return dims[i];
   }
 
+  /** A copy of the dimensions. */
   public long[] dims() {
     return dims.clone();
   }

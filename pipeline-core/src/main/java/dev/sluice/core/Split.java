@@ -9,8 +9,10 @@ import java.util.Objects;
  * @param rowCount rows in the split, or {@link #UNKNOWN_ROWS} when only reading tells
  */
 public record Split(String id, long rowCount) {
+  /** The {@code rowCount} of a split whose rows are known only by reading it. */
   public static final long UNKNOWN_ROWS = -1;
 
+  /** A split; {@code id} must not be null and {@code rowCount} must be ≥ 0 or {@link #UNKNOWN_ROWS}. */
   public Split {
     Objects.requireNonNull(id, "id");
     if (rowCount < -1) {
@@ -18,6 +20,7 @@ public record Split(String id, long rowCount) {
     }
   }
 
+  /** True when {@code rowCount} is not {@link #UNKNOWN_ROWS}. */
   public boolean hasKnownRowCount() {
     return rowCount >= 0;
   }

@@ -245,24 +245,28 @@ public final class Tensor {
     throw new IllegalArgumentException("listOf needs a dtype when every element is null: use listOf(dtype, elements)");
   }
 
+  /** A rank-1 float32 tensor over a copy of {@code values}. */
   public static Tensor of(float... values) {
     ByteBuffer b = allocate(values.length * 4L);
     b.asFloatBuffer().put(values);
     return new Tensor(DType.FLOAT32, Shape.of(values.length), b, null);
   }
 
+  /** A rank-1 float64 tensor over a copy of {@code values}. */
   public static Tensor of(double... values) {
     ByteBuffer b = allocate(values.length * 8L);
     b.asDoubleBuffer().put(values);
     return new Tensor(DType.FLOAT64, Shape.of(values.length), b, null);
   }
 
+  /** A rank-1 int64 tensor over a copy of {@code values}. */
   public static Tensor of(long... values) {
     ByteBuffer b = allocate(values.length * 8L);
     b.asLongBuffer().put(values);
     return new Tensor(DType.INT64, Shape.of(values.length), b, null);
   }
 
+  /** A rank-1 int32 tensor over a copy of {@code values}. */
   public static Tensor of(int... values) {
     ByteBuffer b = allocate(values.length * 4L);
     b.asIntBuffer().put(values);
@@ -276,29 +280,34 @@ public final class Tensor {
     return wrap(dtype, shape, b);
   }
 
+  /** A rank-0 int64 tensor. */
   public static Tensor scalar(long value) {
     ByteBuffer b = allocate(8);
     b.putLong(0, value);
     return new Tensor(DType.INT64, Shape.scalar(), b, null);
   }
 
+  /** A rank-0 float32 tensor. */
   public static Tensor scalar(float value) {
     ByteBuffer b = allocate(4);
     b.putFloat(0, value);
     return new Tensor(DType.FLOAT32, Shape.scalar(), b, null);
   }
 
+  /** A rank-0 float64 tensor. */
   public static Tensor scalar(double value) {
     ByteBuffer b = allocate(8);
     b.putDouble(0, value);
     return new Tensor(DType.FLOAT64, Shape.scalar(), b, null);
   }
 
+  /** A rank-0 string tensor holding {@code value} as UTF-8. */
   public static Tensor ofString(String value) {
     byte[] utf8 = value.getBytes(StandardCharsets.UTF_8);
     return new Tensor(DType.STRING, Shape.scalar(), ByteBuffer.wrap(utf8).order(ByteOrder.LITTLE_ENDIAN), null);
   }
 
+  /** A rank-0 bytes tensor over a copy of {@code value}. */
   public static Tensor ofBytes(byte[] value) {
     return new Tensor(DType.BYTES, Shape.scalar(), ByteBuffer.wrap(value.clone()).order(ByteOrder.LITTLE_ENDIAN), null);
   }
@@ -307,6 +316,7 @@ public final class Tensor {
     return ByteBuffer.allocate(Math.toIntExact(bytes)).order(ByteOrder.LITTLE_ENDIAN);
   }
 
+  /** The element type. */
   public DType dtype() {
     return dtype;
   }
@@ -565,30 +575,55 @@ public final class Tensor {
     return (int) (i * width);
   }
 
+  /**
+   * Innermost value {@code i} (in C order) of a float32 tensor; throws if the dtype is not 4 bytes
+   * wide or {@code i} is out of bounds.
+   */
   public float getFloat(long i) {
     return data.getFloat(offsetOf(i, 4));
   }
 
+  /**
+   * Innermost value {@code i} (in C order) of a float64 tensor; throws if the dtype is not 8 bytes
+   * wide or {@code i} is out of bounds.
+   */
   public double getDouble(long i) {
     return data.getDouble(offsetOf(i, 8));
   }
 
+  /**
+   * Innermost value {@code i} (in C order) of an int64 or uint64 tensor; throws if the dtype is not
+   * 8 bytes wide or {@code i} is out of bounds.
+   */
   public long getLong(long i) {
     return data.getLong(offsetOf(i, 8));
   }
 
+  /**
+   * Innermost value {@code i} (in C order) of an int32 or uint32 tensor; throws if the dtype is not
+   * 4 bytes wide or {@code i} is out of bounds.
+   */
   public int getInt(long i) {
     return data.getInt(offsetOf(i, 4));
   }
 
+  /**
+   * Innermost value {@code i} (in C order) of a 2-byte tensor (int16, uint16, float16 bits); throws
+   * on another width or an index out of bounds.
+   */
   public short getShort(long i) {
     return data.getShort(offsetOf(i, 2));
   }
 
+  /**
+   * Innermost value {@code i} (in C order) of a 1-byte tensor (int8, uint8, bool); throws on
+   * another width or an index out of bounds.
+   */
   public byte getByte(long i) {
     return data.get(offsetOf(i, 1));
   }
 
+  /** Element {@code i} of a 1-byte tensor as a boolean (non-zero is true). */
   public boolean getBoolean(long i) {
     return data.get(offsetOf(i, 1)) != 0;
   }
@@ -647,6 +682,7 @@ public final class Tensor {
     return data.slice(from, to - from).asReadOnlyBuffer().order(ByteOrder.LITTLE_ENDIAN);
   }
 
+  /** Value {@code i} of a variable-length tensor decoded as UTF-8 ({@code i = 0} for a scalar). */
   public String stringAt(long i) {
     ByteBuffer b = bytesAt(i);
     byte[] a = new byte[b.remaining()];
@@ -659,6 +695,7 @@ public final class Tensor {
     return stringAt(0);
   }
 
+  /** A copy of every value of a float32 tensor, in C order; throws for another dtype. */
   public float[] toFloatArray() {
     if (dtype != DType.FLOAT32) {
       throw new IllegalStateException("toFloatArray on a " + dtype + " tensor");
@@ -668,6 +705,7 @@ public final class Tensor {
     return out;
   }
 
+  /** A copy of every value of an int64 or uint64 tensor, in C order; throws for another dtype. */
   public long[] toLongArray() {
     if (dtype != DType.INT64 && dtype != DType.UINT64) {
       throw new IllegalStateException("toLongArray on a " + dtype + " tensor");

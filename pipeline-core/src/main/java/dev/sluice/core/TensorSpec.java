@@ -27,6 +27,11 @@ import java.util.Objects;
  *     bits below {@link #raggedRank()}
  */
 public record TensorSpec(String name, DType dtype, Shape shape, boolean nullable, int nullableElements) {
+  /**
+   * A field spec; throws {@link IllegalArgumentException} for an empty name, a variable dimension
+   * after a fixed one, fixed dimensions on a string or bytes field, or a {@code nullableElements}
+   * bit at or beyond the ragged levels.
+   */
   public TensorSpec {
     Objects.requireNonNull(name, "name");
     Objects.requireNonNull(dtype, "dtype");
@@ -158,6 +163,7 @@ public record TensorSpec(String name, DType dtype, Shape shape, boolean nullable
     return shape.numElements() * dtype.byteSize();
   }
 
+  /** This spec with nullability {@code nullable}. */
   public TensorSpec withNullable(boolean nullable) {
     return new TensorSpec(name, dtype, shape, nullable, nullableElements);
   }

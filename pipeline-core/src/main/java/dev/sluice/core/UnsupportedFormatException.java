@@ -7,10 +7,12 @@ package dev.sluice.core;
 public class UnsupportedFormatException extends DatasetFormatException {
   private static final long serialVersionUID = 1L;
 
+  /** A refusal; see {@link DatasetException} for the arguments. */
   public UnsupportedFormatException(String resource, String position, String message) {
     super(resource, position, message);
   }
 
+  /** A refusal caused by {@code cause}; see {@link DatasetException} for the arguments. */
   public UnsupportedFormatException(String resource, String position, String message, Throwable cause) {
     super(resource, position, message, cause);
   }

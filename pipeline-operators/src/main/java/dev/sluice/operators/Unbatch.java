@@ -20,6 +20,7 @@ import reactor.core.publisher.Flux;
 public final class Unbatch {
   private Unbatch() {}
 
+  /** The transformer: {@code batches.transform(Unbatch.of())}. */
   public static Function<Flux<Batch>, Flux<Example>> of() {
     return flux -> flux
         .concatMap(batch -> Flux.using(() -> batch, b -> Flux.range(0, b.size()).map(b::copyRow), Batch::close), 1)

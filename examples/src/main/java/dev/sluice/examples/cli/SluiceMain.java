@@ -7,9 +7,9 @@ import java.util.Arrays;
 import java.util.List;
 
 /**
- * Entry point of {@code java -jar sluice.jar}. Sets the process-wide switches that must precede any
- * library class (Chronicle analytics off, log level), relaunches once on JDK 24+ with the one flag
- * a jar manifest cannot carry, then runs {@link SluiceCommand} and exits with its code.
+ * Entry point of {@code java -jar sluice.jar}. Sets the log level before any library class loads,
+ * relaunches once on JDK 24+ with the one flag a jar manifest cannot carry, then runs
+ * {@link SluiceCommand} and exits with its code.
  */
 public final class SluiceMain {
   static final String UNSAFE_FLAG = "--sun-misc-unsafe-memory-access=allow";
@@ -17,7 +17,6 @@ public final class SluiceMain {
   private SluiceMain() {}
 
   public static void main(String[] args) throws Exception {
-    System.setProperty("chronicle.analytics.disable", "true");
     boolean verbose = Arrays.asList(args).contains("--verbose");
     System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", verbose ? "debug" : "off");
     System.setProperty("org.slf4j.simpleLogger.logFile", "System.err");
@@ -28,8 +27,10 @@ public final class SluiceMain {
   }
 
   /**
-   * JDK 24+ disables sun.misc.Unsafe memory access unless told otherwise, and Arrow's Netty
-   * allocator then fails to initialize; no manifest attribute can set that flag.
+   * JDK 24+ prints a warning to stderr the first time {@code sun.misc.Unsafe.invokeCleaner} is
+   * called (parquet-java and the windowed Parquet reads free buffers with it) unless
+   * {@code --sun-misc-unsafe-memory-access=allow} is given, and no manifest attribute can set that
+   * flag. Skipped when the user gave any value of it, or when not started from a jar.
    */
   private static boolean needsRelaunch() {
     if (Runtime.version().feature() < 24 || System.getProperty("sluice.relaunched") != null) {

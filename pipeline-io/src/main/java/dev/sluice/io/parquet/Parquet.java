@@ -43,11 +43,15 @@ public final class Parquet {
 
   private Parquet() {}
 
+  /**
+   * Opens {@code path} (a file, a directory or a glob, as {@link #open(Path, ParquetOptions)}) with
+   * the default options.
+   */
   public static ParquetDataset open(Path path) {
     return open(path, ParquetOptions.defaults());
   }
 
-  /** A file, a directory or (when the file name holds {@code * ? [ {}) a glob. */
+  /** A file, a directory or (when the file name holds {@code *}, {@code ?}, {@code [} or a brace) a glob. */
   public static ParquetDataset open(Path path, ParquetOptions options) {
     Objects.requireNonNull(path, "path");
     return open(expandLocal(path), options);

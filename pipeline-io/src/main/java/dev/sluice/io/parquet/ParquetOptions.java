@@ -68,6 +68,10 @@ public record ParquetOptions(
       new ParquetOptions(List.of(), NullPolicy.FILL, Map.of(), PageChecksums.IGNORE, 1, MemoryManager.shared(),
           LocalFiles.STREAM);
 
+  /**
+   * Options with the given values; throws {@link IllegalArgumentException} naming the first one out
+   * of range.
+   */
   public ParquetOptions {
     columns = List.copyOf(Objects.requireNonNull(columns, "columns"));
     Objects.requireNonNull(nullPolicy, "nullPolicy");
@@ -86,14 +90,20 @@ public record ParquetOptions(
     }
   }
 
+  /**
+   * Every column, {@link NullPolicy#FILL}, no shape hints, checksums ignored, one row group decoded
+   * at a time, the shared memory manager, {@link LocalFiles#STREAM}.
+   */
   public static ParquetOptions defaults() {
     return DEFAULTS;
   }
 
+  /** A builder starting from {@link #defaults()}. */
   public static Builder builder() {
     return new Builder(DEFAULTS);
   }
 
+  /** A builder starting from these options. */
   public Builder toBuilder() {
     return new Builder(this);
   }
@@ -124,10 +134,12 @@ public record ParquetOptions(
       return this;
     }
 
+    /** Reads only these fields, in this order. */
     public Builder columns(String... names) {
       return columns(List.of(names));
     }
 
+    /** What a null does ({@link NullPolicy#FILL} or {@link NullPolicy#FAIL}). */
     public Builder nullPolicy(NullPolicy value) {
       nullPolicy = Objects.requireNonNull(value, "nullPolicy");
       return this;
@@ -139,6 +151,7 @@ public record ParquetOptions(
       return this;
     }
 
+    /** Whether page CRCs are verified. */
     public Builder pageChecksums(PageChecksums value) {
       pageChecksums = Objects.requireNonNull(value, "pageChecksums");
       return this;
@@ -150,16 +163,19 @@ public record ParquetOptions(
       return this;
     }
 
+    /** The memory manager batches are allocated from. */
     public Builder memory(MemoryManager value) {
       memory = Objects.requireNonNull(value, "memory");
       return this;
     }
 
+    /** How local files are read. */
     public Builder localFiles(LocalFiles value) {
       localFiles = Objects.requireNonNull(value, "localFiles");
       return this;
     }
 
+    /** The options set so far; throws {@link IllegalArgumentException} naming a value out of range. */
     public ParquetOptions build() {
       return new ParquetOptions(columns, nullPolicy, shapes, pageChecksums, decodeParallelism, memory, localFiles);
     }
