@@ -22,6 +22,16 @@ public interface DatasetFormat {
   boolean probe(Path path) throws IOException;
 
   /**
+   * True when {@code path} is named as this format's data (for npy: a file whose name ends in
+   * {@code .npy}) even though {@link #probe} does not recognize its contents. {@link Formats#detect}
+   * asks only after every probe said no, and then hands the path to this format, whose opener says
+   * precisely what is wrong with it instead of "not a recognized dataset". Never throws.
+   */
+  default boolean claimsByName(Path path) {
+    return false;
+  }
+
+  /**
    * Opens {@code path} as a dataset of examples. Sources also implement {@link dev.sluice.core.HasSchema}
    * and, as the format allows, {@link dev.sluice.core.RandomAccessDataset} or
    * {@link dev.sluice.core.SplitDataset}.
@@ -32,6 +42,15 @@ public interface DatasetFormat {
 
   /** True when {@link #write} is implemented. */
   default boolean canWrite() {
+    return false;
+  }
+
+  /**
+   * True when {@link #write} writes one file at {@code out} (Parquet), false when it writes a
+   * directory of files (npy). The command line uses it to put a one-file format's output inside a
+   * directory when the user names one ({@code OUT/}).
+   */
+  default boolean writesOneFile() {
     return false;
   }
 

@@ -54,7 +54,9 @@ public final class Formats {
   }
 
   /**
-   * The first format whose probe recognizes {@code path}.
+   * The first format whose probe recognizes {@code path}; else the first format that
+   * {@linkplain DatasetFormat#claimsByName claims it by its name}, so that its opener reports what
+   * is wrong with it.
    *
    * @throws DatasetIOException if the path does not exist or cannot be read
    * @throws DatasetFormatException if no format recognizes it
@@ -70,6 +72,11 @@ public final class Formats {
         }
       } catch (IOException e) {
         throw new DatasetIOException(path.toString(), "cannot read: " + e.getMessage(), e);
+      }
+    }
+    for (DatasetFormat f : FORMATS) {
+      if (f.claimsByName(path)) {
+        return f;
       }
     }
     throw new DatasetFormatException(path.toString(), null,

@@ -21,7 +21,8 @@ import picocli.CommandLine.Spec;
 
 /**
  * {@code sluice bench}: records/s of {@code [take N ->] [shuffle ->] shard(1 of 1) -> batch B ->
- * prefetch 4} over PATH: one warm-up epoch, then {@code --epochs} measured epochs (DESIGN.md §11).
+ * prefetch P} over PATH: one warm-up epoch, then {@code --epochs} measured epochs, reporting the
+ * median, minimum and maximum rate.
  */
 @Command(name = "bench", mixinStandardHelpOptions = true,
     description = "Measure records/s and bytes/s of a batched pipeline over PATH (one warm-up epoch, then E measured).")
@@ -29,19 +30,14 @@ final class BenchCommand implements Callable<Integer> {
   @Parameters(index = "0", paramLabel = "PATH", description = "A dataset file or directory.")
   Path path;
 
-  @Option(names = "--format", paramLabel = "F", description = "Format name; default: recognized from the contents.")
+  @Option(names = "--format", paramLabel = "F", completionCandidates = DatasetRun.FormatNames.class,
+      description = "Format (${COMPLETION-CANDIDATES}); default: recognized from the contents.")
   String format;
 
   @Option(names = "--num-samples", paramLabel = "N", description = "Use only the first N samples; default: all.")
   Long numSamples;
 
-  @Option(names = "--use-mmap", description = "Accepted for compatibility: random-access sources are always memory-mapped.")
-  boolean useMmap;
-
-  @Option(names = "--fixed-length", description = "Accepted for compatibility: fixed-length fields are always gathered in bulk.")
-  boolean fixedLength;
-
-  @Option(names = "--shuffle", description = "Global shuffle, a new permutation each epoch.")
+  @Option(names = "--shuffle", description = "Shuffle as sluice read --shuffle does: a new order every epoch.")
   boolean shuffle;
 
   @Option(names = "--seed", paramLabel = "S", defaultValue = "0", description = "Seed (default: ${DEFAULT-VALUE}).")
@@ -53,7 +49,7 @@ final class BenchCommand implements Callable<Integer> {
   @Option(names = "--batch", paramLabel = "B", defaultValue = "256", description = "Batch size (default: ${DEFAULT-VALUE}).")
   int batch;
 
-  @Option(names = "--prefetch", paramLabel = "P", defaultValue = "4", description = "Batches produced ahead (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--prefetch", paramLabel = "P", defaultValue = "4", description = "Batches produced ahead, 0 for none (default: ${DEFAULT-VALUE}).")
   int prefetch;
 
   @Option(names = "--epochs", paramLabel = "E", defaultValue = "5", description = "Measured epochs after one warm-up epoch (default: ${DEFAULT-VALUE}).")
@@ -66,12 +62,13 @@ final class BenchCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
-    if (epochs <= 0) {
-      throw new IllegalArgumentException("--epochs > 0 required but it was " + epochs);
+    OptionChecks.positive("--epochs", epochs);
+    if (numSamples != null) {
+      OptionChecks.nonNegative("--num-samples", numSamples);
     }
-    if (numSamples != null && numSamples < 0) {
-      throw new IllegalArgumentException("--num-samples >= 0 required but it was " + numSamples);
-    }
+    OptionChecks.positive("--batch", batch);
+    OptionChecks.positive("--num-workers", numWorkers);
+    OptionChecks.nonNegative("--prefetch", prefetch);
     PrintWriter out = spec.commandLine().getOut();
     Dataset<Example> data = DatasetRun.open(path, format);
     try {

@@ -13,8 +13,8 @@ import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code sluice checksum PATH [--columns a,b]}: the SHA-256 of the canonical bytes (DESIGN.md §11,
- * {@link Checksums}) as 64 lowercase hex digits. Equal checksums mean a conversion lost nothing.
+ * {@code sluice checksum PATH [--columns a,b]}: the SHA-256 of the canonical bytes
+ * ({@link Checksums}) as 64 lowercase hex digits. Equal checksums mean a conversion lost nothing.
  */
 @Command(name = "checksum", mixinStandardHelpOptions = true,
     description = "Print the SHA-256 of a dataset's canonical bytes (64 lowercase hex digits).")
@@ -25,7 +25,8 @@ final class ChecksumCommand implements Callable<Integer> {
   @Option(names = "--columns", split = ",", paramLabel = "a,b", description = "Only these fields (default: all).")
   List<String> columns = List.of();
 
-  @Option(names = "--format", paramLabel = "F", description = "Override the format guessed from the contents.")
+  @Option(names = "--format", paramLabel = "F", completionCandidates = DatasetRun.FormatNames.class,
+      description = "Format (${COMPLETION-CANDIDATES}); default: recognized from the contents.")
   String format;
 
   @Spec CommandSpec spec;

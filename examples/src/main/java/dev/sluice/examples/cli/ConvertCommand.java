@@ -5,7 +5,7 @@ import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Parameters;
 
-/** {@code sluice convert}: see DESIGN.md §11. Not implemented yet. */
+/** {@code sluice convert}: not available yet; exits 2 saying so. */
 @Command(name = "convert", mixinStandardHelpOptions = true, description = "Not implemented yet (see the README).")
 final class ConvertCommand implements Callable<Integer> {
   @Parameters(arity = "0..*", hidden = true)

@@ -13,6 +13,7 @@ import dev.sluice.io.Formats;
 import java.math.BigDecimal;
 import java.math.RoundingMode;
 import java.nio.file.Path;
+import java.util.Iterator;
 
 /** What the commands share: opening PATH (with {@code --format}), counting bytes, the JSON line. */
 final class DatasetRun {
@@ -20,6 +21,22 @@ final class DatasetRun {
       .configure(JsonGenerator.Feature.WRITE_BIGDECIMAL_AS_PLAIN, true);
 
   private DatasetRun() {}
+
+  /** The registered formats' names, for {@code --format}'s help ({@code ${COMPLETION-CANDIDATES}}). */
+  static final class FormatNames implements Iterable<String> {
+    @Override
+    public Iterator<String> iterator() {
+      return Formats.names().iterator();
+    }
+  }
+
+  /** The names of the registered formats that can write. */
+  static final class WritableFormatNames implements Iterable<String> {
+    @Override
+    public Iterator<String> iterator() {
+      return Formats.all().stream().filter(DatasetFormat::canWrite).map(DatasetFormat::name).iterator();
+    }
+  }
 
   /** The format of {@code path}: {@code format} when given, else the registry's guess from its contents. */
   static DatasetFormat formatOf(Path path, String format) {

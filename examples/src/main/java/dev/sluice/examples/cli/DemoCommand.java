@@ -38,15 +38,10 @@ final class DemoCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
-    if (rows <= 0) {
-      throw new IllegalArgumentException("--rows > 0 required but it was " + rows);
-    }
-    if (batchSize <= 0) {
-      throw new IllegalArgumentException("--batch > 0 required but it was " + batchSize);
-    }
-    if (epochs <= 0) {
-      throw new IllegalArgumentException("--epochs > 0 required but it was " + epochs);
-    }
+    OptionChecks.positive("--rows", rows);
+    OptionChecks.positive("--dim", dim);
+    OptionChecks.positive("--batch", batchSize);
+    OptionChecks.positive("--epochs", epochs);
     PrintWriter out = spec.commandLine().getOut();
     RandomAccessDataset<Example> data = Datasets.synthetic(rows, dim, 42);
     Schema schema = ((HasSchema) data).schema();

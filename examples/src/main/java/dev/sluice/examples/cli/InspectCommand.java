@@ -32,7 +32,8 @@ final class InspectCommand implements Callable<Integer> {
   @Parameters(index = "0", paramLabel = "PATH", description = "A file or directory.")
   Path path;
 
-  @Option(names = "--format", paramLabel = "F", description = "Override the format guessed from the contents.")
+  @Option(names = "--format", paramLabel = "F", completionCandidates = DatasetRun.FormatNames.class,
+      description = "Format (${COMPLETION-CANDIDATES}); default: recognized from the contents.")
   String format;
 
   @Spec CommandSpec spec;

@@ -19,14 +19,19 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
-/** {@code sluice read}: one or more epochs of a pipeline over PATH (DESIGN.md §11). */
+/**
+ * {@code sluice read}: one or more epochs of {@code shuffle -> shard -> batch -> prefetch} over PATH,
+ * printing a summary line, a JSON summary ({@code --json}) or the source indices in delivery order
+ * ({@code --print-indices}).
+ */
 @Command(name = "read", mixinStandardHelpOptions = true,
     description = "Read PATH through shuffle -> shard -> batch -> prefetch and report what was read.")
 final class ReadCommand implements Callable<Integer> {
   @Parameters(index = "0", paramLabel = "PATH", description = "A dataset file or directory.")
   Path path;
 
-  @Option(names = "--format", paramLabel = "F", description = "Format name; default: recognized from the contents.")
+  @Option(names = "--format", paramLabel = "F", completionCandidates = DatasetRun.FormatNames.class,
+      description = "Format (${COMPLETION-CANDIDATES}); default: recognized from the contents.")
   String format;
 
   @Option(names = "--shuffle", description = "Shuffle: the global permutation on a random-access source; split-order "
@@ -72,25 +77,24 @@ final class ReadCommand implements Callable<Integer> {
   @Option(names = "--json", description = "Print a JSON summary as the last line.")
   boolean json;
 
-  // Flags of later issues: accepted by the parser, refused with "not implemented yet".
-  @Option(names = "--cache", paramLabel = "DIR", hidden = true) Path cache;
-  @Option(names = "--columns", paramLabel = "a,b", hidden = true) String columns;
-  @Option(names = "--checkpoint", paramLabel = "FILE", hidden = true) Path checkpoint;
-  @Option(names = "--checkpoint-every", paramLabel = "N", hidden = true) Long checkpointEvery;
-  @Option(names = "--stop-after", paramLabel = "N", hidden = true) Long stopAfter;
-  @Option(names = "--resume", paramLabel = "FILE", hidden = true) Path resume;
-  @Option(names = "--metrics", hidden = true) boolean metrics;
-
   @Spec CommandSpec spec;
 
   @Override
   public Integer call() {
-    refuseLaterFlags();
     if (printIndices && json) {
       throw new IllegalArgumentException("--print-indices and --json cannot be combined: --print-indices leaves only index lines on stdout");
     }
-    if (epochs < 0) {
-      throw new IllegalArgumentException("--epochs >= 0 required but it was " + epochs);
+    OptionChecks.nonNegative("--epochs", epochs);
+    if (batch != null) {
+      OptionChecks.positive("--batch", batch);
+    }
+    OptionChecks.positive("--parallelism", parallelism);
+    OptionChecks.nonNegative("--prefetch", prefetch);
+    if (buffer != null && !shuffle) {
+      throw new IllegalArgumentException("--buffer " + buffer + " needs --shuffle");
+    }
+    if (buffer != null) {
+      OptionChecks.positive("--buffer", buffer);
     }
     PipelineContext ctx = context(rank, world).withSeed(seed);
     EqualLength policy = policy(equal);
@@ -99,12 +103,6 @@ final class ReadCommand implements Callable<Integer> {
     Dataset<Example> data = DatasetRun.open(path, format);
     try {
       Pipeline<Example> p = Pipeline.from(data);
-      if (buffer != null && !shuffle) {
-        throw new IllegalArgumentException("--buffer " + buffer + " needs --shuffle");
-      }
-      if (buffer != null && buffer <= 0) {
-        throw new IllegalArgumentException("--buffer > 0 required but it was " + buffer);
-      }
       if (shuffle && data instanceof RandomAccessDataset) {
         // Global permutation, or a buffer shuffle of the rank's stride with --buffer.
         p = buffer == null ? p.shuffle() : p;
@@ -176,18 +174,6 @@ final class ReadCommand implements Callable<Integer> {
   /** The buffer of {@code --shuffle} on a streaming source without {@code --buffer}. */
   static final int STREAMING_SHUFFLE_BUFFER = 10_000;
 
-  private void refuseLaterFlags() {
-    String[][] later = {
-      {"--cache", cache == null ? null : "x"}, {"--columns", columns}, {"--checkpoint", checkpoint == null ? null : "x"},
-      {"--checkpoint-every", checkpointEvery == null ? null : "x"}, {"--stop-after", stopAfter == null ? null : "x"},
-      {"--resume", resume == null ? null : "x"}, {"--metrics", metrics ? "x" : null}};
-    for (String[] flag : later) {
-      if (flag[1] != null) {
-        throw new SluiceCommand.NotImplementedException("sluice read " + flag[0]);
-      }
-    }
-  }
-
   /** The context from --rank/--world, else from the environment (torchrun, Slurm). */
   static PipelineContext context(Integer rank, Integer world) {
     if (rank == null && world == null) {
@@ -196,9 +182,7 @@ final class ReadCommand implements Callable<Integer> {
     if (rank == null || world == null) {
       throw new IllegalArgumentException("--rank and --world go together: give both or neither");
     }
-    if (world <= 0) {
-      throw new IllegalArgumentException("--world > 0 required but it was " + world);
-    }
+    OptionChecks.positive("--world", world);
     if (rank < 0 || rank >= world) {
       throw new IllegalArgumentException("--rank " + rank + " is out of range for --world " + world + ": expected 0 <= rank < world");
     }

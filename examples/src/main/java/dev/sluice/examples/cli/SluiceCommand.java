@@ -10,7 +10,10 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import reactor.core.Exceptions;
 
-/** The {@code sluice} command line (DESIGN.md §9, §11). */
+/**
+ * The {@code sluice} command line. Exit status: 0 success; 2 bad input or usage, with one line on
+ * stderr starting {@code sluice: } ({@code --verbose} adds the stack trace); 1 a bug.
+ */
 @Command(
     name = "sluice",
     mixinStandardHelpOptions = true,
@@ -105,7 +108,7 @@ public final class SluiceCommand implements Runnable {
     return m == null || m.isBlank() ? t.getClass().getSimpleName() : m.replace('\n', ' ');
   }
 
-  /** Thrown by commands whose issue has not landed yet. */
+  /** Thrown by a command that is listed but not available yet; exits 2. */
   public static final class NotImplementedException extends RuntimeException {
     private static final long serialVersionUID = 1L;
 

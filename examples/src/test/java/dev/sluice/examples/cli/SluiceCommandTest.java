@@ -49,10 +49,10 @@ class SluiceCommandTest {
   void badValuesExitTwoWithoutAStackTraceUnlessVerbose() {
     CliRun run = CliRun.of("demo", "--rows", "0");
     assertThat(run.exitCode()).isEqualTo(2);
-    assertThat(run.err().trim()).isEqualTo("sluice: --rows > 0 required but it was 0");
+    assertThat(run.err().trim()).isEqualTo("sluice: --rows must be > 0 but was 0");
 
     CliRun verbose = CliRun.of("demo", "--rows", "0", "--verbose");
     assertThat(verbose.exitCode()).isEqualTo(2);
-    assertThat(verbose.err()).startsWith("sluice: --rows > 0").contains("at dev.sluice.examples.cli.DemoCommand");
+    assertThat(verbose.err()).startsWith("sluice: --rows must be > 0").contains("at dev.sluice.examples.cli.DemoCommand");
   }
 }

@@ -6,6 +6,7 @@ import dev.sluice.io.DatasetFormat;
 import dev.sluice.io.WriteOptions;
 import dev.sluice.io.npy.internal.NpyLayout;
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
@@ -23,6 +24,19 @@ public final class NpyFormat implements DatasetFormat {
   @Override
   public boolean probe(Path path) throws IOException {
     return NpyLayout.of(path) != null;
+  }
+
+  /** A regular file named {@code *.npy}, or a directory holding one. */
+  @Override
+  public boolean claimsByName(Path path) {
+    if (Files.isRegularFile(path)) {
+      return path.getFileName() != null && path.getFileName().toString().endsWith(".npy");
+    }
+    try {
+      return Files.isDirectory(path) && !NpyLayout.npyFiles(path).isEmpty();
+    } catch (RuntimeException e) {
+      return false;
+    }
   }
 
   @Override

@@ -89,6 +89,12 @@ public final class ParquetFormat implements DatasetFormat {
     return true;
   }
 
+  /** One {@code .parquet} file. */
+  @Override
+  public boolean writesOneFile() {
+    return true;
+  }
+
   /**
    * Writes every example of {@code dataset} to the file {@code out} (replaced if it exists).
    * Fields with a shape become 3-level LIST columns ({@code list} / {@code element}, pyarrow's
