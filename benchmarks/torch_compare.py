@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Sluice vs PyTorch DataLoader on the same memory-mapped .npy data (issue 8's peer comparison).
+"""Sluice vs PyTorch DataLoader on the same memory-mapped .npy data (docs/benchmarks.md).
 
 Data: DIR/x.npy float32[N, 64] (256 bytes per row) and DIR/label.npy int64[N], written once with
 numpy and page-cached before the run. Contenders, one after the other in one run, each with both

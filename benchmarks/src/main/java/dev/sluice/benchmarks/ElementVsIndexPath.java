@@ -17,8 +17,8 @@ import java.util.Locale;
 import java.util.function.Function;
 
 /**
- * The element path against the index path over the same page-cached {@code .npy} (issue 10's
- * benchmark), in alternating rounds of one epoch each:
+ * The element path against the index path over the same page-cached {@code .npy}, in alternating
+ * rounds of one epoch each:
  * <ol>
  *   <li>index path: {@code shuffle() -> batch 256 -> prefetch 4} (global permutation, gather);
  *   <li>element path: {@code shuffle(10_000) -> batch 256 -> prefetch 4} (a lazy {@code Example}

@@ -22,7 +22,7 @@ import java.util.SplittableRandom;
 
 /**
  * The index pipeline against a hand-written Java loop over the same page-cached {@code .npy}
- * (issue 8's benchmark): {@code shuffle -> shard(1 of 1) -> batch 256 -> prefetch 4} versus, per
+ * (docs/benchmarks.md): {@code shuffle -> shard(1 of 1) -> batch 256 -> prefetch 4} versus, per
  * epoch, a seeded Fisher–Yates permutation of an {@code int[]} computed inside the timed region and
  * 256 rows per batch bulk-copied from the mapping into one reused direct buffer. Three warm-up
  * epochs each, then 5 alternating rounds; prints each round's records/s and the median ratio.

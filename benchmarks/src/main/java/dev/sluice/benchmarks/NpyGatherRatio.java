@@ -16,7 +16,7 @@ import org.openjdk.jmh.runner.options.OptionsBuilder;
 import org.openjdk.jmh.runner.options.VerboseMode;
 
 /**
- * Runs {@link NpyGatherBenchmark} side by side (BUILDING.md) and prints the ratio Sluice / plain of
+ * Runs {@link NpyGatherBenchmark} side by side (alternating rounds) and prints the ratio Sluice / plain of
  * every round and their median, for each order:
  *
  * <ol>

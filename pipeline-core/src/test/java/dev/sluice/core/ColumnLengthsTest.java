@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import org.junit.jupiter.api.Test;
 
-/** The true lengths a padded column keeps (paddedBatch, DESIGN.md §2). */
+/** The true lengths a padded column keeps (paddedBatch). */
 class ColumnLengthsTest {
   private static final TensorSpec TOKENS = new TensorSpec("tokens", DType.INT64, Shape.of(3));
 

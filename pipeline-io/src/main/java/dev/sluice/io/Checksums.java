@@ -14,7 +14,7 @@ import java.util.HexFormat;
 import java.util.List;
 
 /**
- * SHA-256 of a dataset's canonical bytes (DESIGN.md §11), so that equal checksums mean a conversion
+ * SHA-256 of a dataset's canonical bytes, so that equal checksums mean a conversion
  * lost nothing whatever the format.
  *
  * <p>Canonical bytes: for each example in source order, each selected field in name order:

@@ -23,7 +23,7 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;
 
-/** The canonical bytes of DESIGN.md §11, written out by hand for each kind of field. */
+/** The canonical bytes (see {@link Checksums}), written out by hand for each kind of field. */
 class ChecksumsTest {
 
   private record Source(Schema schema, List<Example> examples) implements Dataset<Example>, HasSchema {

@@ -2,7 +2,7 @@ package dev.sluice.operators;
 
 /**
  * What {@link Pipeline#shard(int, int, EqualLength) shard} does when the number of elements
- * {@code n} is not a multiple of the number of shards {@code k} (DESIGN.md §5).
+ * {@code n} is not a multiple of the number of shards {@code k}.
  *
  * <p>Distributed training needs every rank to run the same number of steps, or the ranks that
  * finish early wait forever in the next collective; evaluation needs every element exactly once.

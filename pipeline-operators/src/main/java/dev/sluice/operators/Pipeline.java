@@ -34,7 +34,7 @@ import java.util.stream.Collectors;
 import reactor.core.publisher.Flux;
 
 /**
- * The fluent, tf.data-style description of an input pipeline (DESIGN.md §3): a source plus an
+ * The fluent, tf.data-style description of an input pipeline: a source plus an
  * ordered list of operators, immutable (every operator returns a new pipeline) and lazy (nothing
  * is read until a pass is subscribed). A pipeline is itself a {@link Dataset}, so pipelines nest.
  *

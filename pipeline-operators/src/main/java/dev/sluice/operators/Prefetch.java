@@ -15,8 +15,7 @@ import reactor.core.scheduler.Schedulers;
  * the producer scheduler) followed by {@code publishOn} with a bounded queue of {@code bufferSize}
  * elements (the consumer is called on a worker of the consumer scheduler), fused into one operator
  * ({@link FluxPrefetch}) whose idle consumer waits briefly for the next element instead of handing
- * its worker back: a consumer that keeps up is then never woken per element, which saved about a
- * third of the index pipeline's time on this project's 2-core VM. Both schedulers default to
+ * its worker back: a consumer that keeps up is then never woken per element. Both schedulers default to
  * {@link Schedulers#boundedElastic()}, since producers block on page faults and consumers on
  * training steps.
  *

@@ -268,8 +268,8 @@ public final class ParquetDataset implements SplitDataset<Example>, HasSchema {
     list.forEach(this::ref);
     return Flux.defer(() -> {
       // flatMapSequential cancels its inners on error and cancel but drops values already queued in
-      // them without a discard, so every decoded row group of this pass is tracked and closed when
-      // the pass ends (closing closes only the batches not handed out yet).
+      // them without a discard (reactor/reactor-core#4379), so every decoded row group of this pass
+      // is tracked and closed when the pass ends (closing closes only the batches not handed out yet).
       DecodedGroups decoded = new DecodedGroups();
       return Flux.fromIterable(list)
           .flatMapSequential(s -> decodeLater(s, batchSize, scheduler, decoded), parallelism, 1)

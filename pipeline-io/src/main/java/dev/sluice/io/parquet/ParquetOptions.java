@@ -42,9 +42,8 @@ public record ParquetOptions(
      * Each column-chunk read maps just its window of the file, copies it once out of the page cache
      * and unmaps it at once (small reads are positional reads): the process holds only the row
      * groups it is reading, so its resident memory stays flat however large the file (default).
-     * parquet-java's own {@code LocalInputFile}, which this replaces, copies every byte twice
-     * ({@code RandomAccessFile} reads go through a temporary C buffer): ≈ 80 of 200 ns per row of
-     * the 64-float benchmark file.
+     * parquet-java's own {@code LocalInputFile} copies every byte twice ({@code RandomAccessFile}
+     * reads go through a temporary C buffer).
      */
     STREAM,
     /**

@@ -25,10 +25,10 @@ import reactor.util.context.Context;
  * that completed it; results go downstream in input order ({@code deterministic}) or in the order
  * the chunks finish.
  *
- * <p>It replaces a composition of {@code handle}, {@code flatMapSequential}, {@code Mono.fromCallable},
- * {@code concatMapIterable}, {@code filter}, {@code doFinally} and {@code contextWrite} that cost
- * 25–50 ns per element in layers alone; here an element costs one array store and one volatile
- * write on the way in and one array load on the way out.
+ * <p>One operator rather than a composition of Reactor's ({@code handle}, {@code flatMapSequential},
+ * {@code Mono.fromCallable}, {@code concatMapIterable}, ...), because every layer costs something
+ * per element: here an element costs one array store and one volatile write on the way in and one
+ * array load on the way out (docs/benchmarks.md, element path, has the figures).
  *
  * <p><b>Reactive Streams semantics.</b> Requests up to {@code (parallel + 1) × chunkSize} elements
  * ahead of the downstream (the chunks being mapped or emitted plus the one filling), replenished as
@@ -586,7 +586,7 @@ public final class FluxChunkedMap<T, R> extends Flux<R> implements Scannable {
      * producing its input gains at most 3× from running beside the producer on idle cores, and pays
      * hops and a thread migration for it; the margin also keeps a chunk that met a compilation or a
      * GC pause, or the interpreter on a cold JVM (both sides slow and alike), from sending a cheap
-     * function, and with it the rest of the pass, to the workers. (With 1/2 it did, in tests.)
+     * function, and with it the rest of the pass, to the workers.
      */
     static final int INLINE_BELOW_FILL_MULTIPLE = 2;
     /**
@@ -600,9 +600,8 @@ public final class FluxChunkedMap<T, R> extends Flux<R> implements Scannable {
     static final int MAX_ADAPTIVE_CHUNK = 4096;
     /**
      * The largest adaptive chunk that is mapped inline: inline chunks save no hop by being large,
-     * and large ones cost locality (the elements in flight no longer fit the cache). On the
-     * element-path benchmark, an identity map in chunks of at most 256 cost 12% of the throughput,
-     * in chunks of 4,096 29%.
+     * and large ones cost locality (the elements in flight no longer fit the cache; the element-path
+     * figures in docs/benchmarks.md show the difference).
      */
     static final int MAX_INLINE_CHUNK = 256;
 
@@ -659,9 +658,9 @@ public final class FluxChunkedMap<T, R> extends Flux<R> implements Scannable {
      * only). The first {@value #INLINE_FIRST_CHUNKS} chunks of a subscription map inline too, to
      * measure the function; every chunk measures it and the upstream again.
      *
-     * <p>Measured on an identity map over a buffer shuffle of npy rows (5–20 ns per element against
-     * 40–50 ns between inputs): with the fixed budget alone, chunks of 4,096 sat on its edge and a
-     * third of them went to the workers. That costs more than the hop: a chunk mapped on a worker
+     * <p>Why the comparison with the inputs' arrival: with the fixed budget alone, a cheap function
+     * in large chunks sits on the budget's edge and some of its chunks go to the workers. That costs
+     * more than the hop: a chunk mapped on a worker
      * moves the rest of the pipeline to that worker (results are emitted, and the upstream asked
      * for more, on the thread that finished the chunk), so a {@code prefetch} producer downstream
      * has to be woken for every replenishment, and a chunk measured on a worker looks slower (its

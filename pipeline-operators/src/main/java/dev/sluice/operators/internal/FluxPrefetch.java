@@ -25,8 +25,7 @@ import reactor.util.context.Context;
  * {@code publishOn}. When that loop finds the queue empty while the downstream still has demand, it
  * waits up to {@code spinNanos} for the next element before it gives the worker back: a consumer
  * that keeps up with its producer then receives a whole epoch in one drain, and the producer never
- * pays for waking it (a task submission and a futex wake per element, several microseconds on a
- * virtual machine: about a third of the index pipeline's time before this operator existed). A
+ * pays for waking it (a task submission and a futex wake per element). A
  * consumer slower than its producer never spins (the queue is never empty); a producer much slower
  * than the spin costs at most {@code spinNanos} of an idle core per element.
  *
@@ -37,7 +36,9 @@ import reactor.util.context.Context;
  *
  * <p><b>Discard support.</b> Elements queued at cancel, and elements arriving after it, go to
  * {@link Operators#onDiscard}. Whoever enters the drain after a cancel clears the queue, so an
- * onNext racing with cancel never leaks its element.
+ * onNext racing with cancel never leaks its element. (Reactor's own {@code publishOn} can leave its
+ * queue undiscarded when a cancel drops a drain task that was scheduled but had not started,
+ * reactor/reactor-core#4396.)
  *
  * @param <T> the element type
  */

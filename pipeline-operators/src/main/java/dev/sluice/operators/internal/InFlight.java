@@ -11,6 +11,10 @@ import java.util.Map;
  * gathers finish on worker threads in any order, and one may finish after the pass was cancelled
  * or failed; whatever is still here when the pass terminates is closed, and a batch that arrives
  * after that is closed at once. Thread-safe.
+ *
+ * <p>Needed because Reactor's {@code flatMapSequential} drops the values queued in its inner
+ * subscribers on cancel and on an error without handing them to the discard hook
+ * (reactor/reactor-core#4379), so a {@code doOnDiscard} alone would leak those batches.
  */
 final class InFlight {
   private final Map<Batch, Boolean> batches = new IdentityHashMap<>();

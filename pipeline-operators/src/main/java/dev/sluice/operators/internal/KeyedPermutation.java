@@ -16,8 +16,8 @@ import java.util.SplittableRandom;
  * <p>The round functions are simple tabulation hashes: the input half is cut into 12-bit
  * characters and {@code F_i(R)} is the xor of one random table entry per character. Up to
  * 2^24 rows (halves of at most 12 bits) that is one lookup in a table of random values, i.e. a truly
- * random round function (the Luby–Rackoff setting), and it costs a few nanoseconds per index where
- * the SplitMix64 finalizer used before cost about 18 (on this project's VM). The tables derive from
+ * random round function (the Luby–Rackoff setting), at the cost of one table lookup per character
+ * and round. The tables derive from
  * (seed, epoch, salt) only, so every rank computes the same permutation; building them costs
  * microseconds per pass (at most 6 × 3 tables of 4,096 ints).
  *

@@ -19,7 +19,7 @@ import reactor.core.publisher.Flux;
 import reactor.core.scheduler.Schedulers;
 
 /**
- * Turns a source and its stages into one pass (DESIGN.md §5).
+ * Turns a source and its stages into one pass (docs/design.md, the planner).
  *
  * <p>On a {@link RandomAccessDataset}, the leading run of shuffle / shard / take / skip stages,
  * an optional {@code batch} and the take / skip stages after it compile into an index plan: an
@@ -256,7 +256,7 @@ public final class PlanCompiler {
     }
     if (s instanceof ShuffleStage) {
       throw new UnsupportedOperationException(s.describe() + " is the global shuffle of a random-access source and "
-          + "must come before any element operator; a streaming source needs the buffer shuffle (issue 10)");
+          + "must come before any element operator; on a streaming source use the buffer shuffle, shuffle(bufferSize)");
     }
     throw new IllegalStateException("unknown stage " + s.describe());
   }

@@ -8,7 +8,9 @@ final class Guard {
 
   /**
    * The exception to throw for a fault while reading a mapping of {@code resource}: a JVM
-   * {@link InternalError} is fatal to Reactor and would hang a consumer, so it never leaves a source.
+   * {@link InternalError} is fatal to Reactor, which rethrows it instead of signalling an error and
+   * so can leave a consumer waiting forever (by design: reactor/reactor-core#3036), so it never
+   * leaves a source.
    */
   static DatasetFormatException changedWhileMapped(String resource, String position, Throwable e) {
     return new DatasetFormatException(resource, position,

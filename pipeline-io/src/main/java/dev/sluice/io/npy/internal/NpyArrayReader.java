@@ -244,10 +244,9 @@ final class NpyArrayReader implements AutoCloseable {
    * its predecessor, before any row is copied. The loads are independent, so the CPU keeps many
    * cache and TLB misses in flight at once, where a copy loop waits for each row's misses in turn;
    * the copies then mostly read from cache, and the hardware prefetcher streams the rest of longer
-   * rows. Rows that continue a run are left to the prefetcher too. On the 2,000,000 × 256-byte
-   * benchmark file this takes a shuffled epoch of gather from about 190 to 130 ms (a plain loop of
-   * bulk copies: about 190). The loop body is straight-line on purpose: with an inner loop over the
-   * lines, C2's code kept fewer rows in flight and the gain was gone.
+   * rows. Rows that continue a run are left to the prefetcher too (docs/benchmarks.md, npy gather,
+   * has the effect on a shuffled gather). The loop body is straight-line on purpose: with an inner
+   * loop over the lines, C2's code keeps fewer rows in flight.
    *
    * @param only the file's one chunk, or null when it has several
    */
@@ -295,8 +294,8 @@ final class NpyArrayReader implements AutoCloseable {
 
   /**
    * True when {@code indices[from..from+count)} are consecutive: a branch-free pass (an or of
-   * differences, no early exit), ≈ 165 ns for 256 indices on this project's VM against 190–270 ns
-   * for walking the run element by element, out of a 5 µs in-order batch.
+   * differences, no early exit), cheaper than walking the run element by element with a branch per
+   * index.
    */
   static boolean isOneRun(long[] indices, int from, int count) {
     if (count < 2) {

@@ -17,9 +17,8 @@ import org.apache.parquet.io.SeekableInputStream;
  *
  * <p>parquet-java's {@code LocalInputFile} reads through {@code RandomAccessFile}, whose native
  * read goes through a temporary C buffer: two copies of every compressed byte (kernel to the
- * temporary buffer, that to the Java array). On the 1,000,000-row benchmark file that read path
- * was about 80 of 200 ns per row with one decode thread, and the second copy is memory traffic the
- * decode threads compete for. A mapping of the whole file (the {@code MAPPED} option) has one copy
+ * temporary buffer, that to the Java array), and the second copy is memory traffic the decode
+ * threads compete for (docs/benchmarks.md has the measured cost). A mapping of the whole file (the {@code MAPPED} option) has one copy
  * too, but the touched pages then count in the process's RSS until the GC drops the mapping; here
  * each window is unmapped right after its copy ({@code Unsafe.invokeCleaner}), so RSS does not grow
  * with the file. Nothing that views a mapping escapes. A file truncated under a read fails it with
