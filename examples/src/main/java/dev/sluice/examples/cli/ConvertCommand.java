@@ -6,7 +6,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Parameters;
 
 /** {@code sluice convert}: not available yet; exits 2 saying so. */
-@Command(name = "convert", mixinStandardHelpOptions = true, description = "Not implemented yet (see the README).")
+@Command(name = "convert", mixinStandardHelpOptions = true, description = "Not available yet.")
 final class ConvertCommand implements Callable<Integer> {
   @Parameters(arity = "0..*", hidden = true)
   List<String> args;
