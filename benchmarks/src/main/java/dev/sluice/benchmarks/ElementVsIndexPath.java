@@ -58,13 +58,19 @@ public final class ElementVsIndexPath {
       List<Double> elementOverIndex = new ArrayList<>();
       List<Double> mapOverElement = new ArrayList<>();
       for (int r = 0; r < rounds; r++) {
+        long c0 = HandLoopVsPipeline.cpuNanos();
         double i = HandLoopVsPipeline.sluice(index, r);
+        long c1 = HandLoopVsPipeline.cpuNanos();
         double e = HandLoopVsPipeline.sluice(element, r);
+        long c2 = HandLoopVsPipeline.cpuNanos();
         double m = HandLoopVsPipeline.sluice(mapped, r);
+        long c3 = HandLoopVsPipeline.cpuNanos();
         elementOverIndex.add(e / i);
         mapOverElement.add(m / e);
-        System.out.printf(Locale.ROOT, "round %d: index %.0f, element %.0f, element+map(identity, 2) %.0f records/s%n",
-            r, i, e, m);
+        double n = data.size();
+        System.out.printf(Locale.ROOT, "round %d: index %.0f, element %.0f, element+map(identity, 2) %.0f records/s;"
+            + " CPU ns per record: index %.1f, element %.1f, element+map %.1f%n",
+            r, i, e, m, (c1 - c0) / n, (c2 - c1) / n, (c3 - c2) / n);
       }
       System.out.printf(Locale.ROOT, "median element/index %.3f %s; median (element+map)/element %.3f %s%n",
           median(elementOverIndex), elementOverIndex, median(mapOverElement), mapOverElement);

@@ -5,6 +5,7 @@ import dev.sluice.core.DType;
 import dev.sluice.core.Datasets;
 import dev.sluice.core.Example;
 import dev.sluice.core.PipelineContext;
+import dev.sluice.core.PipelineIterator;
 import dev.sluice.core.Shape;
 import dev.sluice.core.Tensor;
 import dev.sluice.operators.Pipeline;
@@ -41,22 +42,25 @@ public final class TrainingLoopExample {
     double[] weights = new double[16];
     for (int epoch = 0; epoch < epochs; epoch++) {
       long started = System.nanoTime();
-      long[] batches = {0};
-      double[] loss = {0};
+      long batches = 0;
+      double loss = 0;
       StringBuilder first = new StringBuilder();
-      train.flux(ctx.withEpoch(epoch)).doOnNext(batch -> {
-        try (batch) {
-          if (batches[0]++ == 0) {
-            for (int i = 0; i < Math.min(8, batch.size()); i++) {
-              first.append(i == 0 ? "" : " ").append(batch.index(i));
+      // closing the iterator (also after a break or an exception) releases what the pass still holds
+      try (PipelineIterator<Batch> pass = train.iterate(ctx.withEpoch(epoch))) {
+        for (Batch batch : pass) {
+          try (batch) {
+            if (batches++ == 0) {
+              for (int i = 0; i < Math.min(8, batch.size()); i++) {
+                first.append(i == 0 ? "" : " ").append(batch.index(i));
+              }
             }
+            loss += step(batch, weights);
           }
-          loss[0] += step(batch, weights);
         }
-      }).blockLast();
+      }
       double seconds = (System.nanoTime() - started) / 1e9;
       System.out.printf(Locale.ROOT, "epoch %d: %d batches in %.3f s, loss %.4f, first indices: %s%n",
-          epoch, batches[0], seconds, loss[0] / Math.max(1, batches[0]), first);
+          epoch, batches, seconds, loss / Math.max(1, batches), first);
     }
   }
 

@@ -1,5 +1,7 @@
 package dev.sluice.core;
 
+import java.lang.ref.Cleaner;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -17,7 +19,13 @@ import java.util.concurrent.atomic.AtomicLong;
  * release callback) and the consumer closes it: {@code try (batch) { ... }}. {@link #close()} is
  * idempotent per holder; {@link #retain()} gives a second holder its own handle, and the memory is
  * released when every handle is closed. Column access through a closed handle throws
- * {@link IllegalStateException} naming the batch.
+ * {@link IllegalStateException} naming the batch, and once the memory is released so does every
+ * read through a {@link Column} or {@link Tensor} taken from the batch (never a silent read of
+ * memory the pool handed to someone else).
+ *
+ * <p><b>Leaks.</b> A batch that becomes unreachable without being closed is reported through SLF4J
+ * and its memory goes back to the pool ({@link LeakDetection}); closing is still the contract, since
+ * until the collector finds the batch its bytes stay outstanding.
  */
 public final class Batch implements AutoCloseable {
   private static final AtomicLong IDS = new AtomicLong();
@@ -42,6 +50,26 @@ public final class Batch implements AutoCloseable {
    */
   public static Batch of(Schema schema, List<Column> columns, long[] indices, AutoCloseable owner) {
     Objects.requireNonNull(owner, "owner");
+    check(schema, columns, indices);
+    return create(schema, columns, indices, 0, indices.length, owner, null);
+  }
+
+  /**
+   * A batch over columns in pooled memory: {@code buffers} go back to their pools when the last
+   * handle closes. Prefer this to an owner callback for pooled memory: the batch then knows which
+   * memory it holds ({@code Pipeline.iterate} accounts for it).
+   *
+   * @param schema the fields, in column order
+   * @param columns one per field of {@code schema}, each with {@code indices.length} rows
+   * @param indices the source index of each row (the array is not copied; do not modify it)
+   * @param buffers the pooled buffers behind the columns, now owned by the batch
+   */
+  public static Batch ofPooled(Schema schema, List<Column> columns, long[] indices, List<PooledBuffer> buffers) {
+    check(schema, columns, indices);
+    return create(schema, columns, indices, 0, indices.length, null, buffers.toArray(new PooledBuffer[0]));
+  }
+
+  private static void check(Schema schema, List<Column> columns, long[] indices) {
     if (columns.size() != schema.size()) {
       throw new IllegalArgumentException("schema has " + schema.size() + " fields but there are " + columns.size() + " columns");
     }
@@ -54,15 +82,29 @@ public final class Batch implements AutoCloseable {
         throw new IllegalArgumentException("column '" + c.name() + "' has " + c.size() + " rows but there are " + indices.length + " indices");
       }
     }
-    return new Batch(new Shared(IDS.incrementAndGet(), schema, List.copyOf(columns), indices, 0, indices.length, owner));
   }
 
   /**
-   * A batch whose rows have the consecutive source indices {@code first, first+1, ...}: the in-order
-   * batches of a random-access source, which then need no index array.
+   * A batch over columns in pooled memory ({@link BatchBuilder}): {@code buffers} go back to their
+   * pools when the last handle closes; {@code indices} null means the rows are {@code first,
+   * first+1, ...} (the in-order batches of a random-access source, which then need no index array).
    */
-  static Batch ofRange(Schema schema, List<Column> columns, long first, int size, AutoCloseable owner) {
-    return new Batch(new Shared(IDS.incrementAndGet(), schema, List.copyOf(columns), null, first, size, owner));
+  static Batch ofBuilt(Schema schema, List<Column> columns, long[] indices, long first, int size,
+      PooledBuffer[] buffers) {
+    return create(schema, columns, indices, first, size, null, buffers);
+  }
+
+  private static Batch create(Schema schema, List<Column> columns, long[] indices, long first, int size,
+      AutoCloseable owner, PooledBuffer[] buffers) {
+    long id = IDS.incrementAndGet();
+    BatchMemory memory = new BatchMemory(id);
+    List<Column> bound = new ArrayList<>(columns.size());
+    for (Column c : columns) {
+      bound.add(c.bind(memory));
+    }
+    BatchRelease release = new BatchRelease(id, size, schema, owner, buffers);
+    Cleaner.Cleanable watch = LeakDetection.track(memory, release);
+    return new Batch(new Shared(id, schema, List.copyOf(bound), indices, first, size, memory, release, watch));
   }
 
   /** A name for messages ({@code batch#17}). */
@@ -141,18 +183,31 @@ public final class Batch implements AutoCloseable {
     return closed != 0;
   }
 
-  /** Releases this handle; the memory goes back when the last handle closes. Idempotent. */
+  /** True once the memory went back to its pool: every handle was closed. */
+  public boolean isReleased() {
+    return shared.memory.isReleased();
+  }
+
+  /**
+   * Releases this handle; the memory goes back when the last handle closes, and from then on the
+   * columns and tensors taken from the batch throw when read. Idempotent.
+   */
   @Override
   public void close() {
     if (CLOSED.compareAndSet(this, 0, 1) && shared.refs.decrementAndGet() == 0) {
-      try {
-        shared.owner.close();
-      } catch (RuntimeException e) {
-        throw e;
-      } catch (Exception e) {
-        throw new IllegalStateException("closing " + shared.name() + " failed", e);
+      shared.memory.markReleased();
+      shared.release.markClosed();
+      if (shared.watch != null) {
+        shared.watch.clean(); // runs the release here, once, and stops watching
+      } else {
+        shared.release.run();
       }
     }
+  }
+
+  /** How the memory of this batch goes back; for the iterator that accounts for what it handed out. */
+  BatchRelease release() {
+    return shared.release;
   }
 
   private void checkOpen() {
@@ -175,17 +230,22 @@ public final class Batch implements AutoCloseable {
     final long[] indices; // null: the rows are first, first + 1, ...
     final long first;
     final int size;
-    final AutoCloseable owner;
+    final BatchMemory memory;
+    final BatchRelease release;
+    final Cleaner.Cleanable watch; // null when leak detection is disabled
     final AtomicInteger refs = new AtomicInteger(1);
 
-    Shared(long id, Schema schema, List<Column> columns, long[] indices, long first, int size, AutoCloseable owner) {
+    Shared(long id, Schema schema, List<Column> columns, long[] indices, long first, int size, BatchMemory memory,
+        BatchRelease release, Cleaner.Cleanable watch) {
       this.id = id;
       this.schema = schema;
       this.columns = columns;
       this.indices = indices;
       this.first = first;
       this.size = size;
-      this.owner = owner;
+      this.memory = memory;
+      this.release = release;
+      this.watch = watch;
     }
 
     long index(int row) {

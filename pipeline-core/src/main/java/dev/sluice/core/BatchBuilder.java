@@ -1,7 +1,9 @@
 package dev.sluice.core;
 
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 
@@ -267,17 +269,16 @@ public final class BatchBuilder implements AutoCloseable {
     for (int i = 0; i < columns.length; i++) {
       cols[i] = columns[i].build(size);
     }
-    ColumnBuilder[] owned = columns;
-    AutoCloseable release = () -> {
-      for (ColumnBuilder c : owned) {
-        c.release();
-      }
-    };
+    List<PooledBuffer> owned = new ArrayList<>(columns.length * 2);
+    for (ColumnBuilder c : columns) {
+      c.addBuffers(owned);
+    }
+    PooledBuffer[] buffers = owned.toArray(new PooledBuffer[0]);
     if (indices == null && size > 0) {
-      return Batch.ofRange(schema, Arrays.asList(cols), rangeFirst, size, release);
+      return Batch.ofBuilt(schema, Arrays.asList(cols), null, rangeFirst, size, buffers);
     }
     long[] idx = size == capacity ? indices : size == 0 ? new long[0] : Arrays.copyOf(indices, size);
-    return Batch.of(schema, Arrays.asList(cols), idx, release);
+    return Batch.ofBuilt(schema, Arrays.asList(cols), idx, 0, idx.length, buffers);
   }
 
   /** The index array, created (and filled with the range committed so far) on first use. */

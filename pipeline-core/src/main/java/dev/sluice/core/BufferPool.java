@@ -8,13 +8,17 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * The pooled off-heap buffers of one stage. Buffers come in power-of-two size classes (at least
  * 4 KiB); a closed {@link PooledBuffer} goes back to its class's free list while the pool keeps less
- * than its retention budget, else it is left to the GC. Thread-safe.
+ * than its retention budget, else it is left to the GC. An allocation stays within its
+ * {@link MemoryManager}'s limit: it reuses a kept buffer, drops kept buffers to make room, or waits
+ * for memory to come back (see {@link MemoryManager}). Thread-safe.
  */
 public final class BufferPool {
   private static final int MIN_CLASS = 12; // 4 KiB
   private static final int MAX_CLASS = 30; // 1 GiB; a direct ByteBuffer holds < 2 GiB
 
   private final String stage;
+  private final MemoryManager manager;
+  private final BufferPool parent; // a scope's pool: the manager's pool that holds the buffers
   private final long retainBudget;
   @SuppressWarnings("unchecked")
   private final ConcurrentLinkedDeque<ByteBuffer>[] free = new ConcurrentLinkedDeque[MAX_CLASS + 1];
@@ -22,10 +26,12 @@ public final class BufferPool {
   private final AtomicLong retained = new AtomicLong();
   private final AtomicLong allocatedTotal = new AtomicLong();
 
-  BufferPool(String stage, long retainBudget) {
+  BufferPool(String stage, MemoryManager manager, BufferPool parent, long retainBudget) {
     this.stage = stage;
+    this.manager = manager;
+    this.parent = parent;
     this.retainBudget = retainBudget;
-    for (int i = 0; i < free.length; i++) {
+    for (int i = 0; i < free.length && parent == null; i++) { // a scope's pool keeps nothing itself
       free[i] = new ConcurrentLinkedDeque<>();
     }
   }
@@ -35,9 +41,16 @@ public final class BufferPool {
     return stage;
   }
 
+  MemoryManager manager() {
+    return manager;
+  }
+
   /**
    * A zeroed-or-reused buffer of at least {@code bytes} bytes: little-endian, position 0, limit
-   * {@code bytes}. Contents are unspecified (reused buffers are not cleared).
+   * {@code bytes}. Contents are unspecified (reused buffers are not cleared). Under a memory limit
+   * this may wait for memory to come back.
+   *
+   * @throws MemoryLimitException if the buffer can never fit the limit, or nothing came back in time
    */
   public PooledBuffer allocate(long bytes) {
     if (bytes < 0 || bytes > (1L << MAX_CLASS)) {
@@ -45,26 +58,86 @@ public final class BufferPool {
           "stage '" + stage + "': buffer size must be in [0, " + (1L << MAX_CLASS) + "] but it was " + bytes);
     }
     int cls = sizeClass(bytes);
-    ByteBuffer b = free[cls].pollFirst();
-    if (b != null) {
-      retained.addAndGet(-b.capacity());
-    } else {
-      b = allocateAligned(1 << cls);
-      allocatedTotal.addAndGet(b.capacity());
-    }
+    ByteBuffer b = parent != null ? parent.acquire(cls, bytes) : acquire(cls, bytes);
     b.clear().limit((int) bytes);
     b.order(ByteOrder.LITTLE_ENDIAN);
     outstanding.addAndGet(bytes);
+    if (parent != null) {
+      parent.outstanding.addAndGet(bytes);
+    }
     return new PooledBuffer(this, b, bytes);
+  }
+
+  /** A kept buffer of class {@code cls}, or fresh memory within the limit, waiting for it if need be. */
+  private ByteBuffer acquire(int cls, long bytes) {
+    int cap = 1 << cls;
+    if (cap > manager.limit()) {
+      throw manager.tooLarge(stage, bytes, cap);
+    }
+    long deadline = 0;
+    for (;;) {
+      ByteBuffer b = free[cls].pollFirst();
+      if (b != null) {
+        retained.addAndGet(-cap);
+        return b;
+      }
+      if (manager.tryReserve(cap)) {
+        try {
+          b = allocateAligned(cap);
+        } catch (RuntimeException | Error e) {
+          manager.unreserve(cap);
+          throw e;
+        }
+        allocatedTotal.addAndGet(b.capacity());
+        return b;
+      }
+      if (manager.trimFor(cap)) {
+        continue;
+      }
+      if (deadline == 0) {
+        deadline = System.nanoTime() + manager.maxWaitNanos();
+      }
+      boolean ready;
+      try {
+        ready = manager.await(() -> !free[cls].isEmpty() || manager.fits(cap) || manager.keepsBuffers(), deadline);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw manager.limitReached(stage, bytes, cap, e);
+      }
+      if (!ready) {
+        throw manager.limitReached(stage, bytes, cap, null);
+      }
+    }
   }
 
   void release(ByteBuffer b, long bytes) {
     outstanding.addAndGet(-bytes);
-    int cls = Integer.numberOfTrailingZeros(b.capacity());
-    if (retained.get() + b.capacity() <= retainBudget) {
-      retained.addAndGet(b.capacity());
-      free[cls].addFirst(b);
+    if (parent != null) {
+      parent.release(b, bytes);
+      return;
     }
+    int cap = b.capacity();
+    int cls = Integer.numberOfTrailingZeros(cap);
+    if (retained.get() + cap <= retainBudget) {
+      retained.addAndGet(cap);
+      free[cls].addFirst(b);
+      manager.signal();
+    } else {
+      manager.unreserve(cap);
+    }
+  }
+
+  /** Drops one kept buffer (the largest first) to make room under the limit; false when none is kept. */
+  boolean dropOneRetained() {
+    for (int cls = MAX_CLASS; cls >= MIN_CLASS; cls--) {
+      ByteBuffer b = free[cls].pollLast();
+      if (b != null) {
+        retained.addAndGet(-b.capacity());
+        manager.unreserve(b.capacity());
+        return true;
+      }
+    }
+    return false;
   }
 
   /**
@@ -84,7 +157,7 @@ public final class BufferPool {
     return Math.max(cls, MIN_CLASS);
   }
 
-  /** Bytes handed out and not yet returned. */
+  /** Bytes handed out and not yet returned (the bytes asked for, not their size classes). */
   public long outstandingBytes() {
     return outstanding.get();
   }
@@ -101,10 +174,15 @@ public final class BufferPool {
 
   /** Drops the buffers kept for reuse. */
   public void trim() {
+    if (parent != null) {
+      parent.trim();
+      return;
+    }
     for (ConcurrentLinkedDeque<ByteBuffer> q : free) {
       ByteBuffer b;
       while ((b = q.pollFirst()) != null) {
         retained.addAndGet(-b.capacity());
+        manager.unreserve(b.capacity());
       }
     }
   }

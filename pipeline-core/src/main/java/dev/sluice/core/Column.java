@@ -24,7 +24,12 @@ import java.util.List;
  *       list holding a null element are three different things.
  * </ul>
  *
- * <p>Tensors of a column view the batch's memory: valid until the batch is closed.
+ * <p>Tensors of a column view the batch's memory: valid until the batch is closed. A column taken
+ * from a batch checks the batch's lifetime: once its memory went back to the pool, every method that
+ * reads it ({@link #values}, {@link #offsets}, {@link #validity}, {@link #lengths}, {@link #row},
+ * {@link #tensor}, {@link #isValid}, {@link #length}, {@link #count}, {@link #trueShape}) throws
+ * {@link IllegalStateException} naming the batch, and so do its tensors. {@link #spec},
+ * {@link #name} and {@link #size} keep working.
  */
 public final class Column {
   private static final Tensor[] NONE = new Tensor[0];
@@ -35,6 +40,7 @@ public final class Column {
   private final Tensor[] offsets; // per level
   private final Tensor[] validity; // per depth 0 .. raggedRank; null entries: every item valid
   private final Tensor lengths;
+  private final BatchMemory memory; // the batch's lifetime, or null for a column not (yet) in a batch
   private Tensor whole; // the column as one (ragged) tensor, made on first use
 
   /**
@@ -78,6 +84,7 @@ public final class Column {
     this.offsets = offsets;
     this.validity = validity;
     this.lengths = lengths;
+    this.memory = null;
     if (lengths != null && (lengths.dtype() != DType.INT64
         || !lengths.shape().equals(Shape.of(size, spec.shape().rank())))) {
       throw new IllegalArgumentException("column '" + spec.name() + "': lengths must be int64 [" + size + ", "
@@ -153,6 +160,44 @@ public final class Column {
     return new Column(spec, size, values, offsets.toArray(NONE), v, null);
   }
 
+  /** A column over the same (already validated) tensors, bound to {@code batch}'s lifetime. */
+  private Column(Column c, BatchMemory batch) {
+    this.spec = c.spec;
+    this.size = c.size;
+    this.values = bind(c.values, batch);
+    this.offsets = bind(c.offsets, batch);
+    this.validity = bind(c.validity, batch);
+    this.lengths = bind(c.lengths, batch);
+    this.memory = batch;
+  }
+
+  /** This column as a column of the batch whose lifetime is {@code batch}. */
+  Column bind(BatchMemory batch) {
+    return new Column(this, batch);
+  }
+
+  private static Tensor bind(Tensor t, BatchMemory batch) {
+    return t == null ? null : t.bind(batch);
+  }
+
+  private static Tensor[] bind(Tensor[] ts, BatchMemory batch) {
+    if (ts.length == 0) {
+      return ts;
+    }
+    Tensor[] out = new Tensor[ts.length];
+    for (int i = 0; i < ts.length; i++) {
+      out[i] = bind(ts[i], batch);
+    }
+    return out;
+  }
+
+  private void checkLive() {
+    BatchMemory m = memory;
+    if (m != null && m.isReleased()) {
+      throw m.closed();
+    }
+  }
+
   private long countAt(int depth) {
     long c = size;
     for (int j = 0; j < depth && j < offsets.length; j++) {
@@ -186,11 +231,13 @@ public final class Column {
 
   /** The values of every row (see the class description): for a nested field, the innermost ones. */
   public Tensor values() {
+    checkLive();
     return values;
   }
 
   /** The {@code size + 1} int64 offsets of a variable-length column (its first level). */
   public Tensor offsets() {
+    checkLive();
     if (offsets.length == 0) {
       throw new IllegalStateException("column '" + spec.name() + "' is fixed-length and has no offsets");
     }
@@ -208,6 +255,7 @@ public final class Column {
    * int64 values.
    */
   public Tensor offsets(int depth) {
+    checkLive();
     if (depth < 0 || depth >= offsets.length) {
       throw new IndexOutOfBoundsException("offsets level " + depth + " out of bounds for column '" + spec.name()
           + "' " + spec + " with " + offsets.length);
@@ -217,6 +265,7 @@ public final class Column {
 
   /** Items at {@code depth}: the rows for 0, the elements of their lists for 1, ... */
   public long count(int depth) {
+    checkLive();
     if (depth < 0 || depth > spec.raggedRank()) {
       throw new IndexOutOfBoundsException("depth " + depth + " out of bounds for column '" + spec.name() + "' "
           + spec + " of depths [0, " + spec.raggedRank() + "]");
@@ -231,6 +280,7 @@ public final class Column {
 
   /** The validity vector of the rows, bool [size]. */
   public Tensor validity() {
+    checkLive();
     if (validity[0] == null) {
       throw new IllegalStateException("column '" + spec.name() + "' has no nulls and no validity vector");
     }
@@ -248,6 +298,7 @@ public final class Column {
 
   /** The validity of the items at {@code depth}: bool [count(depth)], 1 valid, 0 null. */
   public Tensor validity(int depth) {
+    checkLive();
     if (!hasValidity(depth)) {
       throw new IllegalStateException("column '" + spec.name() + "' has no null items at depth " + depth);
     }
@@ -261,6 +312,7 @@ public final class Column {
 
   /** The true shapes of padded rows: int64 [size, rank], row {@code i}'s dimensions in row {@code i}. */
   public Tensor lengths() {
+    checkLive();
     if (lengths == null) {
       throw new IllegalStateException("column '" + spec.name() + "' was not padded and keeps no lengths");
     }
@@ -323,6 +375,7 @@ public final class Column {
    * ragged), whose first-dimension nulls are the null rows: a view, valid until the batch closes.
    */
   public Tensor tensor() {
+    checkLive();
     Tensor t = whole;
     if (t == null) {
       java.nio.ByteBuffer[] off = new java.nio.ByteBuffer[offsets.length];
@@ -334,6 +387,9 @@ public final class Column {
         valid[j] = validity[j] == null ? null : validity[j].rawData();
       }
       t = Tensor.ofLayout(spec.dtype(), spec.shape().prepend(size), values.rawData(), off, valid);
+      if (memory != null) {
+        t = t.bind(memory);
+      }
       whole = t;
     }
     return t;
@@ -357,6 +413,7 @@ public final class Column {
   }
 
   private void checkRow(int row) {
+    checkLive();
     if (row < 0 || row >= size) {
       throw new IndexOutOfBoundsException("row " + row + " out of bounds for column '" + spec.name() + "' of " + size + " rows");
     }

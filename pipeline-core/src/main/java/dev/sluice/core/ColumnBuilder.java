@@ -454,6 +454,24 @@ public final class ColumnBuilder {
     return Column.of(spec, n, v, off, Arrays.asList(valid));
   }
 
+  /** Adds this column's pooled buffers to {@code out}: they belong to the batch being built. */
+  void addBuffers(List<PooledBuffer> out) {
+    add(out, fixed);
+    add(out, values);
+    for (Buf b : offsets) {
+      add(out, b);
+    }
+    for (Buf b : validity) {
+      add(out, b);
+    }
+  }
+
+  private static void add(List<PooledBuffer> out, Buf b) {
+    if (b != null && b.pooled != null) {
+      out.add(b.pooled);
+    }
+  }
+
   /** Returns this column's memory to the pool; each buffer is released at most once. */
   void release() {
     release(fixed);

@@ -1,11 +1,18 @@
 package dev.sluice.core;
 
+import java.time.Duration;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BooleanSupplier;
 
 /**
- * Hands out pooled off-heap buffers per stage and accounts for them.
+ * Hands out pooled off-heap buffers per stage, accounts for them, and keeps them within a limit.
  *
  * <p>Each pipeline stage that allocates (batch, gather, decode) takes its own named {@link BufferPool}
  * ({@link #pool(String)}); {@link #outstandingBytes()} and {@link #outstandingBytesByStage()} report
@@ -13,22 +20,50 @@ import java.util.concurrent.ConcurrentHashMap;
  * everything after complete, error and cancel. Freed buffers are kept for reuse up to a per-pool
  * budget: fresh off-heap memory costs a page fault per 4 KiB on first touch, reused memory does not.
  *
+ * <p><b>Limit.</b> {@link #setLimit(long)} bounds {@link #reservedBytes()}: the off-heap memory the
+ * manager holds, that is the buffers handed out (each counted at its size class, the power of two
+ * at or above the bytes asked for, at least 4 KiB) plus the freed buffers kept for reuse. Kept
+ * buffers never push an allocation over the limit: they are dropped first. An allocation that
+ * would exceed the limit waits for memory to come back, which is how a pipeline is backpressured
+ * by its memory (the producer thread waits, the consumer goes on closing batches); it fails with a
+ * {@link MemoryLimitException} naming the stages that hold memory when a single buffer is larger
+ * than the limit (at once) or when nothing came back within {@link #maxWait()} (a consumer that
+ * holds every batch while it asks for the next one would otherwise wait forever). Unlimited by
+ * default. {@link #highWaterMark()} is the most {@link #reservedBytes()} has been.
+ *
  * <p>Thread-safe. Most code uses {@link #shared()}; tests may create their own manager.
  */
 public final class MemoryManager {
   /** Default bytes each pool keeps for reuse. */
   public static final long DEFAULT_RETAINED_BYTES_PER_POOL = 256L << 20;
+  /** The limit of a manager without one. */
+  public static final long UNLIMITED = Long.MAX_VALUE;
+  /** Default of {@link #maxWait()}. */
+  public static final Duration DEFAULT_MAX_WAIT = Duration.ofSeconds(60);
 
   private static final MemoryManager SHARED = new MemoryManager(DEFAULT_RETAINED_BYTES_PER_POOL);
 
+  private final MemoryManager root; // this, or the manager a scope allocates from
+  private final String scopeName; // null for a manager of its own
   private final long retainedBytesPerPool;
   private final Map<String, BufferPool> pools = new ConcurrentHashMap<>();
+
+  // the limit and the memory held: used on the root only
+  private volatile long limit = UNLIMITED;
+  private volatile long maxWaitNanos = DEFAULT_MAX_WAIT.toNanos();
+  private final AtomicLong reserved = new AtomicLong();
+  private final AtomicLong highWater = new AtomicLong();
+  private final ReentrantLock lock = new ReentrantLock();
+  private final Condition changed = lock.newCondition();
+  private volatile int waiters;
 
   /** A manager whose pools keep at most {@code retainedBytesPerPool} freed bytes for reuse. */
   public MemoryManager(long retainedBytesPerPool) {
     if (retainedBytesPerPool < 0) {
       throw new IllegalArgumentException("retainedBytesPerPool >= 0 required but it was " + retainedBytesPerPool);
     }
+    this.root = this;
+    this.scopeName = null;
     this.retainedBytesPerPool = retainedBytesPerPool;
   }
 
@@ -37,14 +72,36 @@ public final class MemoryManager {
     this(DEFAULT_RETAINED_BYTES_PER_POOL);
   }
 
+  private MemoryManager(MemoryManager root, String scopeName) {
+    this.root = root;
+    this.scopeName = scopeName;
+    this.retainedBytesPerPool = root.retainedBytesPerPool;
+  }
+
   /** The process-wide manager used by pipelines unless {@link Options} names another. */
   public static MemoryManager shared() {
     return SHARED;
   }
 
+  /**
+   * A scope of this manager: its pools take their buffers from this manager's pools (reuse, limit
+   * and accounting included) and it also counts, on its own, what it handed out. One pass of a
+   * pipeline allocates through a scope so that its consumer can tell when the pass gave back what
+   * it held.
+   */
+  MemoryManager newScope(String name) {
+    return new MemoryManager(root, name);
+  }
+
   /** The pool of stage {@code stage}, created on first use. */
   public BufferPool pool(String stage) {
-    return pools.computeIfAbsent(stage, s -> new BufferPool(s, retainedBytesPerPool));
+    BufferPool p = pools.get(stage);
+    if (p != null) {
+      return p;
+    }
+    return pools.computeIfAbsent(stage, s -> root == this
+        ? new BufferPool(s, this, null, retainedBytesPerPool)
+        : new BufferPool(s, this, root.pool(s), 0));
   }
 
   /** Bytes handed out by every pool and not yet returned. */
@@ -82,6 +139,223 @@ public final class MemoryManager {
 
   /** Drops every buffer kept for reuse (outstanding buffers are unaffected). */
   public void trim() {
-    pools.values().forEach(BufferPool::trim);
+    root.pools.values().forEach(BufferPool::trim);
   }
+
+  /** The limit on {@link #reservedBytes()} in bytes; {@link #UNLIMITED} when there is none. */
+  public long limit() {
+    return root.limit;
+  }
+
+  /**
+   * Limits the off-heap memory this manager holds (see the class description). Buffers kept for
+   * reuse beyond the new limit are dropped; if more than the limit is handed out, allocations wait
+   * until enough comes back.
+   *
+   * @param bytes &gt; 0, or {@link #UNLIMITED}
+   */
+  public void setLimit(long bytes) {
+    if (bytes <= 0) {
+      throw new IllegalArgumentException("memory limit > 0 required but it was " + bytes);
+    }
+    checkRoot("setLimit");
+    limit = bytes;
+    trimFor(0); // kept buffers never count against a pipeline
+    signal();
+  }
+
+  /** How long an allocation waits for memory to come back before it fails. */
+  public Duration maxWait() {
+    return Duration.ofNanos(root.maxWaitNanos);
+  }
+
+  /**
+   * Sets how long an allocation over the limit waits for memory to come back before it fails
+   * (default {@link #DEFAULT_MAX_WAIT}).
+   *
+   * @param wait &ge; 0
+   */
+  public void setMaxWait(Duration wait) {
+    Objects.requireNonNull(wait, "wait");
+    if (wait.isNegative()) {
+      throw new IllegalArgumentException("maxWait >= 0 required but it was " + wait);
+    }
+    checkRoot("setMaxWait");
+    maxWaitNanos = wait.toNanos();
+  }
+
+  /**
+   * The off-heap bytes this manager holds: buffers handed out, each at its size class, plus the
+   * buffers kept for reuse. This is what the limit bounds.
+   */
+  public long reservedBytes() {
+    return root.reserved.get();
+  }
+
+  /** The most {@link #reservedBytes()} has been since the manager was made or {@link #resetHighWaterMark()}. */
+  public long highWaterMark() {
+    return root.highWater.get();
+  }
+
+  /** Starts the high-water mark again from what is held now. */
+  public void resetHighWaterMark() {
+    root.highWater.set(root.reserved.get());
+  }
+
+  private void checkRoot(String what) {
+    if (root != this) {
+      throw new UnsupportedOperationException(what + " on a scope of a memory manager; set it on the manager");
+    }
+  }
+
+  // ---- the root's reservation, used by its pools ----
+
+  /** Reserves {@code bytes} of fresh memory if the limit allows. */
+  boolean tryReserve(long bytes) {
+    for (;;) {
+      long r = reserved.get();
+      if (bytes > limit - r) {
+        return false;
+      }
+      if (reserved.compareAndSet(r, r + bytes)) {
+        long peak = r + bytes;
+        for (long h = highWater.get(); h < peak && !highWater.compareAndSet(h, peak); h = highWater.get()) {
+          // retry
+        }
+        return true;
+      }
+    }
+  }
+
+  /** {@code bytes} of memory were given up (dropped, not kept for reuse). */
+  void unreserve(long bytes) {
+    reserved.addAndGet(-bytes);
+    signal();
+  }
+
+  /** True when {@code bytes} more would fit now. */
+  boolean fits(long bytes) {
+    return bytes <= limit - reserved.get();
+  }
+
+  /** True when some pool keeps a freed buffer that could be dropped to make room. */
+  boolean keepsBuffers() {
+    for (BufferPool p : pools.values()) {
+      if (p.retainedBytes() > 0) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Drops kept buffers until {@code bytes} more fit; true when any was dropped. */
+  boolean trimFor(long bytes) {
+    boolean any = false;
+    for (BufferPool p : pools.values()) {
+      while (!fits(bytes)) {
+        if (!p.dropOneRetained()) {
+          break;
+        }
+        any = true;
+      }
+      if (fits(bytes)) {
+        break;
+      }
+    }
+    return any;
+  }
+
+  /** Wakes whoever waits for memory; called when a buffer comes back or the limit changes. */
+  void signal() {
+    MemoryManager r = root;
+    if (r.waiters > 0) {
+      r.lock.lock();
+      try {
+        r.changed.signalAll();
+      } finally {
+        r.lock.unlock();
+      }
+    }
+  }
+
+  /**
+   * Parks until {@code done} is true (re-checked whenever memory comes back) or the deadline
+   * passes; returns whether {@code done} became true.
+   */
+  boolean await(BooleanSupplier done, long deadlineNanos) throws InterruptedException {
+    MemoryManager r = root;
+    r.lock.lock();
+    try {
+      r.waiters++; // under the lock; volatile, so a releaser that misses it is seen by the check below
+      try {
+        while (!done.getAsBoolean()) {
+          long left = deadlineNanos - System.nanoTime();
+          if (left <= 0) {
+            return false;
+          }
+          r.changed.awaitNanos(left);
+        }
+        return true;
+      } finally {
+        r.waiters--;
+      }
+    } finally {
+      r.lock.unlock();
+    }
+  }
+
+  long maxWaitNanos() {
+    return root.maxWaitNanos;
+  }
+
+  MemoryLimitException tooLarge(String stage, long asked, long sizeClass) {
+    return new MemoryLimitException("stage '" + stage + "' asked for " + bytes(asked)
+        + (sizeClass != asked ? " (a buffer of " + bytes(sizeClass) + ")" : "") + " but the memory limit is "
+        + bytes(limit) + ": no single buffer can be larger than the limit; raise the limit or make the batches smaller",
+        limit, sizeClass, root.outstandingBytesByStage(), null);
+  }
+
+  MemoryLimitException limitReached(String stage, long asked, long sizeClass, Throwable cause) {
+    Map<String, Long> held = root.outstandingBytesByStage();
+    String why = cause instanceof InterruptedException
+        ? "the thread was interrupted while it waited for memory to come back"
+        : "nothing came back within " + seconds(maxWaitNanos);
+    return new MemoryLimitException("memory limit of " + bytes(limit) + " reached: stage '" + stage + "' needs "
+        + bytes(sizeClass) + " more while " + bytes(reserved.get()) + " are held (handed out per stage: "
+        + describe(held) + "), and " + why + ". Close batches sooner, hold fewer ahead (prefetch, parallel "
+        + "calls, shuffle buffers) or raise the limit", limit, sizeClass, held, cause);
+  }
+
+  private static String describe(Map<String, Long> byStage) {
+    if (byStage.isEmpty()) {
+      return "none";
+    }
+    StringBuilder sb = new StringBuilder();
+    byStage.forEach((stage, n) -> sb.append(sb.length() == 0 ? "" : ", ").append(stage).append(' ').append(bytes(n)));
+    return sb.toString();
+  }
+
+  private static String seconds(long nanos) {
+    return String.format(Locale.ROOT, "%.3g s", nanos / 1e9);
+  }
+
+  /** {@code 64.0 MiB (67108864 bytes)}. */
+  static String bytes(long n) {
+    String[] units = {"KiB", "MiB", "GiB", "TiB"};
+    double v = n;
+    int u = -1;
+    while (v >= 1024 && u < units.length - 1) {
+      v /= 1024;
+      u++;
+    }
+    return u < 0 ? n + " bytes" : String.format(Locale.ROOT, "%.1f %s (%d bytes)", v, units[u], n);
+  }
+
+  @Override
+  public String toString() {
+    return scopeName != null ? "MemoryManager[scope " + scopeName + "]"
+        : "MemoryManager[reserved=" + reserved.get() + (limit != UNLIMITED ? ", limit=" + limit : "") + "]";
+  }
+
+
 }

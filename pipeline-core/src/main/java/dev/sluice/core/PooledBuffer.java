@@ -30,6 +30,11 @@ public final class PooledBuffer implements AutoCloseable {
     return buffer;
   }
 
+  /** The pool that lent it (the accounting pool: a pass's scope, or a manager's own pool). */
+  BufferPool pool() {
+    return pool;
+  }
+
   /** The usable size in bytes (the buffer's limit); the pooled capacity behind it may be larger. */
   public long size() {
     return size;

@@ -13,6 +13,17 @@ import java.util.Objects;
  * does not own that memory and needs no release: a mapping is released by the GC once its last
  * view is gone, and a tensor of a {@link Batch} column is valid until the batch is closed.
  *
+ * <p><b>Use after close.</b> A tensor taken from a batch (its columns, and slices of those) checks
+ * the batch's lifetime: once the batch's memory went back to the pool (every handle closed), every
+ * method that reads values throws {@link IllegalStateException} naming the batch, instead of
+ * returning whatever the pool reused the memory for. Element accessors ({@link #getFloat} and the
+ * like) check too, unless {@code -Dsluice.tensor.checkElements=false}; bulk accessors
+ * ({@link #data}, {@link #toFloatArray}, {@link #copyTo}, {@link #slice(long)}, {@link #copy}, ...)
+ * always check. {@link #dtype}, {@link #shape}, {@link #numElements} and {@link #byteSize} describe
+ * the tensor and keep working. A buffer returned by {@link #data} is a view: do not keep it past the
+ * batch's close. Tensors that do not come from a batch (mapped rows, heap tensors) have nothing to
+ * check.
+ *
  * <p>Variable-length tensors ({@link DType#STRING}, {@link DType#BYTES}) of rank 0 hold one value
  * (its bytes); of rank 1 they hold {@code n} values laid out as Arrow does, contiguous bytes plus
  * {@code n + 1} int64 offsets.
@@ -28,6 +39,12 @@ import java.util.Objects;
  */
 public final class Tensor {
   private static final ByteBuffer[] NO_BUFFERS = new ByteBuffer[0];
+  /**
+   * Whether element accessors check the batch's lifetime ({@code -Dsluice.tensor.checkElements},
+   * default true); bulk accessors always do.
+   */
+  private static final boolean CHECK_ELEMENTS =
+      Boolean.parseBoolean(System.getProperty("sluice.tensor.checkElements", "true"));
 
   private final DType dtype;
   private final Shape shape;
@@ -40,17 +57,45 @@ public final class Tensor {
   private final ByteBuffer[] offsets;
   /** Null when no item is null; else one entry per list dimension (0 .. ragged dims), null = all valid. */
   private final ByteBuffer[] validity;
+  private final BatchMemory memory; // the lifetime of the batch whose memory this views, else null
 
   private Tensor(DType dtype, Shape shape, ByteBuffer data, ByteBuffer offsets) {
     this(dtype, shape, data, offsets == null ? NO_BUFFERS : new ByteBuffer[] {offsets}, null);
   }
 
   private Tensor(DType dtype, Shape shape, ByteBuffer data, ByteBuffer[] offsets, ByteBuffer[] validity) {
+    this(dtype, shape, data, offsets, validity, null);
+  }
+
+  private Tensor(DType dtype, Shape shape, ByteBuffer data, ByteBuffer[] offsets, ByteBuffer[] validity,
+      BatchMemory memory) {
     this.dtype = dtype;
     this.shape = shape;
     this.data = data;
     this.offsets = offsets;
     this.validity = validity;
+    this.memory = memory;
+  }
+
+  /** This tensor over the same memory, checking {@code batch}'s lifetime. */
+  Tensor bind(BatchMemory batch) {
+    return new Tensor(dtype, shape, data, offsets, validity, batch);
+  }
+
+  /** Throws when this tensor views the memory of a batch that was released. */
+  private void checkLive() {
+    BatchMemory m = memory;
+    if (m != null && m.isReleased()) {
+      throw m.closed();
+    }
+  }
+
+  /** {@link #checkLive()} for element accessors: a plain read, hoisted out of loops by the JIT. */
+  private void checkLiveElement() {
+    BatchMemory m = memory;
+    if (m != null && m.isReleasedPlain()) {
+      throw m.closed();
+    }
   }
 
   /**
@@ -342,6 +387,7 @@ public final class Tensor {
     if (!isRagged()) {
       return shape.numElements();
     }
+    checkLive(); // a ragged tensor counts its values in its offsets
     int r = raggedDims(shape);
     return countAt(r) * innerElements(r);
   }
@@ -371,21 +417,25 @@ public final class Tensor {
 
   /** A read-only little-endian view of the data: position 0, limit {@link #byteSize()}. */
   public ByteBuffer data() {
+    checkLive();
     return data.asReadOnlyBuffer().order(ByteOrder.LITTLE_ENDIAN);
   }
 
   /** The data buffer itself (position 0, little-endian), for copies inside core; never handed to users. */
   ByteBuffer rawData() {
+    checkLive();
     return data;
   }
 
   /** The offsets buffers themselves, for copies inside core. */
   ByteBuffer[] rawOffsets() {
+    checkLive();
     return offsets;
   }
 
   /** The validity buffers themselves (null when nothing is null), for copies inside core. */
   ByteBuffer[] rawValidity() {
+    checkLive();
     return validity;
   }
 
@@ -394,6 +444,7 @@ public final class Tensor {
    * its values; of a ragged tensor, where each item of the first dimension starts.
    */
   public ByteBuffer offsets() {
+    checkLive();
     if (offsets.length == 0) {
       throw new IllegalStateException("a " + dtype + shape + " tensor has no offsets");
     }
@@ -411,6 +462,7 @@ public final class Tensor {
    * {@code j + 1}; the last level of a string/bytes tensor maps its values to their bytes.
    */
   public ByteBuffer offsets(int level) {
+    checkLive();
     if (level < 0 || level >= offsets.length) {
       throw new IndexOutOfBoundsException("offsets level " + level + " out of bounds for a " + dtype + shape
           + " tensor with " + offsets.length);
@@ -428,6 +480,9 @@ public final class Tensor {
    * with {@link #slice(long)}, is empty or zeros.
    */
   public boolean isNull(long i) {
+    if (CHECK_ELEMENTS) {
+      checkLiveElement();
+    }
     if (shape.rank() == 0) {
       throw new IllegalStateException("isNull(i) on a scalar " + dtype + " tensor");
     }
@@ -441,6 +496,7 @@ public final class Tensor {
 
   /** Copies the data into {@code target} at its position, advancing it. */
   public void copyTo(ByteBuffer target) {
+    checkLive();
     target.put(data.duplicate());
   }
 
@@ -449,17 +505,20 @@ public final class Tensor {
    * values (the offsets of a ragged or string item are re-based copies).
    */
   public Tensor slice(long index) {
+    checkLive();
     checkRow(index, 1);
     if (offsets.length == 0) {
       Shape rowShape = shape.dropFirst();
       int rowBytes = Math.toIntExact(rowShape.numElements() * dtype.byteSize());
       int from = Math.toIntExact(index * rowBytes);
-      return new Tensor(dtype, rowShape, data.slice(from, rowBytes).order(ByteOrder.LITTLE_ENDIAN), null);
+      return new Tensor(dtype, rowShape, data.slice(from, rowBytes).order(ByteOrder.LITTLE_ENDIAN), NO_BUFFERS, null,
+          memory);
     }
     if (shape.rank() == 1) { // one string or blob
       int from = (int) offsets[0].getLong((int) index * 8);
       int to = (int) offsets[0].getLong((int) (index + 1) * 8);
-      return new Tensor(dtype, Shape.scalar(), data.slice(from, to - from).order(ByteOrder.LITTLE_ENDIAN), null);
+      return new Tensor(dtype, Shape.scalar(), data.slice(from, to - from).order(ByteOrder.LITTLE_ENDIAN), NO_BUFFERS,
+          null, memory);
     }
     long start = offsets[0].getLong((int) index * 8);
     long end = offsets[0].getLong((int) (index + 1) * 8);
@@ -471,13 +530,15 @@ public final class Tensor {
 
   /** Items {@code [from, from + count)} of the first dimension, as a view (re-based copies of offsets). */
   public Tensor slice(long from, long count) {
+    checkLive();
     checkRow(from, count);
     long[] dims = shape.dims();
     dims[0] = count;
     if (offsets.length == 0 && validity == null) {
       long rowBytes = (dims.length == 1 ? 1 : shape.dropFirst().numElements()) * dtype.byteSize();
       return new Tensor(dtype, Shape.of(dims),
-          data.slice(Math.toIntExact(from * rowBytes), Math.toIntExact(count * rowBytes)).order(ByteOrder.LITTLE_ENDIAN), null);
+          data.slice(Math.toIntExact(from * rowBytes), Math.toIntExact(count * rowBytes)).order(ByteOrder.LITTLE_ENDIAN),
+          NO_BUFFERS, null, memory);
     }
     return range(0, from, from + count, Shape.of(dims));
   }
@@ -517,7 +578,7 @@ public final class Tensor {
       int item = Math.toIntExact(innerElements(ragged) * dtype.byteSize());
       values = data.slice(Math.toIntExact(start * item), Math.toIntExact((end - start) * item));
     }
-    return new Tensor(dtype, shape, values.order(ByteOrder.LITTLE_ENDIAN), off, valid);
+    return new Tensor(dtype, shape, values.order(ByteOrder.LITTLE_ENDIAN), off, valid, memory);
   }
 
   private void checkRow(long from, long count) {
@@ -537,6 +598,7 @@ public final class Tensor {
    * this tensor views.
    */
   public Tensor copy() {
+    checkLive();
     ByteBuffer d = copyOf(data);
     if (offsets.length == 0 && validity == null) {
       return new Tensor(dtype, shape, d, null);
@@ -562,6 +624,9 @@ public final class Tensor {
   }
 
   private int offsetOf(long i, int width) {
+    if (CHECK_ELEMENTS) {
+      checkLiveElement();
+    }
     if (dtype.isVariableLength()) {
       throw new IllegalStateException("element access on a " + dtype + " tensor; use bytesAt/stringAt");
     }
@@ -663,6 +728,7 @@ public final class Tensor {
 
   /** The bytes of value {@code i} of a variable-length tensor ({@code i = 0} for a scalar). */
   public ByteBuffer bytesAt(long i) {
+    checkLive();
     if (!dtype.isVariableLength()) {
       throw new IllegalStateException("bytesAt on a fixed-length " + dtype + " tensor");
     }
@@ -700,6 +766,7 @@ public final class Tensor {
     if (dtype != DType.FLOAT32) {
       throw new IllegalStateException("toFloatArray on a " + dtype + " tensor");
     }
+    checkLive();
     float[] out = new float[Math.toIntExact(numElements())];
     data.duplicate().order(ByteOrder.LITTLE_ENDIAN).asFloatBuffer().get(out);
     return out;
@@ -710,6 +777,7 @@ public final class Tensor {
     if (dtype != DType.INT64 && dtype != DType.UINT64) {
       throw new IllegalStateException("toLongArray on a " + dtype + " tensor");
     }
+    checkLive();
     long[] out = new long[Math.toIntExact(numElements())];
     data.duplicate().order(ByteOrder.LITTLE_ENDIAN).asLongBuffer().get(out);
     return out;
@@ -717,6 +785,7 @@ public final class Tensor {
 
   /** A copy of the data bytes. */
   public byte[] toByteArray() {
+    checkLive();
     byte[] out = new byte[data.remaining()];
     data.duplicate().get(out);
     return out;
@@ -724,6 +793,8 @@ public final class Tensor {
 
   /** True when dtype, shape, values and nulls are equal (see {@link #equals}). */
   public boolean contentEquals(Tensor other) {
+    checkLive();
+    other.checkLive();
     if (isRagged() || other.isRagged()) {
       return sameItems(other);
     }
@@ -781,6 +852,7 @@ public final class Tensor {
 
   @Override
   public int hashCode() {
+    checkLive();
     if (shape.rank() > 1) { // a ragged and a dense tensor may be equal
       return 31 * (31 * dtype.hashCode() + shape.rank()) + Long.hashCode(shape.dim(0));
     }
@@ -790,6 +862,9 @@ public final class Tensor {
   @Override
   public String toString() {
     StringBuilder sb = new StringBuilder("Tensor(").append(dtype).append(shape);
+    if (memory != null && memory.isReleased()) {
+      return sb.append(" of closed ").append(memory.name()).append(')').toString();
+    }
     if (validity != null) {
       sb.append(" with nulls");
     }

@@ -3,9 +3,11 @@ package dev.sluice.operators;
 import dev.sluice.core.Batch;
 import dev.sluice.core.Dataset;
 import dev.sluice.core.Example;
+import dev.sluice.core.MemoryManager;
 import dev.sluice.core.Shape;
 import dev.sluice.core.Options;
 import dev.sluice.core.PipelineContext;
+import dev.sluice.core.PipelineIterator;
 import dev.sluice.core.RandomAccessDataset;
 import dev.sluice.operators.internal.BatchStage;
 import dev.sluice.operators.internal.BufferShuffleStage;
@@ -129,6 +131,58 @@ public final class Pipeline<T> implements Dataset<T> {
       }
       return i + 1;
     }).concatMap(i -> flux(context.withEpoch(context.epoch() + i)), 0);
+  }
+
+  /**
+   * One pass for {@code context} as a blocking iterator that cannot leak, for plain Java loops:
+   * closing it (try-with-resources, also after {@code break} or an exception) cancels the pass and
+   * closes every batch that was produced and not handed out, in the iterator's queue and in the
+   * pipeline's stages (prefetch queues, parallel map chunks), and returns once the pass's workers
+   * gave that memory back. The consumer closes the batches it takes.
+   *
+   * <pre>{@code
+   * try (PipelineIterator<Batch> batches = pipeline.iterate(ctx)) {
+   *   for (Batch batch : batches) {
+   *     try (batch) {
+   *       step(batch);
+   *     }
+   *   }
+   * }
+   * }</pre>
+   *
+   * <p>Prefer this to {@code flux(ctx).toIterable()} and {@code toStream()}: Reactor's blocking
+   * iterables queue elements where no discard hook reaches them, so batches left in that queue when
+   * the loop stops early are only returned by the leak detector once they are collected.
+   *
+   * <p><b>Reactive Streams semantics.</b> Requests one element when the consumer asks for one and
+   * none is waiting; the consumer parks while it waits. A failure is thrown by {@code hasNext()}
+   * after the elements before it.
+   *
+   * @see PipelineIterator
+   */
+  public PipelineIterator<T> iterate(PipelineContext context) {
+    Objects.requireNonNull(context, "context");
+    return PipelineIterator.of(options.memory(), scope -> scoped(scope).flux(context));
+  }
+
+  /** {@link #iterate(PipelineContext)} for epoch 0 of {@link PipelineContext#defaults()}. */
+  public PipelineIterator<T> iterate() {
+    return iterate(PipelineContext.defaults());
+  }
+
+  /**
+   * {@link #epochs(PipelineContext, long)} as a blocking iterator that cannot leak (see
+   * {@link #iterate(PipelineContext)}): {@code count} passes one after another.
+   *
+   * @param count number of epochs, &ge; 0
+   */
+  public PipelineIterator<T> iterate(PipelineContext context, long count) {
+    return PipelineIterator.of(options.memory(), scope -> scoped(scope).epochs(context, count)); // epochs checks
+  }
+
+  /** This pipeline allocating from {@code memory}. */
+  private Pipeline<T> scoped(MemoryManager memory) {
+    return withOptions(options.toBuilder().memory(memory).build());
   }
 
   /** The pipeline's options ({@link Options#defaults()} unless {@link #withOptions} set others). */

@@ -55,6 +55,11 @@ final class BenchCommand implements Callable<Integer> {
   @Option(names = "--epochs", paramLabel = "E", defaultValue = "5", description = "Measured epochs after one warm-up epoch (default: ${DEFAULT-VALUE}).")
   int epochs;
 
+  @Option(names = "--memory-limit", paramLabel = "BYTES", converter = ByteSize.class,
+      description = "Limit the pooled off-heap memory (batches, decode buffers) to BYTES, e.g. 64m or 1g: the "
+          + "pipeline then waits for memory to come back instead of growing past it. Default: no limit.")
+  Long memoryLimit;
+
   @Option(names = "--json", description = "Print a JSON summary as the last line.")
   boolean json;
 
@@ -70,6 +75,10 @@ final class BenchCommand implements Callable<Integer> {
     OptionChecks.positive("--num-workers", numWorkers);
     OptionChecks.nonNegative("--prefetch", prefetch);
     PrintWriter out = spec.commandLine().getOut();
+    return DatasetRun.withMemoryLimit(memoryLimit, () -> bench(out));
+  }
+
+  private int bench(PrintWriter out) {
     Dataset<Example> data = DatasetRun.open(path, format);
     try {
       Pipeline<Example> p = Pipeline.from(data);

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sluice.core.Batch;
 import dev.sluice.core.Dataset;
 import dev.sluice.core.Example;
+import dev.sluice.core.MemoryManager;
 import dev.sluice.core.Tensor;
 import dev.sluice.io.DatasetFormat;
 import dev.sluice.io.Formats;
@@ -14,6 +15,7 @@ import java.math.BigDecimal;
 import java.math.RoundingMode;
 import java.nio.file.Path;
 import java.util.Iterator;
+import java.util.function.IntSupplier;
 
 /** What the commands share: opening PATH (with {@code --format}), counting bytes, the JSON line. */
 final class DatasetRun {
@@ -46,6 +48,24 @@ final class DatasetRun {
   /** Opens {@code path} in the format its contents show, or in {@code format} when given. */
   static Dataset<Example> open(Path path, String format) {
     return formatOf(path, format).open(path);
+  }
+
+  /**
+   * Runs {@code body} with {@code limit} (bytes, or null for none) on the shared memory manager, which
+   * sources and pipelines allocate from, and puts the previous limit back afterwards.
+   */
+  static int withMemoryLimit(Long limit, IntSupplier body) {
+    if (limit == null) {
+      return body.getAsInt();
+    }
+    MemoryManager memory = MemoryManager.shared();
+    long before = memory.limit();
+    memory.setLimit(limit);
+    try {
+      return body.getAsInt();
+    } finally {
+      memory.setLimit(before);
+    }
   }
 
   /** Closes the dataset when it holds files. */

@@ -71,6 +71,11 @@ final class ReadCommand implements Callable<Integer> {
   @Option(names = "--prefetch", paramLabel = "P", defaultValue = "4", description = "Elements produced ahead on another thread, 0 for none (default: ${DEFAULT-VALUE}).")
   int prefetch;
 
+  @Option(names = "--memory-limit", paramLabel = "BYTES", converter = ByteSize.class,
+      description = "Limit the pooled off-heap memory (batches, decode buffers) to BYTES, e.g. 64m or 1g: the "
+          + "pipeline then waits for memory to come back instead of growing past it. Default: no limit.")
+  Long memoryLimit;
+
   @Option(names = "--print-indices", description = "Print '<epoch> <index> ...' per batch (per element without --batch), nothing else.")
   boolean printIndices;
 
@@ -100,6 +105,10 @@ final class ReadCommand implements Callable<Integer> {
     EqualLength policy = policy(equal);
     PrintWriter out = spec.commandLine().getOut();
 
+    return DatasetRun.withMemoryLimit(memoryLimit, () -> read(ctx, policy, out));
+  }
+
+  private int read(PipelineContext ctx, EqualLength policy, PrintWriter out) {
     Dataset<Example> data = DatasetRun.open(path, format);
     try {
       Pipeline<Example> p = Pipeline.from(data);

@@ -1,6 +1,7 @@
 package dev.sluice.examples.cli;
 
 import dev.sluice.core.DatasetException;
+import dev.sluice.core.MemoryLimitException;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
@@ -87,9 +88,10 @@ public final class SluiceCommand implements Runnable {
     return false;
   }
 
-  /** Bad input: data errors, configuration errors, missing files, unsupported requests. */
+  /** Bad input: data errors, configuration errors (a memory limit too small), missing files, unsupported requests. */
   static boolean isBadInput(Throwable t) {
     return t instanceof DatasetException
+        || t instanceof MemoryLimitException
         || t instanceof IllegalArgumentException
         || t instanceof UnsupportedOperationException
         || t instanceof NotImplementedException

@@ -190,4 +190,41 @@ class ReadCommandTest {
     assertTrue(r.out().matches("(?s).*\\n\\d+ examples/s.*"), r.out());
     assertTrue(r.out().contains("off-heap bytes outstanding after the run: 0"), r.out());
   }
+
+  @Test
+  void aMemoryLimitKeepsTheOutputAndPutsTheSharedLimitBack() {
+    String[] read = {"read", data.toString(), "--shuffle", "--seed", "3", "--batch", "7", "--prefetch", "4", "--print-indices"};
+    Run free = run(read);
+    assertEquals(0, free.code(), free.err());
+    String[] limited = java.util.Arrays.copyOf(read, read.length + 2);
+    limited[read.length] = "--memory-limit";
+    limited[read.length + 1] = "64k";
+    Run bounded = run(limited);
+    assertEquals(0, bounded.code(), bounded.err());
+    assertEquals("", bounded.err());
+    assertEquals(free.out(), bounded.out());
+    assertEquals(dev.sluice.core.MemoryManager.UNLIMITED, dev.sluice.core.MemoryManager.shared().limit());
+
+    Run bench = run("bench", data.toString(), "--batch", "7", "--epochs", "1", "--memory-limit", "1m", "--json");
+    assertEquals(0, bench.code(), bench.err());
+    assertTrue(bench.out().contains("\"examples\":" + ROWS), bench.out());
+  }
+
+  @Test
+  void aMemoryLimitTooSmallOrMalformedExitsTwoWithOneLine() {
+    Run small = run("read", data.toString(), "--batch", "7", "--memory-limit", "2k");
+    assertEquals(2, small.code(), small.err());
+    assertEquals(1, small.err().lines().count(), small.err());
+    assertTrue(small.err().startsWith("sluice: stage 'batch' asked for "), small.err());
+    assertTrue(small.err().contains("(a buffer of 4.0 KiB (4096 bytes))"), small.err());
+    assertTrue(small.err().contains("the memory limit is 2.0 KiB"), small.err());
+    assertEquals(dev.sluice.core.MemoryManager.UNLIMITED, dev.sluice.core.MemoryManager.shared().limit());
+
+    for (String bad : new String[] {"lots", "0", "-5m", "99999999999t"}) {
+      Run r = run("bench", data.toString(), "--memory-limit", bad);
+      assertEquals(2, r.code(), bad + ": " + r.err());
+      assertEquals(1, r.err().lines().count(), r.err());
+      assertTrue(r.err().startsWith("sluice: Invalid value for option '--memory-limit'"), r.err());
+    }
+  }
 }

@@ -44,8 +44,7 @@ public final class PaddedCollator {
         specs.add(c.spec());
         columns.add(c);
       }
-      List<PooledBuffer> release = List.copyOf(owned);
-      return Batch.of(Schema.of(specs), columns, indices, () -> release.forEach(PooledBuffer::close));
+      return Batch.ofPooled(Schema.of(specs), columns, indices, owned);
     } catch (RuntimeException e) {
       owned.forEach(PooledBuffer::close);
       throw e;
