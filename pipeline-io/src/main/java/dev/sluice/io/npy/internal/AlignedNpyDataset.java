@@ -6,6 +6,8 @@ import dev.sluice.core.Example;
 import dev.sluice.core.RandomAccessDataset;
 import dev.sluice.core.Schema;
 import dev.sluice.core.TensorSpec;
+import dev.sluice.io.internal.MappedReads;
+import dev.sluice.io.internal.MappedRows;
 import dev.sluice.io.npy.NpyDataset;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -105,7 +107,7 @@ public final class AlignedNpyDataset implements NpyDataset {
         r.endRead();
       }
     } catch (InternalError e) {
-      throw Guard.changedWhileMapped(current.resource(), "row " + index, e);
+      throw MappedReads.changedWhileMapped(current.resource(), "row " + index, e);
     }
     return fields.build();
   }
@@ -115,7 +117,7 @@ public final class AlignedNpyDataset implements NpyDataset {
     int start = target.size(); // copyRows checks the indices of each run
     // an in-order batch (one run of rows, checked in bounds) is one bulk copy per array and a batch
     // without an index array
-    boolean oneRun = NpyArrayReader.isOneRun(indices, from, count)
+    boolean oneRun = MappedRows.isOneRun(indices, from, count)
         && indices[from] >= 0 && indices[from] + count <= rows;
     NpyArrayReader current = arrays.get(0);
     try {
@@ -125,7 +127,7 @@ public final class AlignedNpyDataset implements NpyDataset {
         current.endRead();
       }
     } catch (InternalError e) {
-      throw Guard.changedWhileMapped(current.resource(), count == 0 ? null : "rows " + indices[from] + "..", e);
+      throw MappedReads.changedWhileMapped(current.resource(), count == 0 ? null : "rows " + indices[from] + "..", e);
     }
     if (oneRun) {
       target.commitRange(indices[from], count);

@@ -7,6 +7,9 @@ import dev.sluice.core.Example;
 import dev.sluice.core.Shape;
 import dev.sluice.core.Tensor;
 import dev.sluice.core.TensorSpec;
+import dev.sluice.io.internal.MappedChunks;
+import dev.sluice.io.internal.MappedReads;
+import dev.sluice.io.internal.MappedRows;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -37,6 +40,7 @@ final class NpyArrayReader implements AutoCloseable {
   private final long rows;
   private final long rowBytes;
   private final boolean singleField; // one field covering the whole item
+  private final MappedRows cOrderRows; // the rows of a single-field C-order array, else null
   private volatile boolean closed;
 
   private NpyArrayReader(Path path, NpyHeader header, FileChannel channel, long maxChunkBytes) {
@@ -51,6 +55,8 @@ final class NpyArrayReader implements AutoCloseable {
     this.mapped = header.dataBytes() == 0 ? null
         : new MappedChunks(resource, channel, header.dataOffset(), header.dataBytes(), unit, maxChunkBytes);
     this.singleField = !header.isStructured();
+    this.cOrderRows = singleField && !header.isFortranOrder()
+        ? new MappedRows(resource, mapped, rows, Math.toIntExact(rowBytes)) : null;
     List<TensorSpec> s = new ArrayList<>();
     Shape rowShape = header.rowShape();
     for (NpyField f : fields) {
@@ -160,7 +166,7 @@ final class NpyArrayReader implements AutoCloseable {
       int pos = mapped.positionInChunk(start);
       // touch the first and last byte here, so a file truncated under us fails at this boundary;
       // the loads feed a field so that no compiler can drop them as dead
-      touched = chunk.get(pos) + chunk.get(pos + fb - 1);
+      MappedReads.consume(chunk.get(pos) + chunk.get(pos + fb - 1));
       if (field.bigEndian()) {
         ByteBuffer copy = ByteBuffer.allocate(fb).order(ByteOrder.LITTLE_ENDIAN);
         copy.put(0, chunk, pos, fb);
@@ -176,7 +182,7 @@ final class NpyArrayReader implements AutoCloseable {
    * Copies rows {@code indices[from..from+count) - base} into rows {@code startRow..} of the target
    * columns {@code fieldBase..}, without committing them.
    *
-   * @param oneRun the caller found {@code indices[from..from+count)} consecutive ({@link #isOneRun}),
+   * @param oneRun the caller found {@code indices[from..from+count)} consecutive ({@link MappedRows#isOneRun}),
    *     once for all the arrays of a dataset
    */
   void copyRows(long[] indices, int from, int count, long base, BatchBuilder target, int fieldBase, int startRow,
@@ -194,38 +200,7 @@ final class NpyArrayReader implements AutoCloseable {
           copyFortranRow(checked(indices[from + i] - base, 1), dst, (startRow + i) * fb, field);
         }
       } else if (singleField) {
-        // one chunk (files up to the chunk size): plain offsets, no division per row
-        ByteBuffer only = mapped.chunkCount() == 1 ? mapped.chunk(0) : null;
-        int i = 0;
-        if (oneRun) {
-          // the common in-order batch: one bulk copy, found without walking the run row by row
-          long first = checked(indices[from] - base, count);
-          if (only != null) {
-            dst.put(startRow * fb, only, (int) (first * fb), count * fb);
-          } else {
-            copyRange(first * rowBytes, (long) count * rowBytes, dst, startRow * fb);
-          }
-          i = count;
-        } else if (only != null && (fb == 8 || fb == 4)) {
-          copySmallRows(only, indices, from, count, base, fb, dst, startRow);
-          i = count;
-        } else {
-          touchScattered(only, indices, from, count, base, fb);
-        }
-        while (i < count) {
-          long first = indices[from + i] - base;
-          int run = 1;
-          while (i + run < count && indices[from + i + run] - base == first + run) {
-            run++;
-          }
-          checked(first, run);
-          if (only != null) {
-            dst.put((startRow + i) * fb, only, (int) (first * fb), run * fb);
-          } else {
-            copyRange(first * rowBytes, (long) run * rowBytes, dst, (startRow + i) * fb);
-          }
-          i += run;
-        }
+        cOrderRows.copy(indices, from, count, base, dst, startRow, oneRun);
       } else {
         for (int i = 0; i < count; i++) {
           long start = checked(indices[from + i] - base, 1) * rowBytes + field.offset();
@@ -239,98 +214,6 @@ final class NpyArrayReader implements AutoCloseable {
     }
   }
 
-  /**
-   * Loads one byte of each of the first (up to four) cache lines of every row that does not follow
-   * its predecessor, before any row is copied. The loads are independent, so the CPU keeps many
-   * cache and TLB misses in flight at once, where a copy loop waits for each row's misses in turn;
-   * the copies then mostly read from cache, and the hardware prefetcher streams the rest of longer
-   * rows. Rows that continue a run are left to the prefetcher too (docs/benchmarks.md, npy gather,
-   * has the effect on a shuffled gather). The loop body is straight-line on purpose: with an inner
-   * loop over the lines, C2's code keeps fewer rows in flight.
-   *
-   * @param only the file's one chunk, or null when it has several
-   */
-  private void touchScattered(ByteBuffer only, long[] indices, int from, int count, long base, int fb) {
-    if (count < 2 || indices[from + count - 1] - indices[from] == count - 1) {
-      return; // one row, or (almost surely) one run in order: the prefetcher streams it
-    }
-    int lines = (Math.min(fb, 256) + 63) >>> 6;
-    int sum = 0;
-    long previous = -2;
-    for (int i = 0; i < count; i++) {
-      long row = indices[from + i] - base;
-      if (row == previous + 1) {
-        previous = row;
-        continue;
-      }
-      previous = row;
-      checked(row, 1);
-      long start = row * rowBytes;
-      ByteBuffer chunk;
-      int pos;
-      if (only != null) {
-        chunk = only; // no division per row: it would keep the loads from running ahead
-        pos = (int) start;
-      } else {
-        chunk = mapped.chunk(mapped.chunkIndex(start));
-        pos = mapped.positionInChunk(start);
-      }
-      switch (lines) {
-        case 4:
-          sum += chunk.get(pos + 192);
-          // fall through
-        case 3:
-          sum += chunk.get(pos + 128);
-          // fall through
-        case 2:
-          sum += chunk.get(pos + 64);
-          // fall through
-        default:
-          sum += chunk.get(pos);
-      }
-    }
-    touched = sum;
-  }
-
-  /**
-   * True when {@code indices[from..from+count)} are consecutive: a branch-free pass (an or of
-   * differences, no early exit), cheaper than walking the run element by element with a branch per
-   * index.
-   */
-  static boolean isOneRun(long[] indices, int from, int count) {
-    if (count < 2) {
-      return count == 1;
-    }
-    long first = indices[from];
-    if (indices[from + count - 1] - first != count - 1) {
-      return false;
-    }
-    long acc = 0;
-    for (int k = 1; k < count; k++) {
-      acc |= indices[from + k] - k ^ first;
-    }
-    return acc == 0;
-  }
-
-  /**
-   * Rows of 8 or 4 bytes (a label, an id) one value load and store each: cheaper than a bulk copy
-   * call per row, which is what a run of length one would cost.
-   */
-  private void copySmallRows(ByteBuffer only, long[] indices, int from, int count, long base, int fb, ByteBuffer dst,
-      int startRow) {
-    if (fb == 8) {
-      for (int i = 0; i < count; i++) {
-        long row = checked(indices[from + i] - base, 1);
-        dst.putLong((startRow + i) * 8, only.getLong((int) (row * 8)));
-      }
-    } else {
-      for (int i = 0; i < count; i++) {
-        long row = checked(indices[from + i] - base, 1);
-        dst.putInt((startRow + i) * 4, only.getInt((int) (row * 4)));
-      }
-    }
-  }
-
   /** {@code first}, after checking that rows {@code [first, first+run)} exist. */
   private long checked(long first, int run) {
     if (first < 0 || first + run > rows) {
@@ -338,19 +221,6 @@ final class NpyArrayReader implements AutoCloseable {
       throw new IndexOutOfBoundsException("index " + bad + " out of bounds for " + rows + " rows of " + resource);
     }
     return first;
-  }
-
-  /** Copies data bytes {@code [start, start+length)} to {@code dst} at {@code at}, chunk by chunk. */
-  private void copyRange(long start, long length, ByteBuffer dst, int at) {
-    long done = 0;
-    while (done < length) {
-      long p = start + done;
-      ByteBuffer chunk = mapped.chunk(mapped.chunkIndex(p));
-      int pos = mapped.positionInChunk(p);
-      int take = (int) Math.min(length - done, chunk.limit() - pos);
-      dst.put(at + (int) done, chunk, pos, take);
-      done += take;
-    }
   }
 
   /** Row {@code row} of a Fortran-order array, value by value, into C order at {@code dst[at..]}. */
@@ -401,28 +271,10 @@ final class NpyArrayReader implements AutoCloseable {
     }
   }
 
-  /**
-   * Ends every read. A SIGBUS from a truncated mapping is raised by HotSpot asynchronously: the
-   * faulting copy completes with garbage and the {@link InternalError} is thrown at the thread's
-   * next transition back from the VM, which is usually some later allocation in the caller. Native
-   * calls do not deliver it (JDK 17 skips unsafe-access errors on the native transition); a
-   * multi-dimensional array allocation with a non-constant length is always a VM call, in the
-   * interpreter, C1 and C2, so a pending error surfaces here, inside the read boundary that turns
-   * it into a {@code DatasetFormatException}. Cost: one VM call per {@code get} or {@code gather}
-   * (a few hundred nanoseconds after a large copy).
-   */
+  /** Ends every read: see {@link MappedReads#endRead()}. */
   void endRead() {
-    if (new Object[noRows][0].length != 0) {
-      throw new IllegalStateException("unreachable");
-    }
+    MappedReads.endRead();
   }
-
-  /** Sink of the touch loads in {@link #putRow}; its value means nothing. */
-  @SuppressWarnings("unused")
-  private static int touched;
-
-  @SuppressWarnings("FieldMayBeFinal")
-  private static volatile int noRows = 0; // not a constant, so no compiler can elide the allocation
 
   boolean isClosed() {
     return closed;

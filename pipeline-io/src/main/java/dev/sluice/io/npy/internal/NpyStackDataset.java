@@ -9,6 +9,8 @@ import dev.sluice.core.Schema;
 import dev.sluice.core.Shape;
 import dev.sluice.core.Split;
 import dev.sluice.core.TensorSpec;
+import dev.sluice.io.internal.MappedReads;
+import dev.sluice.io.internal.MappedRows;
 import dev.sluice.io.npy.NpyStack;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -292,7 +294,7 @@ public final class NpyStackDataset implements NpyStack {
       reader.putRow(index - r.starts[k], fields);
       reader.endRead();
     } catch (InternalError e) {
-      throw Guard.changedWhileMapped(reader.resource(), "row " + (index - r.starts[k]), e);
+      throw MappedReads.changedWhileMapped(reader.resource(), "row " + (index - r.starts[k]), e);
     }
     return fields.build();
   }
@@ -306,7 +308,7 @@ public final class NpyStackDataset implements NpyStack {
       RandomAccessDataset.checkIndex(indices[i], total, this);
     }
     int start = target.size();
-    boolean oneRun = NpyArrayReader.isOneRun(indices, from, count); // every index was checked above
+    boolean oneRun = MappedRows.isOneRun(indices, from, count); // every index was checked above
     int i = from;
     while (i < from + count) {
       int k = chunkOf(r.starts, indices[i]);
@@ -318,11 +320,11 @@ public final class NpyStackDataset implements NpyStack {
       }
       NpyArrayReader reader = reader(k);
       try {
-        boolean segmentRun = oneRun || run != count && NpyArrayReader.isOneRun(indices, i, run);
+        boolean segmentRun = oneRun || run != count && MappedRows.isOneRun(indices, i, run);
         reader.copyRows(indices, i, run, lo, target, 0, start + (i - from), segmentRun);
         reader.endRead();
       } catch (InternalError e) {
-        throw Guard.changedWhileMapped(reader.resource(), "rows " + (indices[i] - lo) + "..", e);
+        throw MappedReads.changedWhileMapped(reader.resource(), "rows " + (indices[i] - lo) + "..", e);
       }
       i += run;
     }

@@ -1,4 +1,4 @@
-package dev.sluice.io.npy.internal;
+package dev.sluice.io.internal;
 
 import dev.sluice.core.DatasetClosedException;
 import dev.sluice.core.DatasetIOException;
@@ -11,12 +11,12 @@ import java.nio.channels.FileChannel;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
- * The data region of one file mapped read-only in chunks, as Lucene's {@code MMapDirectory}: each
- * chunk holds a whole number of units (rows in C order, single values in Fortran order), so a unit
- * never crosses a chunk. Chunks are mapped on first use and released by the GC once the last view is
+ * A region of one file mapped read-only in chunks, as Lucene's {@code MMapDirectory}: each chunk
+ * holds a whole number of units (rows of a fixed-length column, single values of a Fortran-order
+ * array), so a unit never crosses a chunk. Chunks are mapped on first use and released by the GC once the last view is
  * gone; they are never unmapped explicitly (a stale view would crash the JVM).
  */
-final class MappedChunks {
+public final class MappedChunks {
   private final String resource;
   private final FileChannel channel;
   private final long dataOffset;
@@ -25,10 +25,17 @@ final class MappedChunks {
   private final AtomicReferenceArray<ByteBuffer> chunks;
 
   /**
+   * Maps nothing yet: chunks are mapped on first use.
+   *
+   * @param resource the file, for messages
+   * @param channel the open file; closing it makes later first uses of a chunk throw
+   *     {@link DatasetClosedException}
+   * @param dataOffset where the region starts in the file
+   * @param length bytes of the region
    * @param unitBytes bytes that must never cross a chunk, &gt; 0
    * @param maxChunkBytes the largest chunk to map, at most {@link Integer#MAX_VALUE}
    */
-  MappedChunks(String resource, FileChannel channel, long dataOffset, long length, long unitBytes, long maxChunkBytes) {
+  public MappedChunks(String resource, FileChannel channel, long dataOffset, long length, long unitBytes, long maxChunkBytes) {
     this.resource = resource;
     this.channel = channel;
     this.dataOffset = dataOffset;
@@ -43,26 +50,33 @@ final class MappedChunks {
     this.chunks = new AtomicReferenceArray<>(Math.toIntExact(n));
   }
 
-  long chunkBytes() {
+  /** Bytes of the region. */
+  public long length() {
+    return length;
+  }
+
+  /** Bytes of every chunk but the last. */
+  public long chunkBytes() {
     return chunkBytes;
   }
 
-  int chunkCount() {
+  /** Number of chunks. */
+  public int chunkCount() {
     return chunks.length();
   }
 
   /** The chunk holding data byte {@code offset}. */
-  int chunkIndex(long offset) {
+  public int chunkIndex(long offset) {
     return (int) (offset / chunkBytes);
   }
 
   /** The position of data byte {@code offset} inside its chunk. */
-  int positionInChunk(long offset) {
+  public int positionInChunk(long offset) {
     return (int) (offset % chunkBytes);
   }
 
   /** Chunk {@code k} (little-endian order set; absolute access only), mapped on first use. */
-  ByteBuffer chunk(int k) {
+  public ByteBuffer chunk(int k) {
     ByteBuffer b = chunks.get(k);
     if (b != null) {
       return b;

@@ -1,0 +1,226 @@
+package dev.sluice.io.internal;
+
+import java.nio.ByteBuffer;
+
+/**
+ * A column of fixed-size rows in a chunked read-only mapping (row {@code r} at byte
+ * {@code r × rowBytes} of the region), and the bulk copies that gather rows of it into a batch
+ * column: one copy per contiguous run of indices, value loads for 4- and 8-byte rows, and the
+ * touch-then-copy pass that overlaps the cache misses of scattered rows.
+ */
+public final class MappedRows {
+  private final String resource;
+  private final MappedChunks mapped;
+  private final long rows;
+  private final int rowBytes;
+
+  /**
+   * @param resource the file, for messages
+   * @param mapped the region, mapped in chunks of whole rows; may be null when {@code rows} or
+   *     {@code rowBytes} is 0
+   * @param rows rows in the region
+   * @param rowBytes bytes per row, &gt;= 0
+   */
+  public MappedRows(String resource, MappedChunks mapped, long rows, int rowBytes) {
+    this.resource = resource;
+    this.mapped = mapped;
+    this.rows = rows;
+    this.rowBytes = rowBytes;
+  }
+
+  /** Number of rows. */
+  public long rows() {
+    return rows;
+  }
+
+  /** Bytes per row. */
+  public int rowBytes() {
+    return rowBytes;
+  }
+
+  /**
+   * True when {@code indices[from..from+count)} are consecutive: a branch-free pass (an or of
+   * differences, no early exit), cheaper than walking the run element by element.
+   */
+  public static boolean isOneRun(long[] indices, int from, int count) {
+    if (count < 2) {
+      return count == 1;
+    }
+    long first = indices[from];
+    if (indices[from + count - 1] - first != count - 1) {
+      return false;
+    }
+    long acc = 0;
+    for (int k = 1; k < count; k++) {
+      acc |= indices[from + k] - k ^ first;
+    }
+    return acc == 0;
+  }
+
+  /**
+   * A view of row {@code row} (its first and last byte are loaded here, so a file truncated under
+   * the mapping faults inside the caller's read boundary).
+   */
+  public ByteBuffer view(long row) {
+    checked(row, 1);
+    if (rowBytes == 0) {
+      return ByteBuffer.allocate(0);
+    }
+    long start = row * rowBytes;
+    ByteBuffer chunk = mapped.chunk(mapped.chunkIndex(start));
+    int pos = mapped.positionInChunk(start);
+    MappedReads.consume(chunk.get(pos) + chunk.get(pos + rowBytes - 1));
+    return chunk.slice(pos, rowBytes);
+  }
+
+  /**
+   * Copies rows {@code indices[from..from+count) - base} to {@code dst} at byte
+   * {@code dstRow × rowBytes} onwards, row after row.
+   *
+   * @param oneRun the caller found {@code indices[from..from+count)} consecutive ({@link #isOneRun})
+   * @throws IndexOutOfBoundsException naming the file when a row does not exist
+   */
+  public void copy(long[] indices, int from, int count, long base, ByteBuffer dst, int dstRow, boolean oneRun) {
+    int fb = rowBytes;
+    if (fb == 0 || count == 0) {
+      for (int i = 0; i < count; i++) {
+        checked(indices[from + i] - base, 1);
+      }
+      return;
+    }
+    // one chunk (files up to the chunk size): plain offsets, no division per row
+    ByteBuffer only = mapped.chunkCount() == 1 ? mapped.chunk(0) : null;
+    int i = 0;
+    if (oneRun) {
+      // the common in-order batch: one bulk copy, found without walking the run row by row
+      long first = checked(indices[from] - base, count);
+      if (only != null) {
+        dst.put(dstRow * fb, only, (int) (first * fb), count * fb);
+      } else {
+        copyRange(first * fb, (long) count * fb, dst, dstRow * fb);
+      }
+      return;
+    } else if (only != null && (fb == 8 || fb == 4)) {
+      copySmallRows(only, indices, from, count, base, dst, dstRow);
+      return;
+    } else {
+      touchScattered(only, indices, from, count, base);
+    }
+    while (i < count) {
+      long first = indices[from + i] - base;
+      int run = 1;
+      while (i + run < count && indices[from + i + run] - base == first + run) {
+        run++;
+      }
+      checked(first, run);
+      if (only != null) {
+        dst.put((dstRow + i) * fb, only, (int) (first * fb), run * fb);
+      } else {
+        copyRange(first * fb, (long) run * fb, dst, (dstRow + i) * fb);
+      }
+      i += run;
+    }
+  }
+
+  /**
+   * Loads one byte of each of the first (up to four) cache lines of every row that does not follow
+   * its predecessor, before any row is copied. The loads are independent, so the CPU keeps many
+   * cache and TLB misses in flight at once, where a copy loop waits for each row's misses in turn;
+   * the copies then mostly read from cache, and the hardware prefetcher streams the rest of longer
+   * rows. Rows that continue a run are left to the prefetcher too. The loop body is straight-line
+   * on purpose: with an inner loop over the lines, compiled code kept fewer rows in flight.
+   *
+   * @param only the region's one chunk, or null when it has several
+   */
+  private void touchScattered(ByteBuffer only, long[] indices, int from, int count, long base) {
+    if (count < 2 || indices[from + count - 1] - indices[from] == count - 1) {
+      return; // one row, or (almost surely) one run in order: the prefetcher streams it
+    }
+    int lines = (Math.min(rowBytes, 256) + 63) >>> 6;
+    int sum = 0;
+    long previous = -2;
+    for (int i = 0; i < count; i++) {
+      long row = indices[from + i] - base;
+      if (row == previous + 1) {
+        previous = row;
+        continue;
+      }
+      previous = row;
+      checked(row, 1);
+      long start = row * rowBytes;
+      ByteBuffer chunk;
+      int pos;
+      if (only != null) {
+        chunk = only; // no division per row: it would keep the loads from running ahead
+        pos = (int) start;
+      } else {
+        chunk = mapped.chunk(mapped.chunkIndex(start));
+        pos = mapped.positionInChunk(start);
+      }
+      switch (lines) {
+        case 4:
+          sum += chunk.get(pos + 192);
+          // fall through
+        case 3:
+          sum += chunk.get(pos + 128);
+          // fall through
+        case 2:
+          sum += chunk.get(pos + 64);
+          // fall through
+        default:
+          sum += chunk.get(pos);
+      }
+    }
+    MappedReads.consume(sum);
+  }
+
+  /**
+   * Rows of 8 or 4 bytes (a label, an id) one value load and store each: cheaper than a bulk copy
+   * call per row, which is what a run of length one would cost.
+   */
+  private void copySmallRows(ByteBuffer only, long[] indices, int from, int count, long base, ByteBuffer dst,
+      int dstRow) {
+    if (rowBytes == 8) {
+      for (int i = 0; i < count; i++) {
+        long row = checked(indices[from + i] - base, 1);
+        dst.putLong((dstRow + i) * 8, only.getLong((int) (row * 8)));
+      }
+    } else {
+      for (int i = 0; i < count; i++) {
+        long row = checked(indices[from + i] - base, 1);
+        dst.putInt((dstRow + i) * 4, only.getInt((int) (row * 4)));
+      }
+    }
+  }
+
+  /**
+   * {@code first}, after checking that rows {@code [first, first+run)} exist.
+   *
+   * @throws IndexOutOfBoundsException naming the file
+   */
+  public long checked(long first, int run) {
+    if (first < 0 || first + run > rows) {
+      long bad = first < 0 ? first : first + run - 1;
+      throw new IndexOutOfBoundsException("index " + bad + " out of bounds for " + rows + " rows of " + resource);
+    }
+    return first;
+  }
+
+  /** Copies region bytes {@code [start, start+length)} to {@code dst} at {@code at}, chunk by chunk. */
+  private void copyRange(long start, long length, ByteBuffer dst, int at) {
+    copyRange(mapped, start, length, dst, at);
+  }
+
+  /** Copies bytes {@code [start, start+length)} of {@code mapped} to {@code dst} at {@code at}, chunk by chunk. */
+  public static void copyRange(MappedChunks mapped, long start, long length, ByteBuffer dst, int at) {
+    long done = 0;
+    while (done < length) {
+      long p = start + done;
+      ByteBuffer chunk = mapped.chunk(mapped.chunkIndex(p));
+      int pos = mapped.positionInChunk(p);
+      int take = (int) Math.min(length - done, chunk.limit() - pos);
+      dst.put(at + (int) done, chunk, pos, take);
+      done += take;
+    }
+  }
+}
