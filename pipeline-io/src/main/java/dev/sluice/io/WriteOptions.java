@@ -1,5 +1,8 @@
 package dev.sluice.io;
 
+import java.util.Objects;
+import java.util.function.LongConsumer;
+
 /**
  * Settings for {@link DatasetFormat#write}; each format uses what applies to it.
  *
@@ -7,8 +10,12 @@ package dev.sluice.io;
  * @param workers parallel writer threads, ≥ 1
  * @param codec compression codec name (Parquet, shards), or null for the format's default
  * @param rowGroupBytes target row group size in bytes (Parquet), or 0 for the format's default
+ * @param progress told the number of rows written each time some are (from any writer thread, so
+ *     it must be thread-safe); never null
  */
-public record WriteOptions(int numShards, int workers, String codec, long rowGroupBytes) {
+public record WriteOptions(int numShards, int workers, String codec, long rowGroupBytes, LongConsumer progress) {
+  private static final LongConsumer NO_PROGRESS = rows -> { };
+
   /** Write options; throws {@link IllegalArgumentException} naming the first value out of range. */
   public WriteOptions {
     if (numShards < 1) {
@@ -20,6 +27,12 @@ public record WriteOptions(int numShards, int workers, String codec, long rowGro
     if (rowGroupBytes < 0) {
       throw new IllegalArgumentException("rowGroupBytes >= 0 required but it was " + rowGroupBytes);
     }
+    Objects.requireNonNull(progress, "progress");
+  }
+
+  /** Write options without a progress listener. */
+  public WriteOptions(int numShards, int workers, String codec, long rowGroupBytes) {
+    this(numShards, workers, codec, rowGroupBytes, NO_PROGRESS);
   }
 
   /** One shard, one worker, the format's default codec and row-group size. */
@@ -29,21 +42,26 @@ public record WriteOptions(int numShards, int workers, String codec, long rowGro
 
   /** These options with {@code n} output shards or files. */
   public WriteOptions withNumShards(int n) {
-    return new WriteOptions(n, workers, codec, rowGroupBytes);
+    return new WriteOptions(n, workers, codec, rowGroupBytes, progress);
   }
 
   /** These options with {@code n} writer threads. */
   public WriteOptions withWorkers(int n) {
-    return new WriteOptions(numShards, n, codec, rowGroupBytes);
+    return new WriteOptions(numShards, n, codec, rowGroupBytes, progress);
   }
 
   /** These options with codec {@code c} (null for the format's default). */
   public WriteOptions withCodec(String c) {
-    return new WriteOptions(numShards, workers, c, rowGroupBytes);
+    return new WriteOptions(numShards, workers, c, rowGroupBytes, progress);
   }
 
   /** These options with row groups of about {@code b} bytes (0 for the format's default). */
   public WriteOptions withRowGroupBytes(long b) {
-    return new WriteOptions(numShards, workers, codec, b);
+    return new WriteOptions(numShards, workers, codec, b, progress);
+  }
+
+  /** These options with a progress listener (see {@link #progress()}). */
+  public WriteOptions withProgress(LongConsumer listener) {
+    return new WriteOptions(numShards, workers, codec, rowGroupBytes, listener);
   }
 }

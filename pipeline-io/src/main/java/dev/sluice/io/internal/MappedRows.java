@@ -82,7 +82,7 @@ public final class MappedRows {
    */
   public void copy(long[] indices, int from, int count, long base, ByteBuffer dst, int dstRow, boolean oneRun) {
     int fb = rowBytes;
-    if (fb == 0 || count == 0) {
+    if (fb == 0 || count == 0 || mapped == null) { // no bytes to copy: only the bounds to check
       for (int i = 0; i < count; i++) {
         checked(indices[from + i] - base, 1);
       }

@@ -1,0 +1,45 @@
+package dev.sluice.io.shards;
+
+import dev.sluice.core.Example;
+import dev.sluice.core.HasSchema;
+import dev.sluice.core.PipelineContext;
+import dev.sluice.core.RandomAccessDataset;
+import dev.sluice.core.SplitDataset;
+import dev.sluice.io.Verifiable;
+import java.nio.file.Path;
+import java.util.List;
+import reactor.core.publisher.Flux;
+
+/**
+ * An open Sluice shard set: a directory of shard files and the {@code metadata.json} that lists
+ * them, read as one dataset whose global row indices run through the shards in order.
+ *
+ * <p>It is random access ({@link #get} returns zero-copy views of the mapping, {@link #gather}
+ * copies rows straight into a batch's columns, across shard boundaries, for fixed- and
+ * variable-length fields) and a {@link SplitDataset} whose splits are its shards (with
+ * {@link #readBatches}). Opening checks every shard's header and footer against
+ * {@code metadata.json}; {@link #verify()} checks every byte against the stored checksums.
+ *
+ * <p>{@link #close()} closes the files: later reads throw
+ * {@link dev.sluice.core.DatasetClosedException} ("already closed: &lt;file&gt;"). Views handed out
+ * before stay valid; their mappings are released by the GC once the last view is gone.
+ */
+public interface ShardSet extends RandomAccessDataset<Example>, SplitDataset<Example>, HasSchema, Verifiable,
+    AutoCloseable {
+
+  /** The directory this set was opened from. */
+  Path path();
+
+  /** The shards, in order, as {@code metadata.json} lists them. */
+  List<ShardInfo> shards();
+
+  /** The rows in index order. */
+  @Override
+  default Flux<Example> flux(PipelineContext context) {
+    return RandomAccessDataset.super.flux(context);
+  }
+
+  /** Closes the shard files; idempotent. */
+  @Override
+  void close();
+}

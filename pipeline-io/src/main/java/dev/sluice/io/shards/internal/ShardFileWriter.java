@@ -1,0 +1,408 @@
+package dev.sluice.io.shards.internal;
+
+import dev.sluice.core.Batch;
+import dev.sluice.core.BufferPool;
+import dev.sluice.core.Column;
+import dev.sluice.core.DatasetIOException;
+import dev.sluice.core.PooledBuffer;
+import dev.sluice.core.Tensor;
+import dev.sluice.core.TensorSpec;
+import dev.sluice.io.shards.ShardInfo;
+import dev.sluice.io.shards.internal.FieldLayout.Buffer;
+import dev.sluice.io.shards.internal.FieldLayout.Kind;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.zip.CRC32C;
+
+/**
+ * Writes one shard file from batches, streaming: the rows are known in advance, so every block
+ * whose size follows from them (validity, offsets, fixed-length values) is written in place as the
+ * batches arrive; the first block whose size only the data tells streams after them, and any
+ * further one goes to a spill file beside the shard and is appended when the shard completes. The
+ * shard is written under a temporary name in the target's directory and renamed into place by
+ * {@link #finish()}; {@link #close()} before that deletes everything it wrote.
+ */
+public final class ShardFileWriter implements AutoCloseable {
+  private static final int STAGING_BYTES = 256 << 10;
+
+  private final Path target;
+  private final Path temp;
+  private final FileChannel channel;
+  private final List<FieldLayout> layouts;
+  private final long rows;
+  private final BufferPool pool;
+  private final BlockOut[] blocks;
+  private final long[] items; // per field: list items or bytes written so far (variable-length fields)
+  private long rowsWritten;
+  private boolean done;
+
+  private ShardFileWriter(Path target, List<FieldLayout> layouts, long rows, BufferPool pool) throws IOException {
+    this.target = target;
+    this.layouts = layouts;
+    this.rows = rows;
+    this.pool = pool;
+    this.items = new long[layouts.size()];
+    Path dir = target.toAbsolutePath().getParent();
+    String name = target.getFileName().toString();
+    this.temp = Files.createTempFile(dir, "." + name + ".", ".tmp");
+    this.channel = FileChannel.open(temp, StandardOpenOption.WRITE, StandardOpenOption.READ);
+    int count = 0;
+    for (FieldLayout l : layouts) {
+      count += l.blockCount();
+    }
+    this.blocks = new BlockOut[count];
+  }
+
+  /**
+   * A writer of a shard of {@code rows} rows to {@code target}.
+   *
+   * @param pool where the staging buffers come from (returned by {@link #finish()} and {@link #close()})
+   */
+  public static ShardFileWriter create(Path target, List<FieldLayout> layouts, long rows, BufferPool pool) {
+    ShardFileWriter w;
+    try {
+      w = new ShardFileWriter(target, layouts, rows, pool);
+    } catch (IOException e) {
+      throw new DatasetIOException(target.toString(), "cannot create a temporary file beside it: " + e, e);
+    }
+    try {
+      w.layOut();
+      return w;
+    } catch (IOException | RuntimeException e) {
+      w.close();
+      throw e instanceof IOException io ? w.ioError("cannot create", io) : (RuntimeException) e;
+    }
+  }
+
+  /** Places the blocks of known size one after the other, then the others (first in place, rest spilled). */
+  private void layOut() throws IOException {
+    long at = ShardFile.HEADER_BYTES;
+    for (FieldLayout l : layouts) {
+      for (Buffer b : l.buffers()) {
+        long known = l.knownLength(b, rows);
+        if (known >= 0) {
+          blocks[l.block(b)] = new BlockOut(channel, null, at, known);
+          at = ShardFile.align(at + known);
+        }
+      }
+    }
+    boolean first = true;
+    for (FieldLayout l : layouts) {
+      for (Buffer b : l.buffers()) {
+        if (l.knownLength(b, rows) < 0) {
+          if (first) {
+            blocks[l.block(b)] = new BlockOut(channel, null, at, -1);
+            first = false;
+          } else {
+            Path spill = Files.createTempFile(temp.getParent(), temp.getFileName().toString() + ".", ".spill");
+            FileChannel ch = FileChannel.open(spill, StandardOpenOption.WRITE, StandardOpenOption.READ);
+            blocks[l.block(b)] = new BlockOut(ch, spill, -1, -1);
+          }
+        }
+      }
+    }
+    for (FieldLayout l : layouts) {
+      int off = l.block(Buffer.OFFSETS);
+      if (off >= 0) {
+        blocks[off].putLong(0);
+      }
+    }
+  }
+
+  /** The shard this writer completes. */
+  public Path target() {
+    return target;
+  }
+
+  /**
+   * Appends the rows of {@code batch}, whose columns are those of the layouts' fields (matched by
+   * name; other columns are ignored).
+   *
+   * @throws IllegalArgumentException when a column does not match its field or the batch holds more
+   *     rows than the shard
+   */
+  public void write(Batch batch) {
+    checkOpen();
+    int n = batch.size();
+    if (rowsWritten + n > rows) {
+      throw new IllegalArgumentException(target.getFileName() + ": " + (rowsWritten + n) + " rows written but the shard"
+          + " holds " + rows);
+    }
+    try {
+      for (int f = 0; f < layouts.size(); f++) {
+        FieldLayout l = layouts.get(f);
+        writeColumn(f, l, batch.column(l.name()), n);
+      }
+    } catch (IOException e) {
+      throw ioError("write failed", e);
+    }
+    rowsWritten += n;
+  }
+
+  private void writeColumn(int f, FieldLayout l, Column c, int n) throws IOException {
+    TensorSpec spec = l.spec();
+    TensorSpec given = c.spec();
+    if (given.dtype() != spec.dtype() || !given.shape().equals(spec.shape())) {
+      throw new IllegalArgumentException("field '" + spec.name() + "': a batch column " + given + " cannot be written"
+          + " to a field " + spec);
+    }
+    Tensor validity = c.hasValidity() ? c.validity() : null;
+    if (validity != null && !spec.nullable()) {
+      for (int r = 0; r < n; r++) {
+        if (!validity.getBoolean(r)) {
+          throw new IllegalArgumentException("field '" + spec.name() + "' of example " + rowIndex(r) + " is null but"
+              + " the field is not nullable");
+        }
+      }
+      validity = null;
+    }
+    if (spec.nullable()) {
+      BlockOut v = blocks[l.block(Buffer.VALIDITY)];
+      for (int r = 0; r < n; r++) {
+        v.putByte(validity == null || validity.getBoolean(r) ? (byte) 1 : (byte) 0);
+      }
+    }
+    BlockOut values = blocks[l.block(Buffer.VALUES)];
+    ByteBuffer data = c.values().data();
+    if (l.kind() == Kind.FIXED) {
+      int rb = l.itemBytes();
+      if (validity == null) {
+        values.put(data, 0, n * rb);
+      } else {
+        for (int r = 0; r < n; r++) {
+          if (validity.getBoolean(r)) {
+            values.put(data, r * rb, rb);
+          } else {
+            values.putZeros(rb);
+          }
+        }
+      }
+      return;
+    }
+    Tensor off = c.offsets();
+    BlockOut offsets = blocks[l.block(Buffer.OFFSETS)];
+    long base = off.getLong(0);
+    long previous = base;
+    long written = items[f];
+    for (int r = 0; r < n; r++) {
+      long end = off.getLong(r + 1L);
+      if (end < previous) {
+        throw new IllegalArgumentException("field '" + spec.name() + "' of example " + rowIndex(r) + ": the batch's"
+            + " offsets decrease (" + previous + " then " + end + ")");
+      }
+      if (validity != null && !validity.getBoolean(r) && end != previous) {
+        throw new IllegalArgumentException("field '" + spec.name() + "' of example " + rowIndex(r) + " is null but"
+            + " holds " + (end - previous) + " values");
+      }
+      written += end - previous;
+      offsets.putLong(written);
+      previous = end;
+    }
+    long ib = l.itemBytes();
+    values.put(data, Math.toIntExact(base * ib), Math.toIntExact((previous - base) * ib));
+    items[f] = written;
+  }
+
+  private String rowIndex(int r) {
+    return String.valueOf(rowsWritten + r) + " of " + target.getFileName();
+  }
+
+  /**
+   * Completes the shard: footer and header, flushed to disk, renamed to its name.
+   *
+   * @throws IllegalArgumentException when fewer rows than announced were written
+   */
+  public ShardInfo finish() {
+    checkOpen();
+    if (rowsWritten != rows) {
+      throw new IllegalArgumentException(target.getFileName() + ": the source gave " + rowsWritten + " rows but the"
+          + " shard holds " + rows + " (did the source's size change while it was written?)");
+    }
+    try {
+      long end = ShardFile.HEADER_BYTES;
+      List<ShardFile.Block> table = new ArrayList<>(blocks.length);
+      for (BlockOut b : blocks) {
+        b.flush();
+        if (b.offset >= 0) {
+          if (b.expected >= 0 && b.length != b.expected) {
+            throw new IllegalStateException("block of " + b.expected + " bytes holds " + b.length);
+          }
+          end = Math.max(end, b.offset + b.length);
+        }
+      }
+      for (BlockOut b : blocks) {
+        if (b.offset < 0) {
+          b.offset = ShardFile.align(end);
+          long done = 0;
+          while (done < b.length) {
+            done += b.channel.transferTo(done, b.length - done, channel.position(b.offset + done));
+          }
+          end = b.offset + b.length;
+        }
+        table.add(new ShardFile.Block(b.offset, b.length, (int) b.crc.getValue()));
+      }
+      long footerOffset = ShardFile.footerOffset(end);
+      long length = footerOffset + (long) table.size() * ShardFile.BLOCK_ENTRY_BYTES + ShardFile.TAIL_BYTES;
+      ByteBuffer footer = ShardFile.footer(rows, length, table);
+      int checksum = ShardFile.footerChecksum(footer);
+      writeFully(channel, footer, footerOffset);
+      writeFully(channel, ShardFile.header(rows, table.size(), footerOffset, length), 0);
+      channel.force(false);
+      channel.close();
+      Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+      done = true;
+      releaseBlocks();
+      return new ShardInfo(target.getFileName().toString(), rows, length, ShardFile.checksumText(checksum));
+    } catch (IOException e) {
+      throw ioError("cannot complete", e);
+    } finally {
+      if (!done) {
+        close();
+      }
+    }
+  }
+
+  private DatasetIOException ioError(String what, IOException e) {
+    return new DatasetIOException(target.toString(), what + ": " + e, e);
+  }
+
+  private void checkOpen() {
+    if (done) {
+      throw new IllegalStateException(target + ": the shard writer is already finished or closed");
+    }
+  }
+
+  /** Deletes the temporary and spill files unless {@link #finish()} completed; idempotent. */
+  @Override
+  public void close() {
+    if (done) {
+      return;
+    }
+    done = true;
+    try {
+      channel.close();
+    } catch (IOException ignored) {
+      // the write already failed; that error is the one to report
+    }
+    try {
+      Files.deleteIfExists(temp);
+    } catch (IOException ignored) {
+      // best effort: an orphan temporary file is never read (its name is not a shard's)
+    }
+    releaseBlocks();
+  }
+
+  private void releaseBlocks() {
+    for (BlockOut b : blocks) {
+      if (b != null) {
+        b.release();
+      }
+    }
+  }
+
+  private static void writeFully(FileChannel ch, ByteBuffer b, long position) throws IOException {
+    long p = position;
+    while (b.hasRemaining()) {
+      p += ch.write(b, p);
+    }
+  }
+
+  /** One block being written: staged, checksummed, written at its place (or to its spill file). */
+  private final class BlockOut {
+    final FileChannel channel;
+    final Path spill; // null: written in place
+    final long expected; // -1: only the data tells
+    final CRC32C crc = new CRC32C();
+    long offset; // in the shard; -1 for a spilled block until finish
+    long length;
+    PooledBuffer staging;
+
+    BlockOut(FileChannel channel, Path spill, long offset, long expected) {
+      this.channel = channel;
+      this.spill = spill;
+      this.offset = offset;
+      this.expected = expected;
+    }
+
+    private ByteBuffer staging(int need) throws IOException {
+      if (staging == null) {
+        staging = pool.allocate(expected >= 0 ? Math.min(STAGING_BYTES, Math.max(expected, 8)) : STAGING_BYTES);
+        staging.buffer().clear();
+      }
+      ByteBuffer s = staging.buffer();
+      if (s.remaining() < need) {
+        flush();
+      }
+      return s;
+    }
+
+    void putLong(long v) throws IOException {
+      staging(8).putLong(v);
+    }
+
+    void putByte(byte v) throws IOException {
+      staging(1).put(v);
+    }
+
+    void putZeros(int n) throws IOException {
+      for (int i = 0; i < n; i++) {
+        putByte((byte) 0);
+      }
+    }
+
+    void put(ByteBuffer src, int from, int n) throws IOException {
+      if (n >= STAGING_BYTES) { // large runs go straight from the batch to the file
+        flush();
+        ByteBuffer run = src.slice(from, n);
+        crc.update(run.duplicate());
+        writeFully(channel, run, (spill == null ? offset : 0) + length);
+        length += n;
+        return;
+      }
+      int done = 0;
+      while (done < n) {
+        ByteBuffer s = staging(1);
+        int take = Math.min(n - done, s.remaining());
+        s.put(s.position(), src, from + done, take);
+        s.position(s.position() + take);
+        done += take;
+      }
+    }
+
+    void flush() throws IOException {
+      if (staging == null) {
+        return;
+      }
+      ByteBuffer s = staging.buffer();
+      s.flip();
+      crc.update(s.duplicate());
+      long position = (spill == null ? offset : 0) + length;
+      int n = s.remaining();
+      writeFully(channel, s, position);
+      length += n;
+      s.clear();
+    }
+
+    void release() {
+      if (staging != null) {
+        staging.close();
+        staging = null;
+      }
+      if (spill != null) {
+        try {
+          channel.close();
+          Files.deleteIfExists(spill);
+        } catch (IOException ignored) {
+          // best effort: a spill file is never read once its shard completed or failed
+        }
+      }
+    }
+  }
+}
