@@ -1,0 +1,282 @@
+package dev.sluice.io.shards;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.sluice.core.BatchBuilder;
+import dev.sluice.core.DatasetException;
+import dev.sluice.core.DatasetFormatException;
+import dev.sluice.core.Datasets;
+import dev.sluice.core.MemoryManager;
+import dev.sluice.core.UnsupportedFormatException;
+import dev.sluice.core.testing.NoLeaks;
+import dev.sluice.io.WriteOptions;
+import dev.sluice.io.shards.internal.FieldLayout;
+import dev.sluice.io.shards.internal.ShardFile;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.function.Consumer;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.function.Executable;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Every bad shard set gives a typed error naming the file, the position and expected versus found. */
+@ExtendWith(NoLeaks.class)
+class ShardBadInputTest {
+  @TempDir Path dir;
+  private Path set;
+  private Path blobs;
+
+  @BeforeEach
+  void write() {
+    set = dir.resolve("set");
+    Shards.write(Datasets.synthetic(200, 8, 1), set, WriteOptions.defaults().withNumShards(3));
+    blobs = dir.resolve("blobs");
+    Shards.write(ShardTestData.blobs(30, 5, 20, 2), blobs, WriteOptions.defaults().withNumShards(2));
+  }
+
+  private static <T extends DatasetException> T fails(Class<T> type, Executable open, String... fragments) {
+    T e = assertThrows(type, open);
+    for (String f : fragments) {
+      assertTrue(e.getMessage().contains(f), "'" + f + "' in: " + e.getMessage());
+    }
+    return e;
+  }
+
+  private <T extends DatasetException> T failsToOpen(Class<T> type, Path shardSet, String... fragments) {
+    return fails(type, () -> Shards.open(shardSet).close(), fragments);
+  }
+
+  private static void editMetadata(Path shardSet, Consumer<ObjectNode> edit) throws IOException {
+    ObjectMapper json = new ObjectMapper();
+    Path meta = shardSet.resolve("metadata.json");
+    ObjectNode root = (ObjectNode) json.readTree(meta.toFile());
+    edit.accept(root);
+    json.writeValue(meta.toFile(), root);
+  }
+
+  private static ObjectNode shard(ObjectNode root, int k) {
+    return (ObjectNode) ((ArrayNode) root.get("shards")).get(k);
+  }
+
+  /** The frame of a shard, read with the format's own reader. */
+  private static ShardFile.Frame frame(Path shard) throws IOException {
+    try (FileChannel ch = FileChannel.open(shard)) {
+      return ShardFile.read(shard.toString(), ch, ch.size());
+    }
+  }
+
+  private static void putLong(Path file, long position, long value) throws IOException {
+    try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE)) {
+      ch.write(ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(0, value), position);
+    }
+  }
+
+  private static long getLong(Path file, long position) throws IOException {
+    try (FileChannel ch = FileChannel.open(file)) {
+      return ShardFile.readAt(ch, position, 8).getLong(0);
+    }
+  }
+
+  private static void flipByte(Path file, long position) throws IOException {
+    try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+      ByteBuffer b = ShardFile.readAt(ch, position, 1);
+      b.put(0, (byte) (b.get(0) ^ 0x5a));
+      ch.write(b, position);
+    }
+  }
+
+  /** Where row {@code row}'s end offset of the blob field of {@code shard} is stored. */
+  private static long offsetPosition(Path shard, long row) throws IOException {
+    FieldLayout data = FieldLayout.of(ShardTestData.blobs(1, 1, 1, 1).schema().fields()).get(0);
+    return frame(shard).blocks().get(data.block(FieldLayout.Buffer.OFFSETS)).offset() + 8 * row;
+  }
+
+  @Test
+  void missingShard() throws IOException {
+    Files.delete(set.resolve("shard-00001.shard"));
+    DatasetFormatException e = failsToOpen(DatasetFormatException.class, set, "missing", "shard 1 of 3");
+    assertTrue(e.resource().endsWith("shard-00001.shard"), e.resource());
+  }
+
+  @Test
+  void metadataRowsDisagreeWithTheShard() throws IOException {
+    editMetadata(set, root -> {
+      shard(root, 1).put("rows", 70);
+      root.put("dataset_len", 203);
+    });
+    failsToOpen(DatasetFormatException.class, set, "shard-00001.shard", "holds 67 rows but metadata.json says 70");
+  }
+
+  @Test
+  void metadataFieldsDisagreeWithTheShard() throws IOException {
+    editMetadata(set, root -> {
+      ObjectNode x = (ObjectNode) root.get("fields").get(0);
+      assertEquals("x", x.get("name").asText());
+      x.putArray("shape").add(4);
+    });
+    failsToOpen(DatasetFormatException.class, set, "shard-00000.shard", "field 'x' values holds 2144 bytes",
+        "need 1072", "metadata.json disagrees with the shard");
+  }
+
+  @Test
+  void metadataChecksumDisagreesWithTheShard() throws IOException {
+    String[] real = new String[1];
+    editMetadata(set, root -> {
+      real[0] = shard(root, 2).get("checksum").asText();
+      shard(root, 2).put("checksum", "crc32c:00000000");
+    });
+    failsToOpen(DatasetFormatException.class, set, "shard-00002.shard",
+        "checksum mismatch (expected crc32c:00000000 as metadata.json says, found " + real[0] + ")");
+  }
+
+  @Test
+  void truncatedShard() throws IOException {
+    Path shard = set.resolve("shard-00000.shard");
+    long size = Files.size(shard);
+    try (FileChannel ch = FileChannel.open(shard, StandardOpenOption.WRITE)) {
+      ch.truncate(size - 10);
+    }
+    failsToOpen(DatasetFormatException.class, set, "shard-00000.shard",
+        "truncated: metadata.json says " + size + " bytes but the file has " + (size - 10));
+    editMetadata(set, root -> shard(root, 0).put("bytes", size - 10));
+    failsToOpen(DatasetFormatException.class, set, "shard-00000.shard",
+        "truncated: the header says " + size + " bytes but the file has " + (size - 10));
+  }
+
+  @Test
+  void extendedShard() throws IOException {
+    Path shard = set.resolve("shard-00002.shard");
+    long size = Files.size(shard);
+    Files.write(shard, new byte[] {1, 2, 3}, StandardOpenOption.APPEND);
+    failsToOpen(DatasetFormatException.class, set, "shard-00002.shard",
+        "extended: metadata.json says " + size + " bytes but the file has " + (size + 3));
+    editMetadata(set, root -> shard(root, 2).put("bytes", size + 3));
+    failsToOpen(DatasetFormatException.class, set, "shard-00002.shard",
+        "extended: the header says " + size + " bytes but the file has " + (size + 3) + " (3 bytes after the footer)");
+  }
+
+  @Test
+  void corruptDataIsAChecksumMismatchFoundByVerify() throws IOException {
+    Path shard = set.resolve("shard-00001.shard");
+    FieldLayout x = FieldLayout.of(((dev.sluice.core.HasSchema) Datasets.synthetic(1, 8, 1)).schema().fields()).get(0);
+    ShardFile.Block values = frame(shard).blocks().get(x.block(FieldLayout.Buffer.VALUES));
+    flipByte(shard, values.offset() + 100);
+    try (ShardSet s = Shards.open(set)) { // opening checks only headers and footers
+      fails(DatasetFormatException.class, s::verify, "shard-00001.shard", "field 'x' values (bytes "
+          + values.offset() + ".." + values.end() + ")", "checksum mismatch (expected "
+          + ShardFile.checksumText(values.crc()) + ", found crc32c:");
+    }
+  }
+
+  @Test
+  void nonZeroBytesBetweenBlocksAreFoundByVerify() throws IOException {
+    Path shard = set.resolve("shard-00000.shard");
+    ShardFile.Frame f = frame(shard);
+    long gap = f.blocks().get(0).end(); // x's 67 rows of 32 bytes end inside a 64-byte line
+    flipByte(shard, gap);
+    try (ShardSet s = Shards.open(set)) {
+      fails(DatasetFormatException.class, s::verify, "shard-00000.shard", "byte " + gap,
+          "the bytes between blocks must be zero");
+    }
+  }
+
+  @Test
+  void corruptHeaderOrFooter() throws IOException {
+    Path shard = set.resolve("shard-00001.shard");
+    flipByte(shard, 20);
+    failsToOpen(DatasetFormatException.class, set, "shard-00001.shard", "header checksum mismatch (expected crc32c:");
+    flipByte(shard, 20);
+    ShardFile.Frame f = frame(shard);
+    flipByte(shard, f.footerOffset() + 9);
+    failsToOpen(DatasetFormatException.class, set, "shard-00001.shard", "footer checksum mismatch (expected crc32c:");
+  }
+
+  @Test
+  void notAShardAndAnUnknownVersion() throws IOException {
+    Path shard = set.resolve("shard-00000.shard");
+    long size = Files.size(shard);
+    Files.write(shard, new byte[(int) size]);
+    failsToOpen(DatasetFormatException.class, set, "shard-00000.shard", "not a Sluice shard",
+        "expected magic \"SLUICESH\"");
+    editMetadata(blobs, root -> root.put("version", 7));
+    failsToOpen(UnsupportedFormatException.class, blobs, "metadata.json", "key version", "version 7 is not supported");
+  }
+
+  @Test
+  void malformedMetadata() throws IOException {
+    Files.writeString(set.resolve("metadata.json"), "{\"format\": \"sluice-shards\", \"version\": 1, ");
+    failsToOpen(DatasetFormatException.class, set, "metadata.json", "malformed JSON");
+    editMetadata(blobs, root -> root.put("num_shards", 3));
+    failsToOpen(DatasetFormatException.class, blobs, "metadata.json", "key num_shards", "says 3 but 2 shards are listed");
+  }
+
+  @Test
+  void anOffsetPointingOutsideItsShardNamesTheRecord() throws IOException {
+    Path shard = blobs.resolve("shard-00001.shard"); // rows 15..29
+    putLong(shard, offsetPosition(shard, 4), 1L << 40);
+    try (ShardSet s = Shards.open(blobs)) {
+      s.get(17);
+      fails(DatasetFormatException.class, () -> s.get(18), "shard-00001.shard", "field 'data', record 18 (row 3 of"
+          + " shard-00001.shard)", "offsets [", ", 1099511627776) point outside the values block of");
+      try (BatchBuilder b = BatchBuilder.create(s.schema(), 3, MemoryManager.shared().pool("test.bad"))) {
+        fails(DatasetFormatException.class, () -> s.gather(new long[] {2, 19, 18}, 0, 3, b), "record 19");
+      }
+    }
+  }
+
+  @Test
+  void decreasingOffsetsNameTheRecord() throws IOException {
+    Path shard = blobs.resolve("shard-00000.shard");
+    long start = getLong(shard, offsetPosition(shard, 5));
+    putLong(shard, offsetPosition(shard, 6), start - 3);
+    try (ShardSet s = Shards.open(blobs)) {
+      fails(DatasetFormatException.class, () -> s.get(5), "shard-00000.shard", "field 'data', record 5",
+          "offsets decrease: offset[5] = " + start + " > offset[6] = " + (start - 3));
+      // the offsets were edited without their block checksum: verify says so first
+      fails(DatasetFormatException.class, s::verify, "field 'data' offsets", "checksum mismatch");
+    }
+  }
+
+  @Test
+  void offsetsThatDoNotSpanTheValuesAreRefusedOnOpen() throws IOException {
+    Path shard = blobs.resolve("shard-00000.shard");
+    long last = getLong(shard, offsetPosition(shard, 15));
+    putLong(shard, offsetPosition(shard, 15), last - 1);
+    failsToOpen(DatasetFormatException.class, blobs, "shard-00000.shard", "field 'data' offsets",
+        "run from 0 to " + (last - 1) + " but must run from 0 to " + last);
+  }
+
+  @Test
+  void aShardTruncatedAfterOpenIsADataErrorNotACrash() throws IOException {
+    Path big = dir.resolve("big");
+    Shards.write(Datasets.synthetic(20_000, 16, 3), big, WriteOptions.defaults().withNumShards(1));
+    Path shard = big.resolve("shard-00000.shard");
+    try (ShardSet s = Shards.open(big)) {
+      for (int i = 0; i < 20_000; i++) {
+        assertEquals(i % 1000, s.get(i % 1000).tensor("label").getLong(0));
+      }
+      try (FileChannel ch = FileChannel.open(shard, StandardOpenOption.WRITE)) {
+        ch.truncate(4096);
+      }
+      for (long row : new long[] {15_000, 19_999}) {
+        fails(DatasetFormatException.class, () -> s.get(row).tensor("x").getFloat(0), "shard-00000.shard changed"
+            + " while mapped");
+      }
+      try (BatchBuilder b = BatchBuilder.create(s.schema(), 2, MemoryManager.shared().pool("test.trunc"))) {
+        fails(DatasetFormatException.class, () -> s.gather(new long[] {12_000, 18_000}, 0, 2, b), "changed while mapped");
+      }
+    }
+  }
+}
