@@ -1,0 +1,48 @@
+package dev.sluice.io.directory;
+
+import dev.sluice.core.DatasetIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/**
+ * A directory of files, one sample per file, read by index in sorted file-name order: tf.data's
+ * {@code list_files} plus {@code read_file}, or PyTorch's dataset over a list of paths.
+ *
+ * <pre>{@code
+ * try (DirectoryDataset images = Directory.open(Path.of("images"))) {   // field "data": bytes
+ *   ByteBuffer jpeg = images.get(3).tensor("data").data();
+ * }
+ * }</pre>
+ *
+ * <p>The samples are the directory's regular files whose names do not start with {@code .}, sorted
+ * by name (Java's {@code String} order of the names); subdirectories are not entered.
+ */
+public final class Directory {
+  /** The field of a {@link SampleFiles#RAW} directory. */
+  public static final String RAW_FIELD = "data";
+  /** The field of a {@link SampleFiles#NPY} directory. */
+  public static final String NPY_FIELD = "data";
+
+  private Directory() {}
+
+  /** Opens {@code dir}, {@link SampleFiles#AUTO}. */
+  public static DirectoryDataset open(Path dir) {
+    return open(dir, SampleFiles.AUTO);
+  }
+
+  /**
+   * Opens {@code dir}: lists its files now (later additions are not seen) and, for {@code .npy}
+   * samples, reads every header (not the data) to find the field's dtype and shape.
+   *
+   * @throws DatasetIOException when {@code dir} is not a readable directory
+   * @throws dev.sluice.core.DatasetFormatException when it holds no files, or {@code .npy} samples
+   *     disagree in dtype or shape (naming both files)
+   */
+  public static DirectoryDataset open(Path dir, SampleFiles content) {
+    if (!Files.isDirectory(dir)) {
+      throw new DatasetIOException(dir.toString(), Files.exists(dir) ? "not a directory" : "no such file or directory",
+          null);
+    }
+    return DirectoryDataset.open(dir, content);
+  }
+}

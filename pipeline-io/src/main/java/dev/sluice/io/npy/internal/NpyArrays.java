@@ -1,0 +1,60 @@
+package dev.sluice.io.npy.internal;
+
+import dev.sluice.core.DType;
+import dev.sluice.core.Example;
+import dev.sluice.core.Shape;
+import dev.sluice.core.Tensor;
+import dev.sluice.core.TensorSpec;
+import dev.sluice.core.UnsupportedFormatException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.file.Path;
+
+/** Whole {@code .npy} arrays as one value each: what a directory of one {@code .npy} per sample holds. */
+public final class NpyArrays {
+  private NpyArrays() {}
+
+  /**
+   * The dtype and shape of the array in {@code file}, from its header alone.
+   *
+   * @throws UnsupportedFormatException for a structured dtype (several fields per item)
+   */
+  public static TensorSpec spec(Path file, String name) {
+    NpyHeader h = NpyArrayReader.readHeader(file, name);
+    checkPlain(h);
+    return new TensorSpec(name, h.fields().get(0).dtype(), Shape.of(h.shape()));
+  }
+
+  /**
+   * The whole array in {@code file} as one little-endian C-order tensor (a copy: any byte or memory
+   * order is converted), of the dtype and shape its header gives (a 0-d array is a scalar).
+   */
+  public static Tensor read(Path file, String name) {
+    try (NpyArrayReader r = NpyArrayReader.open(file, name, Integer.MAX_VALUE)) {
+      NpyHeader h = r.header();
+      checkPlain(h);
+      DType dtype = h.fields().get(0).dtype();
+      long[] shape = h.shape();
+      long rowBytes = h.rowBytes();
+      ByteBuffer all = ByteBuffer.allocate(Math.toIntExact(r.rows() * rowBytes)).order(ByteOrder.LITTLE_ENDIAN);
+      for (long i = 0; i < r.rows(); i++) {
+        all.put(row(r, i, name).data());
+      }
+      r.endRead();
+      return Tensor.wrap(dtype, Shape.of(shape), all.flip());
+    }
+  }
+
+  private static Tensor row(NpyArrayReader r, long i, String name) {
+    Example.Builder b = Example.builder(i);
+    r.putRow(i, b);
+    return b.build().tensor(name);
+  }
+
+  private static void checkPlain(NpyHeader h) {
+    if (h.isStructured()) {
+      throw new UnsupportedFormatException(h.resource(), "header", "a structured dtype (" + h.descr() + ") holds "
+          + "several fields per item; a sample file must hold one plain array");
+    }
+  }
+}
