@@ -3,6 +3,8 @@ package dev.sluice.examples.cli;
 import dev.sluice.core.Dataset;
 import dev.sluice.core.Example;
 import dev.sluice.io.Checksums;
+import dev.sluice.io.DatasetFormat;
+import dev.sluice.io.Verifiable;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -13,8 +15,9 @@ import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code sluice checksum PATH [--columns a,b]}: the SHA-256 of the canonical bytes
+ * {@code sluice checksum PATH [--columns a,b] [--verify]}: the SHA-256 of the canonical bytes
  * ({@link Checksums}) as 64 lowercase hex digits. Equal checksums mean a conversion lost nothing.
+ * {@code --verify} first checks a format's stored checksums over every byte ({@link Verifiable}).
  */
 @Command(name = "checksum", mixinStandardHelpOptions = true,
     description = "Print the SHA-256 of a dataset's canonical bytes (64 lowercase hex digits).")
@@ -29,12 +32,23 @@ final class ChecksumCommand implements Callable<Integer> {
       description = "Format (${COMPLETION-CANDIDATES}); default: recognized from the contents.")
   String format;
 
+  @Option(names = "--verify", description = "First check every byte against the checksums the files store (shards).")
+  boolean verify;
+
   @Spec CommandSpec spec;
 
   @Override
   public Integer call() throws Exception {
-    Dataset<Example> ds = DatasetRun.open(path, format);
+    DatasetFormat f = DatasetRun.formatOf(path, format);
+    Dataset<Example> ds = f.open(path);
     try {
+      if (verify) {
+        if (!(ds instanceof Verifiable v)) {
+          throw new UnsupportedOperationException(path + ": the " + f.name() + " format stores no checksums to verify"
+              + " (--verify applies to shards)");
+        }
+        v.verify();
+      }
       String sha = Checksums.sha256(ds, columns);
       spec.commandLine().getOut().println(sha);
       spec.commandLine().getOut().flush();

@@ -1,18 +1,127 @@
 package dev.sluice.examples.cli;
 
+import dev.sluice.core.Dataset;
+import dev.sluice.core.Example;
+import dev.sluice.core.RandomAccessDataset;
+import dev.sluice.core.Split;
+import dev.sluice.core.SplitDataset;
+import dev.sluice.io.DatasetFormat;
+import dev.sluice.io.Formats;
+import dev.sluice.io.WriteOptions;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.Callable;
+import java.util.concurrent.atomic.AtomicLong;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
 
-/** {@code sluice convert}: not available yet; exits 2 saying so. */
-@Command(name = "convert", mixinStandardHelpOptions = true, description = "Not available yet.")
+/**
+ * {@code sluice convert IN OUT --to npy|shards|parquet [--num-shards N] [--workers W] [--force]}:
+ * reads IN in any readable format and writes it to OUT in a format that can write, rows in order.
+ * Equal {@code sluice checksum}s of IN and OUT mean nothing was lost. OUT follows {@code generate}'s
+ * rules: an existing dataset is replaced only with {@code --force}; a one-file format named into a
+ * directory writes {@code OUT/part-0.<format>}.
+ */
+@Command(name = "convert", mixinStandardHelpOptions = true,
+    description = "Convert a dataset to another format, rows in order (equal checksums before and after).")
 final class ConvertCommand implements Callable<Integer> {
-  @Parameters(arity = "0..*", hidden = true)
-  List<String> args;
+  @Parameters(index = "0", paramLabel = "IN", description = "A dataset file or directory.")
+  Path in;
+
+  @Parameters(index = "1", paramLabel = "OUT",
+      description = "The dataset to write: a directory, or a file for a one-file format (OUT/ writes OUT/part-0.<format>).")
+  String out;
+
+  @Option(names = "--to", required = true, paramLabel = "F", completionCandidates = DatasetRun.WritableFormatNames.class,
+      description = "Output format: ${COMPLETION-CANDIDATES}.")
+  String to;
+
+  @Option(names = "--format", paramLabel = "F", completionCandidates = DatasetRun.FormatNames.class,
+      description = "Format of IN (${COMPLETION-CANDIDATES}); default: recognized from its contents "
+          + "(--format directory: one file per sample).")
+  String format;
+
+  @Option(names = "--num-shards", paramLabel = "N", defaultValue = "1",
+      description = "Shards to write (--to shards; default: ${DEFAULT-VALUE}).")
+  int numShards;
+
+  @Option(names = "--workers", paramLabel = "W",
+      description = "Shards written at once (--to shards; default: the number of cores, at most N).")
+  Integer workers;
+
+  @Option(names = "--codec", paramLabel = "C", description = "Compression codec (--to parquet).")
+  String codec;
+
+  @Option(names = "--force", description = "Replace an existing dataset at OUT.")
+  boolean force;
+
+  @Spec CommandSpec spec;
 
   @Override
-  public Integer call() {
-    throw new SluiceCommand.NotImplementedException("sluice convert");
+  public Integer call() throws IOException {
+    OptionChecks.positive("--num-shards", numShards);
+    int w = workers != null ? workers : Math.min(numShards, Runtime.getRuntime().availableProcessors());
+    OptionChecks.positive("--workers", w);
+    DatasetFormat target = Formats.named(to);
+    if (!target.canWrite()) {
+      throw new UnsupportedOperationException("format '" + target.name() + "' cannot write; formats that can: "
+          + Formats.all().stream().filter(DatasetFormat::canWrite).map(DatasetFormat::name).toList());
+    }
+    if (!Files.exists(in)) {
+      throw new IllegalArgumentException(in + ": no such file or directory");
+    }
+    Path dataset = Path.of(out);
+    if (Files.exists(dataset) && Files.isSameFile(in, dataset)) {
+      throw new IllegalArgumentException(out + " is IN itself; write to another path");
+    }
+    DatasetFormat source = DatasetRun.formatOf(in, format);
+    Path path = OutputPaths.target(target, out);
+    Dataset<Example> data = source.open(in);
+    try {
+      OutputPaths.makeRoom(dataset, force); // only once IN opened: a failed open leaves OUT as it was
+      long total = knownRows(data);
+      AtomicLong written = new AtomicLong();
+      long t0 = System.nanoTime();
+      try (Progress progress = Progress.start("convert", total, "rows", System.err)) {
+        WriteOptions options = WriteOptions.defaults().withNumShards(numShards).withWorkers(w).withCodec(codec)
+            .withProgress(n -> {
+              written.addAndGet(n);
+              progress.step(n);
+            });
+        target.write(data, path, options);
+      }
+      double seconds = (System.nanoTime() - t0) / 1e9;
+      long rows = total >= 0 ? total : written.get();
+      String how = target.name().equals("shards")
+          ? String.format(Locale.ROOT, " (%d shard%s, %d worker%s)", numShards, numShards == 1 ? "" : "s", w,
+              w == 1 ? "" : "s")
+          : "";
+      spec.commandLine().getOut().printf(Locale.ROOT, "converted %d rows of %s (%s) to %s as %s%s in %.2f s%n",
+          rows, in, source.name(), path, target.name(), how, seconds);
+      spec.commandLine().getOut().flush();
+      return 0;
+    } finally {
+      DatasetRun.close(data);
+    }
+  }
+
+  /** The rows when the source knows them without reading, else -1. */
+  private static long knownRows(Dataset<Example> data) {
+    if (data instanceof RandomAccessDataset<?> ra) {
+      return ra.size();
+    }
+    if (data instanceof SplitDataset<?> sd) {
+      List<Split> splits = sd.splits();
+      if (splits.stream().allMatch(Split::hasKnownRowCount)) {
+        return splits.stream().mapToLong(Split::rowCount).sum();
+      }
+    }
+    return -1;
   }
 }

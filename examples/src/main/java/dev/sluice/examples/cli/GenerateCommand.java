@@ -1,18 +1,12 @@
 package dev.sluice.examples.cli;
 
-import dev.sluice.core.DatasetIOException;
 import dev.sluice.core.Datasets;
 import dev.sluice.io.DatasetFormat;
 import dev.sluice.io.Formats;
 import dev.sluice.io.WriteOptions;
-import java.io.File;
-import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
-import java.util.stream.Stream;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -70,67 +64,12 @@ final class GenerateCommand implements Callable<Integer> {
       throw new UnsupportedOperationException("format '" + f.name() + "' cannot write; formats that can: "
           + Formats.all().stream().filter(DatasetFormat::canWrite).map(DatasetFormat::name).toList());
     }
-    Path dataset = Path.of(out);
-    boolean namedDirectory = out.endsWith("/") || out.endsWith(File.separator) || Files.isDirectory(dataset);
-    Path target = f.writesOneFile() && namedDirectory ? dataset.resolve("part-0." + f.name()) : dataset;
-    makeRoom(dataset);
+    Path target = OutputPaths.target(f, out);
+    OutputPaths.makeRoom(Path.of(out), force);
     f.write(Datasets.synthetic(rows, dim, seed), target, WriteOptions.defaults().withRowGroupBytes(rowGroupBytes));
     spec.commandLine().getOut().printf(Locale.ROOT, "wrote %d rows (x float32[%d], label int64) to %s as %s%n",
         rows, dim, target, f.name());
     spec.commandLine().getOut().flush();
     return 0;
-  }
-
-  /**
-   * Leaves {@code dataset} absent or an empty directory: refuses an existing one without
-   * {@code --force}, and with it deletes a file, or the files of a directory that holds a
-   * recognized dataset and no subdirectory.
-   */
-  private void makeRoom(Path dataset) {
-    if (!Files.exists(dataset) || isEmptyDirectory(dataset)) {
-      return;
-    }
-    if (!force) {
-      throw new IllegalArgumentException(dataset + " already exists; pass --force to replace it");
-    }
-    try {
-      if (!Files.isDirectory(dataset)) {
-        Files.delete(dataset);
-        return;
-      }
-      List<Path> entries;
-      try (Stream<Path> s = Files.list(dataset)) {
-        entries = s.toList();
-      }
-      if (entries.stream().anyMatch(Files::isDirectory) || !holdsDataset(dataset)) {
-        throw new IllegalArgumentException(dataset + " is a directory that does not hold a dataset Sluice recognizes;"
-            + " not replacing it even with --force (remove it yourself or choose another OUT)");
-      }
-      for (Path p : entries) {
-        Files.delete(p);
-      }
-    } catch (IOException e) {
-      throw new DatasetIOException(dataset.toString(), "cannot replace: " + e.getMessage(), e);
-    }
-  }
-
-  private static boolean isEmptyDirectory(Path p) {
-    if (!Files.isDirectory(p)) {
-      return false;
-    }
-    try (Stream<Path> s = Files.list(p)) {
-      return s.findAny().isEmpty();
-    } catch (IOException e) {
-      return false;
-    }
-  }
-
-  private static boolean holdsDataset(Path dir) {
-    try {
-      Formats.detect(dir);
-      return true;
-    } catch (RuntimeException e) {
-      return false;
-    }
   }
 }

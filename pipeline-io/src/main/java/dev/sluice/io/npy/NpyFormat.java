@@ -5,6 +5,7 @@ import dev.sluice.core.Example;
 import dev.sluice.io.DatasetFormat;
 import dev.sluice.io.WriteOptions;
 import dev.sluice.io.npy.internal.NpyLayout;
+import dev.sluice.io.npy.internal.NpyWriter;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -49,9 +50,9 @@ public final class NpyFormat implements DatasetFormat {
     return true;
   }
 
-  /** One {@code .npy} per field in directory {@code out}; the options do not apply. */
+  /** One {@code .npy} per field in directory {@code out}; of the options only the progress listener applies. */
   @Override
   public void write(Dataset<Example> dataset, Path out, WriteOptions options) {
-    Npy.write(dataset, out);
+    NpyWriter.write(dataset, out, options.progress());
   }
 }

@@ -19,6 +19,7 @@ import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import java.util.function.LongConsumer;
 import java.util.stream.Collectors;
 import reactor.core.Exceptions;
 
@@ -29,6 +30,7 @@ import reactor.core.Exceptions;
  */
 public final class NpyWriter {
   private static final int STAGING = 1 << 20;
+  private static final int PROGRESS_ROWS = 4096;
 
   private final Path dir;
   private Schema schema;
@@ -42,6 +44,14 @@ public final class NpyWriter {
 
   /** Writes every example of {@code dataset} (one pass, source order) to {@code dir}. */
   public static void write(Dataset<Example> dataset, Path dir) {
+    write(dataset, dir, rows -> { });
+  }
+
+  /**
+   * {@link #write(Dataset, Path)}, telling {@code progress} the rows written every
+   * {@value #PROGRESS_ROWS} rows and at the end.
+   */
+  public static void write(Dataset<Example> dataset, Path dir, LongConsumer progress) {
     try {
       Files.createDirectories(dir);
     } catch (IOException e) {
@@ -54,7 +64,15 @@ public final class NpyWriter {
         w.start();
       }
       try {
-        dataset.flux().doOnNext(w::append).then().block();
+        long[] pending = {0};
+        dataset.flux().doOnNext(e -> {
+          w.append(e);
+          if (++pending[0] == PROGRESS_ROWS) {
+            progress.accept(pending[0]);
+            pending[0] = 0;
+          }
+        }).then().block();
+        progress.accept(pending[0]);
       } catch (RuntimeException e) {
         Throwable t = Exceptions.unwrap(e);
         if (t instanceof UncheckedIOException u) {
