@@ -193,6 +193,23 @@ public final class ColumnBuilder {
     return (int) at;
   }
 
+  /**
+   * Makes room for {@code bytes} more bytes of innermost values at once (nothing is added): a source
+   * that knows from an offset index how much it is about to append grows the buffer once instead of
+   * doubling it, copying each time, as the appends arrive.
+   *
+   * @param bytes &gt;= 0
+   */
+  public void reserveBytes(long bytes) {
+    if (fixed != null) {
+      throw new IllegalStateException("field '" + spec.name() + "' " + spec + " is fixed-length");
+    }
+    if (bytes < 0) {
+      throw new IllegalArgumentException("bytes >= 0 required but it was " + bytes);
+    }
+    ensureValues(bytes);
+  }
+
   /** The values buffer as it is now (it moves when it grows): write reserved values here. */
   public ByteBuffer valueBuffer() {
     return values.buf;

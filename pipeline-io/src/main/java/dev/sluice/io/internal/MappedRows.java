@@ -13,6 +13,7 @@ public final class MappedRows {
   private final MappedChunks mapped;
   private final long rows;
   private final int rowBytes;
+  private ByteBuffer single; // the region's one chunk once mapped, else null
 
   /**
    * @param resource the file, for messages
@@ -71,6 +72,87 @@ public final class MappedRows {
     int pos = mapped.positionInChunk(start);
     MappedReads.consume(chunk.get(pos) + chunk.get(pos + rowBytes - 1));
     return chunk.slice(pos, rowBytes);
+  }
+
+  /**
+   * Loads one byte of each of the first (up to four) cache lines of the rows
+   * {@code rows[positions[j]]}, {@code j} in {@code [from, to)}, which must exist: called for every
+   * row of a scattered batch before any is copied (see {@link #copy}), so that their cache misses
+   * overlap. Returns the sum of the loads, for {@link MappedReads#consume}.
+   */
+  public int touch(long[] rows, int[] positions, int from, int to) {
+    int lines = (Math.min(rowBytes, 256) + 63) >>> 6;
+    ByteBuffer only = single();
+    int sum = 0;
+    for (int j = from; j < to; j++) {
+      long start = rows[positions[j]] * rowBytes;
+      ByteBuffer chunk;
+      int pos;
+      if (only != null) {
+        chunk = only;
+        pos = (int) start;
+      } else {
+        chunk = mapped.chunk(mapped.chunkIndex(start));
+        pos = mapped.positionInChunk(start);
+      }
+      switch (lines) {
+        case 4:
+          sum += chunk.get(pos + 192);
+          // fall through
+        case 3:
+          sum += chunk.get(pos + 128);
+          // fall through
+        case 2:
+          sum += chunk.get(pos + 64);
+          // fall through
+        default:
+          sum += chunk.get(pos);
+      }
+    }
+    return sum;
+  }
+
+  /**
+   * Copies row {@code rows[p]} to {@code dst} row {@code dstRow + p}, for {@code p = positions[j]},
+   * {@code j} in {@code [from, to)}; the rows must exist and have bytes. With the rows of one
+   * mapping grouped this way, a batch drawn from several mappings is copied with the same tight loop
+   * as one drawn from a single mapping.
+   */
+  public void copy(long[] rows, int[] positions, int from, int to, ByteBuffer dst, int dstRow) {
+    int rb = rowBytes;
+    ByteBuffer only = single();
+    if (only == null) {
+      for (int j = from; j < to; j++) {
+        int p = positions[j];
+        long start = rows[p] * rb;
+        dst.put((dstRow + p) * rb, mapped.chunk(mapped.chunkIndex(start)), mapped.positionInChunk(start), rb);
+      }
+    } else if (rb == 8) {
+      for (int j = from; j < to; j++) {
+        int p = positions[j];
+        dst.putLong((dstRow + p) * 8, only.getLong((int) (rows[p] * 8)));
+      }
+    } else if (rb == 4) {
+      for (int j = from; j < to; j++) {
+        int p = positions[j];
+        dst.putInt((dstRow + p) * 4, only.getInt((int) (rows[p] * 4)));
+      }
+    } else {
+      for (int j = from; j < to; j++) {
+        int p = positions[j];
+        dst.put((dstRow + p) * rb, only, (int) (rows[p] * rb), rb);
+      }
+    }
+  }
+
+  /** The region's one chunk, or null when it has several (or none). */
+  private ByteBuffer single() {
+    ByteBuffer s = single;
+    if (s == null && mapped != null && mapped.chunkCount() == 1) {
+      s = mapped.chunk(0);
+      single = s; // a racing thread maps the same chunk: MappedChunks keeps one
+    }
+    return s;
   }
 
   /**

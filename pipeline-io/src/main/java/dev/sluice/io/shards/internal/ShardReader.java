@@ -1,6 +1,5 @@
 package dev.sluice.io.shards.internal;
 
-import dev.sluice.core.BatchBuilder;
 import dev.sluice.core.DatasetClosedException;
 import dev.sluice.core.DatasetFormatException;
 import dev.sluice.core.DatasetIOException;
@@ -186,15 +185,9 @@ final class ShardReader implements AutoCloseable {
     }
   }
 
-  /**
-   * Copies rows {@code indices[from..from+count) - base} into rows {@code startRow..} of
-   * {@code target}, without committing them.
-   */
-  void copyRows(long[] indices, int from, int count, long base, BatchBuilder target, int startRow, boolean oneRun) {
-    checkOpen();
-    for (int f = 0; f < columns.length; f++) {
-      columns[f].copy(indices, from, count, base, target, f, startRow, oneRun);
-    }
+  /** The reader of field {@code f}'s blocks. */
+  ColumnReader column(int f) {
+    return columns[f];
   }
 
   /**
@@ -270,7 +263,7 @@ final class ShardReader implements AutoCloseable {
   }
 
   /** The blocks of one field. */
-  private final class ColumnReader {
+  final class ColumnReader {
     final FieldLayout layout;
     final TensorSpec spec;
     final MappedRows fixed; // FIXED: the values
@@ -317,12 +310,30 @@ final class ShardReader implements AutoCloseable {
       return chunk.getLong(offsets.positionInChunk(at));
     }
 
+    FieldLayout layout() {
+      return layout;
+    }
+
+    /** The rows of a fixed-length field. */
+    MappedRows fixed() {
+      return fixed;
+    }
+
+    boolean nullable() {
+      return validity != null;
+    }
+
+    /** The values block when it is mapped as one chunk, else null. */
+    ByteBuffer singleValuesChunk() {
+      return values != null && values.chunkCount() == 1 ? values.chunk(0) : null;
+    }
+
     boolean isValid(long row) {
       ByteBuffer chunk = validity.chunk(validity.chunkIndex(row));
       return chunk.get(validity.positionInChunk(row)) != 0;
     }
 
-    /** The item range of row {@code row}, checked: {@code [start, end)} packed as a two-element array. */
+    /** The item range {@code [out[0], out[1])} of row {@code row} (global index {@code index}), checked. */
     void range(long row, long index, long[] out) {
       long start = offset(row);
       long end = offset(row + 1);
@@ -375,44 +386,6 @@ final class ShardReader implements AutoCloseable {
           range(row, index, r);
           ByteBuffer b = bytes(r[0] * itemBytes, r[1] * itemBytes);
           out.put(spec.name(), Tensor.wrap(spec.dtype(), itemShape.prepend(r[1] - r[0]), b));
-        }
-      }
-    }
-
-    void copy(long[] indices, int from, int count, long base, BatchBuilder target, int field, int startRow,
-        boolean oneRun) {
-      if (layout.kind() == Kind.FIXED) {
-        fixed.copy(indices, from, count, base, target.fixedColumn(field), startRow, oneRun);
-        if (validity != null) {
-          for (int i = 0; i < count; i++) {
-            if (!isValid(indices[from + i] - base)) {
-              target.setNull(field, startRow + i);
-            }
-          }
-        }
-        return;
-      }
-      long[] r = new long[2];
-      // one view of the values reused for every row when the block is one chunk (no allocation per row)
-      ByteBuffer only = values != null && values.chunkCount() == 1 ? values.chunk(0).duplicate() : null;
-      for (int i = 0; i < count; i++) {
-        long row = indices[from + i] - base;
-        if (row < 0 || row >= rows) {
-          throw new IndexOutOfBoundsException("index " + row + " out of bounds for " + rows + " rows of " + resource);
-        }
-        if (validity != null && !isValid(row)) {
-          target.setNull(field, startRow + i);
-          target.appendVariable(field, EMPTY);
-          continue;
-        }
-        range(row, indices[from + i], r);
-        long a = r[0] * itemBytes;
-        long b = r[1] * itemBytes;
-        if (only != null) {
-          only.limit((int) b).position((int) a);
-          target.appendVariable(field, only);
-        } else {
-          target.appendVariable(field, a == b ? EMPTY : bytes(a, b));
         }
       }
     }

@@ -13,6 +13,7 @@ import dev.sluice.io.internal.MappedReads;
 import dev.sluice.io.internal.MappedRows;
 import dev.sluice.io.shards.ShardInfo;
 import dev.sluice.io.shards.ShardSet;
+import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -24,10 +25,14 @@ import reactor.core.publisher.Flux;
 public final class ShardSetDataset implements ShardSet {
   /** The memory-manager stage {@link #readBatches} allocates from. */
   public static final String STAGE = "shards";
+  private static final ByteBuffer EMPTY = ByteBuffer.allocate(0);
 
   private final Path dir;
   private final ShardMetadata meta;
   private final List<ShardReader> readers;
+  private final ShardReader.ColumnReader[][] columns; // [field][shard]
+  private final int bucketShift;
+  private final int[] bucketShard; // the shard of row b << bucketShift
   private final long[] starts; // starts[k] = first global row of shard k; starts[n] = total
   private final List<Split> splits;
   private final Map<Split, Integer> splitNumbers = new HashMap<>();
@@ -47,6 +52,26 @@ public final class ShardSetDataset implements ShardSet {
       splitNumbers.put(split, k);
     }
     this.splits = List.copyOf(s);
+    long total = starts[readers.size()];
+    int shift = 0;
+    while ((total - 1) >>> shift >= 64L * Math.max(1, readers.size())) {
+      shift++;
+    }
+    this.bucketShift = shift;
+    this.bucketShard = new int[(int) (Math.max(total - 1, 0) >>> shift) + 1];
+    for (int b = 0, k = 0; b < bucketShard.length; b++) {
+      long first = (long) b << shift;
+      while (k + 1 < readers.size() && starts[k + 1] <= first) {
+        k++;
+      }
+      bucketShard[b] = k;
+    }
+    this.columns = new ShardReader.ColumnReader[meta.schema().size()][readers.size()];
+    for (int f = 0; f < columns.length; f++) {
+      for (int k = 0; k < readers.size(); k++) {
+        columns[f][k] = readers.get(k).column(f);
+      }
+    }
   }
 
   /**
@@ -103,19 +128,17 @@ public final class ShardSetDataset implements ShardSet {
     }
   }
 
-  /** The last shard k with starts[k] <= index (so empty shards are skipped). */
+  /**
+   * The last shard k with starts[k] <= index (so empty shards are skipped): the shard of the first
+   * row of the index's bucket of 2^bucketShift rows, then forward past the boundaries inside the
+   * bucket (none for almost every index).
+   */
   private int shardOf(long index) {
-    int lo = 0;
-    int hi = starts.length - 2;
-    while (lo < hi) {
-      int mid = (lo + hi + 1) >>> 1;
-      if (starts[mid] <= index) {
-        lo = mid;
-      } else {
-        hi = mid - 1;
-      }
+    int k = bucketShard[(int) (index >>> bucketShift)];
+    while (starts[k + 1] <= index) {
+      k++;
     }
-    return lo;
+    return k;
   }
 
   @Override
@@ -134,38 +157,196 @@ public final class ShardSetDataset implements ShardSet {
     return fields.build();
   }
 
+  /**
+   * Copies the rows into the batch field by field: a batch inside one shard with that shard's bulk
+   * copies (one per run of consecutive rows), a batch spread over several shards row by row,
+   * after loading the first cache lines of every row so that their misses overlap. Variable-length
+   * values are located (and their offsets checked) first, so the batch's values grow once.
+   */
   @Override
   public void gather(long[] indices, int from, int count, BatchBuilder target) {
     checkOpen();
     long total = size();
-    for (int i = from; i < from + count; i++) {
-      RandomAccessDataset.checkIndex(indices[i], total, this);
+    boolean oneRun = MappedRows.isOneRun(indices, from, count);
+    if (oneRun) {
+      RandomAccessDataset.checkIndex(indices[from], total, this);
+      RandomAccessDataset.checkIndex(indices[from + count - 1], total, this);
+    } else {
+      for (int i = from; i < from + count; i++) {
+        RandomAccessDataset.checkIndex(indices[i], total, this);
+      }
     }
     int start = target.size();
-    boolean oneRun = MappedRows.isOneRun(indices, from, count); // every index was checked above
-    int i = from;
-    while (i < from + count) {
-      int k = shardOf(indices[i]);
-      long lo = starts[k];
-      long hi = starts[k + 1];
-      int run = 1;
-      while (i + run < from + count && indices[i + run] >= lo && indices[i + run] < hi) {
-        run++;
-      }
-      ShardReader r = readers.get(k);
+    if (count > 0) {
+      int k0 = shardOf(indices[from]);
+      long lo = starts[k0];
+      long hi = starts[k0 + 1];
+      boolean oneShard = oneRun ? indices[from + count - 1] < hi : inRange(indices, from, count, lo, hi);
+      int[] shard = null; // where each row is, computed when a field needs it
+      long[] local = null;
+      Grouped grouped = null;
       try {
-        boolean segmentRun = oneRun || run != count && MappedRows.isOneRun(indices, i, run);
-        r.copyRows(indices, i, run, lo, target, start + (i - from), segmentRun);
+        for (int f = 0; f < columns.length; f++) {
+          ShardReader.ColumnReader[] byShard = columns[f];
+          boolean fixed = byShard[k0].layout().kind() == FieldLayout.Kind.FIXED;
+          if (fixed && oneShard) {
+            byShard[k0].fixed().copy(indices, from, count, lo, target.fixedColumn(f), start, oneRun);
+            if (!byShard[k0].nullable()) {
+              continue;
+            }
+          }
+          if (shard == null) {
+            shard = new int[count];
+            local = new long[count];
+            locate(indices, from, count, oneShard ? k0 : -1, shard, local);
+          }
+          if (fixed && !oneShard) {
+            if (grouped == null) {
+              grouped = new Grouped(shard, readers.size());
+            }
+            copyScattered(byShard, grouped, local, target.fixedColumn(f), start);
+          }
+          if (fixed) {
+            if (byShard[k0].nullable()) {
+              for (int i = 0; i < count; i++) {
+                if (!byShard[shard[i]].isValid(local[i])) {
+                  target.setNull(f, start + i);
+                }
+              }
+            }
+          } else {
+            copyVariable(byShard, shard, local, indices, from, target, f, start);
+          }
+        }
         MappedReads.endRead();
       } catch (InternalError e) {
-        throw MappedReads.changedWhileMapped(r.resource(), "rows " + (indices[i] - lo) + "..", e);
+        String where = oneShard ? readers.get(k0).resource() : dir.toString();
+        throw MappedReads.changedWhileMapped(where, "rows " + indices[from] + "..", e);
       }
-      i += run;
     }
     if (oneRun) {
       target.commitRange(indices[from], count);
     } else {
       target.commitRows(indices, from, count);
+    }
+  }
+
+  private static boolean inRange(long[] indices, int from, int count, long lo, long hi) {
+    boolean in = true;
+    for (int i = from; i < from + count; i++) {
+      in &= indices[i] >= lo & indices[i] < hi;
+    }
+    return in;
+  }
+
+  /** The shard of every row and its row in that shard ({@code only} >= 0: they are all in that shard). */
+  private void locate(long[] indices, int from, int count, int only, int[] shard, long[] local) {
+    for (int i = 0; i < count; i++) {
+      long index = indices[from + i];
+      int k = only >= 0 ? only : shardOf(index);
+      shard[i] = k;
+      local[i] = index - starts[k];
+    }
+  }
+
+  /**
+   * Fixed-length rows from several shards, taken shard by shard ({@code byShard} groups the batch's
+   * positions by shard): first every row's first cache lines are touched, then the rows copied.
+   */
+  private static void copyScattered(ShardReader.ColumnReader[] columns, Grouped byShard, long[] local, ByteBuffer dst,
+      int start) {
+    int rowBytes = columns[0].fixed().rowBytes();
+    if (rowBytes == 0) {
+      return;
+    }
+    if (rowBytes > 8) {
+      int sum = 0;
+      for (int k : byShard.shards) {
+        sum += columns[k].fixed().touch(local, byShard.positions, byShard.from[k], byShard.from[k + 1]);
+      }
+      MappedReads.consume(sum);
+    }
+    for (int k : byShard.shards) {
+      columns[k].fixed().copy(local, byShard.positions, byShard.from[k], byShard.from[k + 1], dst, start);
+    }
+  }
+
+  /** The positions of a batch grouped by shard (a counting sort, stable): shard k's are positions[from[k]..from[k+1]). */
+  private static final class Grouped {
+    final int[] positions;
+    final int[] from;
+    final int[] shards; // the shards with rows, ascending
+
+    Grouped(int[] shard, int shardCount) {
+      int n = shard.length;
+      from = new int[shardCount + 1];
+      for (int s : shard) {
+        from[s + 1]++;
+      }
+      int used = 0;
+      for (int k = 0; k < shardCount; k++) {
+        if (from[k + 1] > 0) {
+          used++;
+        }
+        from[k + 1] += from[k];
+      }
+      shards = new int[used];
+      for (int k = 0, u = 0; k < shardCount; k++) {
+        if (from[k + 1] > from[k]) {
+          shards[u++] = k;
+        }
+      }
+      positions = new int[n];
+      int[] next = java.util.Arrays.copyOf(from, shardCount);
+      for (int i = 0; i < n; i++) {
+        positions[next[shard[i]]++] = i;
+      }
+    }
+  }
+
+  /** Variable-length rows: every range located and checked, room made once, then one copy per row. */
+  private static void copyVariable(ShardReader.ColumnReader[] byShard, int[] shard, long[] local, long[] indices,
+      int from, BatchBuilder target, int field, int start) {
+    int n = shard.length;
+    int itemBytes = byShard[shard[0]].layout().itemBytes();
+    long[] r = new long[2];
+    long[] ranges = new long[2 * n];
+    long bytes = 0;
+    for (int i = 0; i < n; i++) {
+      ShardReader.ColumnReader c = byShard[shard[i]];
+      if (c.nullable() && !c.isValid(local[i])) {
+        ranges[2 * i] = -1;
+        continue;
+      }
+      c.range(local[i], indices[from + i], r);
+      ranges[2 * i] = r[0] * itemBytes;
+      ranges[2 * i + 1] = r[1] * itemBytes;
+      bytes += ranges[2 * i + 1] - ranges[2 * i];
+    }
+    target.column(field).reserveBytes(bytes);
+    // one view of each shard's values, reused for every row when the block is one chunk
+    ByteBuffer[] views = new ByteBuffer[byShard.length];
+    for (int i = 0; i < n; i++) {
+      long a = ranges[2 * i];
+      long b = ranges[2 * i + 1];
+      if (a < 0) {
+        target.setNull(field, start + i);
+        target.appendVariable(field, EMPTY);
+        continue;
+      }
+      int k = shard[i];
+      ByteBuffer view = views[k];
+      if (view == null) {
+        ByteBuffer single = byShard[k].singleValuesChunk();
+        view = single == null ? EMPTY : single.duplicate();
+        views[k] = view;
+      }
+      if (view != EMPTY) {
+        view.limit((int) b).position((int) a);
+        target.appendVariable(field, view);
+      } else {
+        target.appendVariable(field, a == b ? EMPTY : byShard[k].bytes(a, b));
+      }
     }
   }
 
