@@ -95,17 +95,7 @@ public final class HandLoopVsPipeline {
     ByteBuffer batch = ByteBuffer.allocateDirect(BATCH * ROW_BYTES).order(ByteOrder.LITTLE_ENDIAN);
     long sink = 0;
     long t0 = System.nanoTime();
-    int[] perm = new int[rows];
-    for (int i = 0; i < rows; i++) {
-      perm[i] = i;
-    }
-    SplittableRandom random = new SplittableRandom(epoch * 0x9E3779B97F4A7C15L + 42);
-    for (int i = rows - 1; i > 0; i--) {
-      int j = random.nextInt(i + 1);
-      int t = perm[i];
-      perm[i] = perm[j];
-      perm[j] = t;
-    }
+    int[] perm = permutation(rows, epoch);
     for (int from = 0; from < rows; from += BATCH) {
       int n = Math.min(BATCH, rows - from);
       for (int k = 0; k < n; k++) {
@@ -118,6 +108,22 @@ public final class HandLoopVsPipeline {
       System.out.print("");
     }
     return rows / s;
+  }
+
+  /** A seeded Fisher–Yates permutation of {@code 0 .. rows-1}, different for every epoch. */
+  static int[] permutation(int rows, long epoch) {
+    int[] perm = new int[rows];
+    for (int i = 0; i < rows; i++) {
+      perm[i] = i;
+    }
+    SplittableRandom random = new SplittableRandom(epoch * 0x9E3779B97F4A7C15L + 42);
+    for (int i = rows - 1; i > 0; i--) {
+      int j = random.nextInt(i + 1);
+      int t = perm[i];
+      perm[i] = perm[j];
+      perm[j] = t;
+    }
+    return perm;
   }
 
   /** One epoch of the pipeline; returns records/s. */

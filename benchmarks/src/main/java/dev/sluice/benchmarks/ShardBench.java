@@ -213,17 +213,7 @@ public final class ShardBench {
   static long[] handLoop(ByteBuffer offsets, ByteBuffer values, int rows, long epoch) {
     long c0 = cpuNanos();
     long t0 = System.nanoTime();
-    int[] perm = new int[rows];
-    for (int i = 0; i < rows; i++) {
-      perm[i] = i;
-    }
-    SplittableRandom random = new SplittableRandom(epoch * 0x9E3779B97F4A7C15L + 42);
-    for (int i = rows - 1; i > 0; i--) {
-      int j = random.nextInt(i + 1);
-      int t = perm[i];
-      perm[i] = perm[j];
-      perm[j] = t;
-    }
+    int[] perm = HandLoopVsPipeline.permutation(rows, epoch);
     ByteBuffer batch = ByteBuffer.allocateDirect(BATCH * 10_000);
     ByteBuffer ends = ByteBuffer.allocateDirect((BATCH + 1) * 8).order(ByteOrder.LITTLE_ENDIAN);
     long sink = 0;

@@ -95,19 +95,7 @@ public final class MappedRows {
         chunk = mapped.chunk(mapped.chunkIndex(start));
         pos = mapped.positionInChunk(start);
       }
-      switch (lines) {
-        case 4:
-          sum += chunk.get(pos + 192);
-          // fall through
-        case 3:
-          sum += chunk.get(pos + 128);
-          // fall through
-        case 2:
-          sum += chunk.get(pos + 64);
-          // fall through
-        default:
-          sum += chunk.get(pos);
-      }
+      sum += touchLines(chunk, pos, lines);
     }
     return sum;
   }
@@ -239,21 +227,28 @@ public final class MappedRows {
         chunk = mapped.chunk(mapped.chunkIndex(start));
         pos = mapped.positionInChunk(start);
       }
-      switch (lines) {
-        case 4:
-          sum += chunk.get(pos + 192);
-          // fall through
-        case 3:
-          sum += chunk.get(pos + 128);
-          // fall through
-        case 2:
-          sum += chunk.get(pos + 64);
-          // fall through
-        default:
-          sum += chunk.get(pos);
-      }
+      sum += touchLines(chunk, pos, lines);
     }
     MappedReads.consume(sum);
+  }
+
+  /** The sum of one byte of each of the first {@code lines} (1 to 4) cache lines at {@code pos}; straight-line code. */
+  private static int touchLines(ByteBuffer chunk, int pos, int lines) {
+    int sum = 0;
+    switch (lines) {
+      case 4:
+        sum += chunk.get(pos + 192);
+        // fall through
+      case 3:
+        sum += chunk.get(pos + 128);
+        // fall through
+      case 2:
+        sum += chunk.get(pos + 64);
+        // fall through
+      default:
+        sum += chunk.get(pos);
+    }
+    return sum;
   }
 
   /**
@@ -281,6 +276,15 @@ public final class MappedRows {
    * @throws IndexOutOfBoundsException naming the file
    */
   public long checked(long first, int run) {
+    return checkRows(first, run, rows, resource);
+  }
+
+  /**
+   * {@code first}, after checking that rows {@code [first, first+run)} are in {@code [0, rows)}.
+   *
+   * @throws IndexOutOfBoundsException naming {@code resource}
+   */
+  public static long checkRows(long first, int run, long rows, String resource) {
     if (first < 0 || first + run > rows) {
       long bad = first < 0 ? first : first + run - 1;
       throw new IndexOutOfBoundsException("index " + bad + " out of bounds for " + rows + " rows of " + resource);

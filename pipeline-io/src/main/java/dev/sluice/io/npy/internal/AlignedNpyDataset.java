@@ -8,6 +8,7 @@ import dev.sluice.core.Schema;
 import dev.sluice.core.TensorSpec;
 import dev.sluice.io.internal.MappedReads;
 import dev.sluice.io.internal.MappedRows;
+import dev.sluice.io.internal.Resources;
 import dev.sluice.io.npy.NpyDataset;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -69,13 +70,7 @@ public final class AlignedNpyDataset implements NpyDataset {
       }
       return new AlignedNpyDataset(dir, List.copyOf(readers));
     } catch (RuntimeException e) {
-      readers.forEach(r -> {
-        try {
-          r.close();
-        } catch (RuntimeException suppressed) {
-          e.addSuppressed(suppressed);
-        }
-      });
+      Resources.closeAfter(e, readers);
       throw e;
     }
   }

@@ -10,6 +10,7 @@ import dev.sluice.core.TensorSpec;
 import dev.sluice.io.internal.MappedChunks;
 import dev.sluice.io.internal.MappedReads;
 import dev.sluice.io.internal.MappedRows;
+import dev.sluice.io.internal.Resources;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -216,11 +217,7 @@ final class NpyArrayReader implements AutoCloseable {
 
   /** {@code first}, after checking that rows {@code [first, first+run)} exist. */
   private long checked(long first, int run) {
-    if (first < 0 || first + run > rows) {
-      long bad = first < 0 ? first : first + run - 1;
-      throw new IndexOutOfBoundsException("index " + bad + " out of bounds for " + rows + " rows of " + resource);
-    }
-    return first;
+    return MappedRows.checkRows(first, run, rows, resource);
   }
 
   /** Row {@code row} of a Fortran-order array, value by value, into C order at {@code dst[at..]}. */
@@ -285,24 +282,7 @@ final class NpyArrayReader implements AutoCloseable {
    * others suppressed.
    */
   static void closeAll(Iterable<NpyArrayReader> readers) {
-    RuntimeException failure = null;
-    for (NpyArrayReader r : readers) {
-      if (r == null) {
-        continue;
-      }
-      try {
-        r.close();
-      } catch (RuntimeException e) {
-        if (failure == null) {
-          failure = e;
-        } else {
-          failure.addSuppressed(e);
-        }
-      }
-    }
-    if (failure != null) {
-      throw failure;
-    }
+    Resources.closeAll(readers);
   }
 
   /** Closes the channel; mappings stay until the GC drops their last view. Idempotent. */

@@ -11,6 +11,7 @@ import dev.sluice.core.Split;
 import dev.sluice.core.TensorSpec;
 import dev.sluice.io.internal.MappedReads;
 import dev.sluice.io.internal.MappedRows;
+import dev.sluice.io.internal.RowRange;
 import dev.sluice.io.npy.NpyStack;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -356,14 +357,7 @@ public final class NpyStackDataset implements NpyStack {
       long base = r.starts[k];
       long end = base + Math.min(toRow, split.rowCount());
       long first = base + Math.min(fromRow, split.rowCount());
-      return Flux.<Example, long[]>generate(() -> new long[] {first}, (state, sink) -> {
-        if (state[0] < end) {
-          sink.next(get(state[0]++));
-        } else {
-          sink.complete();
-        }
-        return state;
-      });
+      return RowRange.flux(this, first, end);
     });
   }
 

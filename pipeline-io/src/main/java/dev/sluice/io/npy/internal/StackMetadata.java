@@ -1,12 +1,10 @@
 package dev.sluice.io.npy.internal;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.sluice.core.DType;
 import dev.sluice.core.DatasetFormatException;
-import dev.sluice.core.DatasetIOException;
 import dev.sluice.core.Shape;
-import java.io.IOException;
+import dev.sluice.io.internal.JsonFiles;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -42,17 +40,7 @@ final class StackMetadata {
 
   static StackMetadata read(Path file, String defaultFieldName) {
     String resource = file.toString();
-    JsonNode root;
-    try {
-      root = new ObjectMapper().readTree(file.toFile());
-    } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
-      throw new DatasetFormatException(resource, null, "malformed JSON: " + e.getOriginalMessage());
-    } catch (IOException e) {
-      throw new DatasetIOException(resource, "cannot read: " + e, e);
-    }
-    if (root == null || !root.isObject()) {
-      throw new DatasetFormatException(resource, null, "expected a JSON object");
-    }
+    JsonNode root = JsonFiles.readObject(file);
     long len = -1;
     if (root.has("dataset_len")) {
       JsonNode n = root.get("dataset_len");

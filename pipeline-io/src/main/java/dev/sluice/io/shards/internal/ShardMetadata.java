@@ -5,19 +5,17 @@ import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.util.DefaultIndenter;
 import com.fasterxml.jackson.core.util.DefaultPrettyPrinter;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.sluice.core.DType;
 import dev.sluice.core.DatasetFormatException;
-import dev.sluice.core.DatasetIOException;
 import dev.sluice.core.Schema;
 import dev.sluice.core.Shape;
 import dev.sluice.core.TensorSpec;
 import dev.sluice.core.UnsupportedFormatException;
+import dev.sluice.io.internal.JsonFiles;
 import dev.sluice.io.shards.ShardInfo;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -108,19 +106,7 @@ public record ShardMetadata(Path file, Schema schema, List<ShardInfo> shards) {
   public static ShardMetadata read(Path dir) {
     Path file = dir.resolve(FILE_NAME);
     String resource = file.toString();
-    JsonNode root;
-    try {
-      root = new ObjectMapper().readTree(file.toFile());
-    } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
-      throw new DatasetFormatException(resource, null, "malformed JSON: " + e.getOriginalMessage());
-    } catch (NoSuchFileException | java.io.FileNotFoundException e) {
-      throw new DatasetIOException(resource, "no such file: a shard set needs its metadata.json", e);
-    } catch (IOException e) {
-      throw new DatasetIOException(resource, "cannot read: " + e, e);
-    }
-    if (root == null || !root.isObject()) {
-      throw new DatasetFormatException(resource, null, "expected a JSON object");
-    }
+    JsonNode root = JsonFiles.readObject(file);
     String format = text(resource, root, "format");
     if (!FORMAT.equals(format)) {
       throw new DatasetFormatException(resource, "key format", "expected \"" + FORMAT + "\" but found \"" + format + "\"");

@@ -11,6 +11,8 @@ import dev.sluice.core.Schema;
 import dev.sluice.core.Split;
 import dev.sluice.io.internal.MappedReads;
 import dev.sluice.io.internal.MappedRows;
+import dev.sluice.io.internal.Resources;
+import dev.sluice.io.internal.RowRange;
 import dev.sluice.io.shards.ShardInfo;
 import dev.sluice.io.shards.ShardSet;
 import java.nio.ByteBuffer;
@@ -91,13 +93,7 @@ public final class ShardSetDataset implements ShardSet {
       }
       return new ShardSetDataset(dir, meta, List.copyOf(readers));
     } catch (RuntimeException e) {
-      for (ShardReader r : readers) {
-        try {
-          r.close();
-        } catch (RuntimeException suppressed) {
-          e.addSuppressed(suppressed);
-        }
-      }
+      Resources.closeAfter(e, readers);
       throw e;
     }
   }
@@ -378,14 +374,7 @@ public final class ShardSetDataset implements ShardSet {
       checkRange(split, fromRow, toRow);
       long first = starts[k] + Math.min(fromRow, split.rowCount());
       long end = starts[k] + Math.min(toRow, split.rowCount());
-      return Flux.<Example, long[]>generate(() -> new long[] {first}, (state, sink) -> {
-        if (state[0] < end) {
-          sink.next(get(state[0]++));
-        } else {
-          sink.complete();
-        }
-        return state;
-      });
+      return RowRange.flux(this, first, end);
     });
   }
 
@@ -413,18 +402,23 @@ public final class ShardSetDataset implements ShardSet {
           return state;
         }
         int n = (int) Math.min(batchSize, end - pos);
-        long[] indices = new long[n];
-        for (int i = 0; i < n; i++) {
-          indices[i] = pos + i;
-        }
-        try (BatchBuilder b = BatchBuilder.create(schema(), n, pool)) {
-          gather(indices, 0, n, b);
-          sink.next(b.build());
-        }
+        sink.next(gatherRange(this, schema(), pos, n, pool));
         state[0] = pos + n;
         return state;
       });
     });
+  }
+
+  /** Rows {@code [first, first + count)} of {@code source} gathered into one batch from {@code pool}. */
+  static Batch gatherRange(RandomAccessDataset<Example> source, Schema schema, long first, int count, BufferPool pool) {
+    long[] indices = new long[count];
+    for (int i = 0; i < count; i++) {
+      indices[i] = first + i;
+    }
+    try (BatchBuilder b = BatchBuilder.create(schema, count, pool)) {
+      source.gather(indices, 0, count, b);
+      return b.build();
+    }
   }
 
   /** Checks every byte of every shard against its stored checksums. */
@@ -443,21 +437,7 @@ public final class ShardSetDataset implements ShardSet {
   @Override
   public void close() {
     closed = true;
-    RuntimeException failure = null;
-    for (ShardReader r : readers) {
-      try {
-        r.close();
-      } catch (RuntimeException e) {
-        if (failure == null) {
-          failure = e;
-        } else {
-          failure.addSuppressed(e);
-        }
-      }
-    }
-    if (failure != null) {
-      throw failure;
-    }
+    Resources.closeAll(readers);
   }
 
   @Override

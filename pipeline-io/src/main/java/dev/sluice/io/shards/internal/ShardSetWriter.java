@@ -254,17 +254,7 @@ public final class ShardSetWriter {
           return pos;
         }
         int count = (int) Math.min(batchRows, to - pos);
-        long[] indices = new long[count];
-        for (int i = 0; i < count; i++) {
-          indices[i] = pos + i;
-        }
-        BatchBuilder b = BatchBuilder.create(schema, count, pool);
-        try {
-          data.gather(indices, 0, count, b);
-          sink.next(b.build());
-        } finally {
-          b.close();
-        }
+        sink.next(ShardSetDataset.gatherRange(data, schema, pos, count, pool));
         return pos + count;
       });
     }
