@@ -67,7 +67,8 @@ public final class Shards {
    * A shard set already in {@code dir} is replaced.
    *
    * <p>A random-access source, or a split source whose splits know their row counts, is read by
-   * each writer for its own rows; any other source is read twice (a count, then the rows) and
+   * each writer for its own rows (so its {@code gather} or {@code read} is called from several
+   * threads at once, as a parallel {@code batch} does); any other source is read twice (a count, then the rows) and
    * written one shard after the other. Memory stays bounded: a batch and the staging buffers per
    * writer. The fields come from the source's schema ({@link dev.sluice.core.HasSchema}), else
    * from its first example.

@@ -249,6 +249,43 @@ class ShardBadInputTest {
     }
   }
 
+  /**
+   * Recomputes the checksums of {@code shard} after an edit of block {@code block}: its CRC32C, the
+   * footer checksum and the checksum metadata.json lists, as a writer with a bug would have written them.
+   */
+  private static void reseal(Path shardSet, Path shard, int block) throws IOException {
+    ShardFile.Frame f = frame(shard);
+    java.util.List<ShardFile.Block> blocks = new java.util.ArrayList<>(f.blocks());
+    ShardFile.Block b = blocks.get(block);
+    java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+    try (FileChannel ch = FileChannel.open(shard, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+      crc.update(ShardFile.readAt(ch, b.offset(), (int) b.length()));
+      blocks.set(block, new ShardFile.Block(b.offset(), b.length(), (int) crc.getValue()));
+      ByteBuffer footer = ShardFile.footer(f.rows(), f.length(), blocks);
+      ch.write(footer, f.footerOffset());
+      String checksum = ShardFile.checksumText(ShardFile.footerChecksum(footer));
+      String name = shard.getFileName().toString();
+      editMetadata(shardSet, root -> root.get("shards").forEach(s -> {
+        if (s.get("file").asText().equals(name)) {
+          ((ObjectNode) s).put("checksum", checksum);
+        }
+      }));
+    }
+  }
+
+  @Test
+  void verifyChecksEveryOffsetEvenWhenTheChecksumsAgree() throws IOException {
+    Path shard = blobs.resolve("shard-00000.shard");
+    long start = getLong(shard, offsetPosition(shard, 8));
+    putLong(shard, offsetPosition(shard, 9), start - 1);
+    reseal(blobs, shard, 0);
+    try (ShardSet s = Shards.open(blobs)) {
+      s.get(7);
+      fails(DatasetFormatException.class, s::verify, "shard-00000.shard", "field 'data', record 8",
+          "offsets decrease: offset[8] = " + start + " > offset[9] = " + (start - 1));
+    }
+  }
+
   @Test
   void offsetsThatDoNotSpanTheValuesAreRefusedOnOpen() throws IOException {
     Path shard = blobs.resolve("shard-00000.shard");
