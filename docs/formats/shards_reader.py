@@ -1,7 +1,8 @@
 """Reads a Sluice shard set (format version 1, specified in shards.md) with numpy alone.
 
-read(path) returns {field name: [row, ...]} in row order: a row is None (null), an ndarray (a
-fixed-length or list field) or bytes (a string or bytes field). check=True also checks every block.
+read(path) returns {field name: [row, ...]} in row order. A value is None (null), an ndarray (a
+fixed-shape value), bytes (a string or blob) or a list of values (a -1 dimension, recursively).
+check=True also checks the CRC32C of every block.
 """
 import json, os, struct
 import numpy as np
@@ -36,16 +37,23 @@ def read_shard(path, info, fields, check=False):
         return m[offset:offset + size].view(dtype)
     out = {}
     for f in fields:
-        valid = block('?') if f['nullable'] else np.ones(rows, '?')
         shape, binary = f['shape'], f['dtype'] in ('string', 'bytes')
-        if not binary and -1 not in shape:  # fixed-length: row r is values[r]
-            values = block(DTYPES[f['dtype']]).reshape([rows] + shape)
-            out[f['name']] = [values[r] if valid[r] else None for r in range(rows)]
-            continue
-        offsets = block('<i8')  # rows + 1 offsets, in bytes or in list items
-        values = block('u1') if binary else block(DTYPES[f['dtype']]).reshape([-1] + shape[1:])
-        cut = lambda r: values[offsets[r]:offsets[r + 1]]
-        out[f['name']] = [None if not valid[r] else bytes(cut(r)) if binary else cut(r) for r in range(rows)]
+        k = next((i for i, d in enumerate(shape) if d != -1), len(shape))  # ragged levels
+        nullable = [f['nullable']] + f.get('nullable_elements', [])
+        valid, offsets, counts = [], [], [rows]
+        for d in range(k + 1):  # per depth: validity if nullable, offsets of lists or strings
+            valid.append(block('?') if nullable[d] else None)
+            if d < k + binary:
+                offsets.append(block('<i8'))
+                counts.append(int(offsets[d][counts[d]]))
+        values = block('u1') if binary else block(DTYPES[f['dtype']]).reshape([counts[k]] + shape[k:])
+        def item(d, i):  # item i at depth d: None, a list, bytes or an ndarray
+            if valid[d] is not None and not valid[d][i]:
+                return None
+            if d < k:
+                return [item(d + 1, j) for j in range(offsets[d][i], offsets[d][i + 1])]
+            return bytes(values[offsets[d][i]:offsets[d][i + 1]]) if binary else values[i]
+        out[f['name']] = [item(0, r) for r in range(rows)]
     return out
 
 def read(path, check=False):

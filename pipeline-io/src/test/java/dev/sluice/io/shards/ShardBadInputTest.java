@@ -237,6 +237,29 @@ class ShardBadInputTest {
   }
 
   @Test
+  void aNestedOffsetOutsideItsLevelNamesTheRecordAndTheDepth() throws IOException {
+    Path nested = dir.resolve("nested");
+    ShardTestData.ExampleList source = ShardTestData.mixed(30, 4);
+    Shards.write(source, nested, WriteOptions.defaults());
+    FieldLayout matrix = FieldLayout.of(ShardTestData.MIXED.fields()).get(ShardTestData.MIXED.indexOf("matrix"));
+    Path shard = nested.resolve("shard-00000.shard");
+    long depth1 = frame(shard).blocks().get(matrix.offsetsBlock(1)).offset();
+    putLong(shard, depth1 + 8, 1L << 30); // the end of the first inner list
+    long row = 0;
+    while (source.get(row).tensor("matrix").shape().dim(0) == 0) {
+      row++; // the row holding that list: the first with a non-empty matrix
+    }
+    long r = row;
+    try (ShardSet s = Shards.open(nested)) {
+      fails(DatasetFormatException.class, () -> s.get(r), "shard-00000.shard", "field 'matrix', record " + r
+          + " (item 0 at depth 1 of shard-00000.shard)", "offsets [0, 1073741824) point outside the values block of");
+      try (BatchBuilder b = BatchBuilder.create(s.schema(), 1, MemoryManager.shared().pool("test.bad"))) {
+        fails(DatasetFormatException.class, () -> s.gather(new long[] {r}, 0, 1, b), "field 'matrix', record " + r);
+      }
+    }
+  }
+
+  @Test
   void decreasingOffsetsNameTheRecord() throws IOException {
     Path shard = blobs.resolve("shard-00000.shard");
     long start = getLong(shard, offsetPosition(shard, 5));

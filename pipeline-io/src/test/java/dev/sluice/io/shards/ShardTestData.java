@@ -1,9 +1,14 @@
 package dev.sluice.io.shards;
 
+import dev.sluice.core.Batch;
+import dev.sluice.core.BatchBuilder;
+import dev.sluice.core.BufferPool;
+import dev.sluice.core.ColumnBuilder;
 import dev.sluice.core.DType;
 import dev.sluice.core.Dataset;
 import dev.sluice.core.Example;
 import dev.sluice.core.HasSchema;
+import dev.sluice.core.MemoryManager;
 import dev.sluice.core.PipelineContext;
 import dev.sluice.core.RandomAccessDataset;
 import dev.sluice.core.Schema;
@@ -30,7 +35,10 @@ import reactor.core.publisher.Flux;
 final class ShardTestData {
   private ShardTestData() {}
 
-  /** Every dtype, fixed shapes, strings, bytes, lists of numbers and of fixed-shape items, nullable fields. */
+  /**
+   * Every dtype, fixed shapes, strings, bytes, lists of numbers and of fixed-shape items, nullable
+   * fields, and nested values: lists of strings, lists of lists, lists with null elements.
+   */
   static final Schema MIXED = Schema.of(
       new TensorSpec("b", DType.BOOL, Shape.scalar()),
       new TensorSpec("i8", DType.INT8, Shape.of(3)),
@@ -47,53 +55,84 @@ final class ShardTestData {
       new TensorSpec("text", DType.STRING, Shape.scalar(), true),
       new TensorSpec("blob", DType.BYTES, Shape.scalar()),
       new TensorSpec("tokens", DType.INT32, Shape.of(-1)),
-      new TensorSpec("points", DType.FLOAT32, Shape.of(-1, 3), true));
+      new TensorSpec("points", DType.FLOAT32, Shape.of(-1, 3), true),
+      new TensorSpec("words", DType.STRING, Shape.of(-1), true),
+      new TensorSpec("matrix", DType.INT16, Shape.of(-1, -1)),
+      new TensorSpec("sparse", DType.FLOAT32, Shape.of(-1), false, 1),
+      new TensorSpec("tags", DType.BYTES, Shape.of(-1, -1), true, 0b11),
+      new TensorSpec("boxes", DType.FLOAT64, Shape.of(-1, -1, 2), false, 0b10));
 
   private static final String[] WORDS = {"", "a", "shard", "é", "日本語", "mapped rows", "Ω≈ç√", "x"};
 
-  /** {@code rows} seeded rows of {@link #MIXED}. */
+  /**
+   * {@code rows} seeded rows of {@link #MIXED}, each built in a one-row batch through the column
+   * builders (so empty lists and all-null lists at any depth keep their rank) and copied out.
+   */
   static ExampleList mixed(int rows, long seed) {
     List<Example> out = new ArrayList<>(rows);
+    BufferPool pool = MemoryManager.shared().pool("test.mixed");
     for (int r = 0; r < rows; r++) {
       SplittableRandom rnd = new SplittableRandom(seed * 1_000_003L + r);
-      Example.Builder e = Example.builder(r);
-      for (TensorSpec f : MIXED.fields()) {
-        if (f.nullable() && rnd.nextInt(5) == 0) {
-          e.putNull(f.name());
-          continue;
+      try (BatchBuilder b = BatchBuilder.create(MIXED, 1, pool)) {
+        for (int f = 0; f < MIXED.size(); f++) {
+          TensorSpec spec = MIXED.field(f);
+          boolean isNull = spec.nullable() && rnd.nextInt(5) == 0;
+          if (spec.isFixedLength()) {
+            byte[] bytes = randomBytes(spec.dtype(), Math.toIntExact(spec.rowBytes()), rnd);
+            b.fixedColumn(f).put(0, bytes);
+            if (isNull) {
+              b.setNull(f, 0);
+            }
+          } else if (isNull) {
+            b.column(f).addNull(0);
+          } else {
+            item(b.column(f), spec, 0, rnd);
+          }
         }
-        e.put(f.name(), value(f, rnd));
+        b.commitRange(r, 1);
+        try (Batch batch = b.build()) {
+          out.add(batch.copyRow(0));
+        }
       }
-      out.add(e.build());
     }
     return new ExampleList(MIXED, out);
   }
 
-  private static Tensor value(TensorSpec f, SplittableRandom rnd) {
-    switch (f.dtype()) {
-      case STRING -> {
-        return Tensor.ofString(WORDS[rnd.nextInt(WORDS.length)] + (rnd.nextBoolean() ? "" : "-" + rnd.nextInt(1000)));
+  /** A valid item at {@code depth}: a list of 0 to 5 elements (some null where the spec allows), or a value. */
+  private static void item(ColumnBuilder c, TensorSpec spec, int depth, SplittableRandom rnd) {
+    if (depth == spec.raggedRank()) {
+      if (spec.dtype() == DType.STRING) {
+        c.addBytes((WORDS[rnd.nextInt(WORDS.length)] + (rnd.nextBoolean() ? "" : "-" + rnd.nextInt(1000)))
+            .getBytes(StandardCharsets.UTF_8));
+      } else if (spec.dtype() == DType.BYTES) {
+        c.addBytes(randomBytes(DType.BYTES, rnd.nextInt(40), rnd));
+      } else {
+        int at = c.reserveValues(1);
+        c.valueBuffer().put(at, randomBytes(spec.dtype(), c.itemBytes(), rnd));
       }
-      case BYTES -> {
-        byte[] b = new byte[rnd.nextInt(40)];
-        rnd.nextBytes(b);
-        return Tensor.ofBytes(b);
+      return;
+    }
+    c.startList(depth);
+    int n = rnd.nextInt(6);
+    for (int i = 0; i < n; i++) {
+      if (spec.nullableAt(depth + 1) && rnd.nextInt(4) == 0) {
+        c.addNull(depth + 1);
+      } else {
+        item(c, spec, depth + 1, rnd);
       }
-      default -> { }
     }
-    Shape shape = f.shape();
-    if (!shape.isFullyDefined()) {
-      shape = shape.dropFirst().prepend(rnd.nextInt(6));
-    }
-    byte[] bytes = new byte[Math.toIntExact(shape.numElements() * f.dtype().byteSize())];
-    if (f.dtype() == DType.BOOL) {
-      for (int i = 0; i < bytes.length; i++) {
+  }
+
+  private static byte[] randomBytes(DType dtype, int n, SplittableRandom rnd) {
+    byte[] bytes = new byte[n];
+    if (dtype == DType.BOOL) {
+      for (int i = 0; i < n; i++) {
         bytes[i] = (byte) rnd.nextInt(2);
       }
     } else {
       rnd.nextBytes(bytes);
     }
-    return Tensor.copyOf(f.dtype(), shape, bytes);
+    return bytes;
   }
 
   /** {@code rows} rows of one bytes field {@code data} whose lengths are in {@code [min, max]}. */

@@ -39,7 +39,7 @@ public final class ShardFileWriter implements AutoCloseable {
   private final long rows;
   private final BufferPool pool;
   private final BlockOut[] blocks;
-  private final long[] items; // per field: list items or bytes written so far (variable-length fields)
+  private final long[][] written; // per field and depth: the last offset written so far
   private long rowsWritten;
   private boolean done;
 
@@ -48,7 +48,10 @@ public final class ShardFileWriter implements AutoCloseable {
     this.layouts = layouts;
     this.rows = rows;
     this.pool = pool;
-    this.items = new long[layouts.size()];
+    this.written = new long[layouts.size()][];
+    for (int f = 0; f < layouts.size(); f++) {
+      written[f] = new long[layouts.get(f).ragged() + 1];
+    }
     Path dir = target.toAbsolutePath().getParent();
     String name = target.getFileName().toString();
     this.temp = Files.createTempFile(dir, "." + name + ".", ".tmp");
@@ -109,9 +112,10 @@ public final class ShardFileWriter implements AutoCloseable {
       }
     }
     for (FieldLayout l : layouts) {
-      int off = l.block(Buffer.OFFSETS);
-      if (off >= 0) {
-        blocks[off].putLong(0);
+      for (Buffer b : l.buffers()) {
+        if (b.role() == FieldLayout.Role.OFFSETS) {
+          blocks[l.block(b)].putLong(0);
+        }
       }
     }
   }
@@ -153,25 +157,10 @@ public final class ShardFileWriter implements AutoCloseable {
       throw new IllegalArgumentException("field '" + spec.name() + "': a batch column " + given + " cannot be written"
           + " to a field " + spec);
     }
-    Tensor validity = c.hasValidity() ? c.validity() : null;
-    if (validity != null && !spec.nullable()) {
-      for (int r = 0; r < n; r++) {
-        if (!validity.getBoolean(r)) {
-          throw new IllegalArgumentException("field '" + spec.name() + "' of example " + rowIndex(r) + " is null but"
-              + " the field is not nullable");
-        }
-      }
-      validity = null;
-    }
-    if (spec.nullable()) {
-      BlockOut v = blocks[l.block(Buffer.VALIDITY)];
-      for (int r = 0; r < n; r++) {
-        v.putByte(validity == null || validity.getBoolean(r) ? (byte) 1 : (byte) 0);
-      }
-    }
     BlockOut values = blocks[l.block(Buffer.VALUES)];
     ByteBuffer data = c.values().data();
     if (l.kind() == Kind.FIXED) {
+      Tensor validity = validity(l, c, 0, 0, n);
       int rb = l.itemBytes();
       if (validity == null) {
         values.put(data, 0, n * rb);
@@ -186,28 +175,80 @@ public final class ShardFileWriter implements AutoCloseable {
       }
       return;
     }
-    Tensor off = c.offsets();
-    BlockOut offsets = blocks[l.block(Buffer.OFFSETS)];
-    long base = off.getLong(0);
-    long previous = base;
-    long written = items[f];
-    for (int r = 0; r < n; r++) {
-      long end = off.getLong(r + 1L);
-      if (end < previous) {
-        throw new IllegalArgumentException("field '" + spec.name() + "' of example " + rowIndex(r) + ": the batch's"
-            + " offsets decrease (" + previous + " then " + end + ")");
+    // depth by depth: the items [base, base + count) of this batch at each depth, their validity and
+    // offsets (rebased onto what the shard holds so far), then the innermost values
+    int levels = l.ragged() + (l.binaryLeaf() ? 1 : 0);
+    long base = 0;
+    long count = n;
+    for (int d = 0; d <= l.ragged(); d++) {
+      Tensor validity = validity(l, c, d, base, count);
+      if (d < levels) {
+        Tensor off = c.offsets(d);
+        BlockOut out = blocks[l.offsetsBlock(d)];
+        long first = off.getLong(base);
+        long previous = first;
+        long written = written(f, d);
+        for (long i = 0; i < count; i++) {
+          long end = off.getLong(base + i + 1);
+          if (end < previous) {
+            throw new IllegalArgumentException("field '" + spec.name() + "' " + where(d, base + i) + ": the batch's"
+                + " offsets decrease (" + previous + " then " + end + ")");
+          }
+          if (validity != null && !validity.getBoolean(base + i) && end != previous) {
+            throw new IllegalArgumentException("field '" + spec.name() + "' " + where(d, base + i) + " is null but"
+                + " holds " + (end - previous) + (d < l.ragged() ? " elements" : " bytes"));
+          }
+          written += end - previous;
+          out.putLong(written);
+          previous = end;
+        }
+        setWritten(f, d, written);
+        base = first;
+        count = previous - first;
       }
-      if (validity != null && !validity.getBoolean(r) && end != previous) {
-        throw new IllegalArgumentException("field '" + spec.name() + "' of example " + rowIndex(r) + " is null but"
-            + " holds " + (end - previous) + " values");
-      }
-      written += end - previous;
-      offsets.putLong(written);
-      previous = end;
     }
-    long ib = l.itemBytes();
-    values.put(data, Math.toIntExact(base * ib), Math.toIntExact((previous - base) * ib));
-    items[f] = written;
+    long ib = l.binaryLeaf() ? 1 : l.itemBytes();
+    values.put(data, Math.toIntExact(base * ib), Math.toIntExact(count * ib));
+  }
+
+  /**
+   * The validity of items {@code [base, base + count)} at {@code depth}, written to the field's
+   * validity block when the field may hold nulls there; null when every item is valid.
+   */
+  private Tensor validity(FieldLayout l, Column c, int depth, long base, long count) throws IOException {
+    TensorSpec spec = l.spec();
+    Tensor validity = c.hasValidity(depth) ? c.validity(depth) : null;
+    if (validity != null && !spec.nullableAt(depth)) {
+      for (long i = 0; i < count; i++) {
+        if (!validity.getBoolean(base + i)) {
+          throw new IllegalArgumentException("field '" + spec.name() + "' " + where(depth, base + i) + " is null but"
+              + " the field " + spec + " allows no nulls there");
+        }
+      }
+      return null;
+    }
+    if (spec.nullableAt(depth)) {
+      BlockOut v = blocks[l.validityBlock(depth)];
+      for (long i = 0; i < count; i++) {
+        v.putByte(validity == null || validity.getBoolean(base + i) ? (byte) 1 : (byte) 0);
+      }
+    }
+    return validity;
+  }
+
+  /** Items of field {@code f} written so far one depth below {@code depth} (bytes below the strings). */
+  private long written(int f, int depth) {
+    return written[f][depth];
+  }
+
+  private void setWritten(int f, int depth, long value) {
+    written[f][depth] = value;
+  }
+
+  /** {@code "of example 17 of shard-00003.shard"} for a row, {@code "element 5 at depth 2"} below. */
+  private String where(int depth, long item) {
+    return depth == 0 ? "of example " + rowIndex((int) item) : "element " + item + " at depth " + depth + " (a batch of "
+        + target.getFileName() + ")";
   }
 
   private String rowIndex(int r) {

@@ -67,6 +67,13 @@ public record ShardMetadata(Path file, Schema schema, List<ShardInfo> shards) {
         g.writeFieldName("shape");
         g.writeArray(f.shape().dims(), 0, f.shape().rank());
         g.writeBooleanField("nullable", f.nullable());
+        if (f.raggedRank() > 0) {
+          g.writeArrayFieldStart("nullable_elements");
+          for (int j = 0; j < f.raggedRank(); j++) {
+            g.writeBoolean(f.elementsNullable(j));
+          }
+          g.writeEndArray();
+        }
         g.writeEndObject();
       }
       g.writeEndArray();
@@ -205,13 +212,33 @@ public record ShardMetadata(Path file, Schema schema, List<ShardInfo> shards) {
     if (name.isEmpty()) {
       throw new DatasetFormatException(resource, "key " + key + ".name", "a field name must not be empty");
     }
-    TensorSpec spec = new TensorSpec(name, dtype, Shape.of(dims), nullable);
-    try {
-      FieldLayout.of(spec, 0);
-    } catch (UnsupportedOperationException e) {
-      throw new UnsupportedFormatException(resource, "key " + key, e.getMessage());
+    int elements = 0;
+    JsonNode ne = f.get("nullable_elements");
+    if (ne != null) {
+      if (!ne.isArray()) {
+        throw new DatasetFormatException(resource, "key " + key + ".nullable_elements", "expected a list of true or"
+            + " false, one per variable dimension, but found " + ne);
+      }
+      for (int j = 0; j < ne.size(); j++) {
+        if (!ne.get(j).isBoolean() || j >= 31) {
+          throw new DatasetFormatException(resource, "key " + key + ".nullable_elements", "expected a list of true or"
+              + " false, one per variable dimension, but found " + ne);
+        }
+        if (ne.get(j).asBoolean()) {
+          elements |= 1 << j;
+        }
+      }
     }
-    return spec;
+    try {
+      TensorSpec spec = new TensorSpec(name, dtype, Shape.of(dims), nullable, elements);
+      if (ne != null && ne.size() != spec.raggedRank()) {
+        throw new IllegalArgumentException("nullable_elements has " + ne.size() + " entries but the shape "
+            + spec.shape() + " has " + spec.raggedRank() + " variable dimension(s)");
+      }
+      return spec;
+    } catch (IllegalArgumentException e) {
+      throw new DatasetFormatException(resource, "key " + key, e.getMessage());
+    }
   }
 
   private static JsonNode array(String resource, JsonNode root, String key) {

@@ -1,5 +1,6 @@
 package dev.sluice.io.shards.internal;
 
+import dev.sluice.core.ColumnBuilder;
 import dev.sluice.core.DatasetClosedException;
 import dev.sluice.core.DatasetFormatException;
 import dev.sluice.core.DatasetIOException;
@@ -57,8 +58,8 @@ final class ShardReader implements AutoCloseable {
   /**
    * Opens shard {@code info} of the set in {@code dir} and checks its frame against {@code info}
    * and the layouts: length (truncated / extended), header and footer checksums, rows, shard
-   * checksum, block count and every block length the rows determine, and the first and last offset
-   * of every variable-length field.
+   * checksum, block count and every block length the rows determine, and, level by level, the
+   * first and last offset of every variable-length field against the blocks below.
    */
   static ShardReader open(Path dir, ShardInfo info, int number, int shardCount, List<FieldLayout> layouts,
       long maxChunkBytes) {
@@ -95,7 +96,7 @@ final class ShardReader implements AutoCloseable {
       }
       checkBlocks(resource, frame, layouts);
       ShardReader r = new ShardReader(resource, info.file(), ch, frame, layouts, maxChunkBytes);
-      r.checkEnds();
+      MappedReads.endRead();
       return r;
     } catch (IOException e) {
       closeQuietly(ch);
@@ -127,28 +128,12 @@ final class ShardReader implements AutoCloseable {
               + " bytes but " + frame.rows() + " rows of " + l.spec() + " need " + known
               + " (metadata.json disagrees with the shard)");
         }
-        if (b == Buffer.VALUES && l.kind() != Kind.FIXED && block.length() % l.itemBytes() != 0) {
+        if (b.equals(Buffer.VALUES) && l.kind() != Kind.FIXED && block.length() % l.itemBytes() != 0) {
           throw new DatasetFormatException(resource, "block " + l.block(b), l.describe(b) + " holds " + block.length()
               + " bytes, not a whole number of " + l.itemBytes() + "-byte items of " + l.spec());
         }
       }
     }
-  }
-
-  /** The first offset of every variable-length field is 0 and the last one ends its values. */
-  private void checkEnds() {
-    for (ColumnReader c : columns) {
-      if (c.offsets != null) {
-        long first = c.offset(0);
-        long last = c.offset(rows);
-        if (first != 0 || last != c.items) {
-          throw new DatasetFormatException(resource, c.layout.describe(Buffer.OFFSETS), "offsets run from " + first
-              + " to " + last + " but must run from 0 to " + c.items + ", the " + (c.layout.kind() == Kind.BINARY
-              ? "bytes" : "items") + " of its values block");
-        }
-      }
-    }
-    MappedReads.endRead();
   }
 
   private static void closeQuietly(FileChannel ch) {
@@ -209,7 +194,7 @@ final class ShardReader implements AutoCloseable {
               + ShardFile.checksumText(found) + ")");
         }
       }
-      c.verifyRows();
+      c.verifyLevels();
     }
     List<ShardFile.Block> byOffset = new ArrayList<>(blocks);
     byOffset.sort(Comparator.comparingLong(ShardFile.Block::offset));
@@ -262,37 +247,79 @@ final class ShardReader implements AutoCloseable {
     }
   }
 
-  /** The blocks of one field. */
+  /** The blocks of one field, each level checked against the next when opened. */
   final class ColumnReader {
-    final FieldLayout layout;
-    final TensorSpec spec;
-    final MappedRows fixed; // FIXED: the values
-    final MappedChunks validity; // nullable fields, else null
-    final MappedChunks offsets; // BINARY and LIST, else null
-    final MappedChunks values; // BINARY and LIST (null when the block is empty), else null
-    final long items; // BINARY and LIST: bytes or items of the values block
-    final int itemBytes;
-    final Shape itemShape; // LIST: the shape of one item
+    private final FieldLayout layout;
+    private final TensorSpec spec;
+    private final int ragged;
+    private final int levels; // offsets buffers: ragged + (string leaf ? 1 : 0)
+    private final int itemBytes;
+    private final MappedRows fixed; // FIXED: the values
+    private final MappedChunks[] validity; // per depth; null where items are never null
+    private final MappedChunks[] offsets; // per level
+    private final MappedChunks values; // the innermost values of other kinds (null when the block is empty)
+    private final long[] counts; // items per depth 0 .. ragged
+    private final long valueUnits; // bytes (string leaf) or items in the values block
+    private final Shape itemShape;
 
     ColumnReader(FieldLayout layout, long maxChunkBytes) {
       this.layout = layout;
       this.spec = layout.spec();
+      this.ragged = layout.ragged();
+      this.levels = ragged + (layout.binaryLeaf() ? 1 : 0);
       this.itemBytes = layout.itemBytes();
-      this.validity = spec.nullable() ? map(Buffer.VALIDITY, 1, maxChunkBytes) : null;
+      this.itemShape = spec.itemShape();
+      this.validity = new MappedChunks[ragged + 1];
+      this.offsets = new MappedChunks[levels];
+      this.counts = new long[ragged + 1];
+      counts[0] = rows;
       if (layout.kind() == Kind.FIXED) {
+        this.validity[0] = spec.nullable() ? map(Buffer.VALIDITY, 1, maxChunkBytes) : null;
         this.fixed = new MappedRows(resource, itemBytes == 0 ? null : map(Buffer.VALUES, itemBytes, maxChunkBytes),
             rows, itemBytes);
-        this.offsets = null;
         this.values = null;
-        this.items = 0;
-        this.itemShape = null;
-      } else {
-        this.fixed = null;
-        this.offsets = map(Buffer.OFFSETS, 8, maxChunkBytes);
-        this.values = itemBytes == 0 ? null : map(Buffer.VALUES, itemBytes, maxChunkBytes);
-        long length = frame.blocks().get(layout.block(Buffer.VALUES)).length();
-        this.items = itemBytes == 0 ? 0 : length / itemBytes;
-        this.itemShape = layout.kind() == Kind.LIST ? spec.shape().dropFirst() : null;
+        this.valueUnits = 0;
+        return;
+      }
+      this.fixed = null;
+      long valuesLength = frame.blocks().get(layout.block(Buffer.VALUES)).length();
+      this.values = itemBytes == 0 ? null : map(Buffer.VALUES, itemBytes, maxChunkBytes);
+      this.valueUnits = itemBytes == 0 ? 0 : valuesLength / itemBytes;
+      for (int d = 0; d <= ragged; d++) {
+        if (spec.nullableAt(d)) {
+          Buffer v = new Buffer(FieldLayout.Role.VALIDITY, d);
+          checkLength(v, counts[d]);
+          validity[d] = map(v, 1, maxChunkBytes);
+        }
+        if (d < levels) {
+          Buffer o = new Buffer(FieldLayout.Role.OFFSETS, d);
+          checkLength(o, (counts[d] + 1) * 8);
+          offsets[d] = map(o, 8, maxChunkBytes);
+          long first = offset(d, 0);
+          long last = offset(d, counts[d]);
+          long limit = d + 1 < counts.length ? -1 : valueUnits;
+          if (first != 0 || last < 0 || limit >= 0 && last != limit) {
+            throw new DatasetFormatException(resource, layout.describe(o), "offsets run from " + first + " to " + last
+                + " but must run from 0 to " + (limit >= 0 ? limit + ", the " + (layout.binaryLeaf() ? "bytes" : "items")
+                + " of its values block" : "a count >= 0"));
+          }
+          if (d + 1 < counts.length) {
+            counts[d + 1] = last;
+          }
+        }
+      }
+      if (!layout.binaryLeaf() && counts[ragged] != valueUnits) {
+        throw new DatasetFormatException(resource, layout.describe(Buffer.VALUES), "holds " + valueUnits + " items but"
+            + " the offsets above it count " + counts[ragged]);
+      }
+    }
+
+    /** Checks a block whose length the level above determines. */
+    private void checkLength(Buffer b, long expected) {
+      long length = frame.blocks().get(layout.block(b)).length();
+      if (length != expected) {
+        throw new DatasetFormatException(resource, layout.describe(b), "holds " + length + " bytes but the level above"
+            + " it needs " + expected);
       }
     }
 
@@ -302,12 +329,6 @@ final class ShardReader implements AutoCloseable {
         return null;
       }
       return new MappedChunks(resource, channel, block.offset(), block.length(), unit, maxChunkBytes);
-    }
-
-    long offset(long i) {
-      long at = i << 3;
-      ByteBuffer chunk = offsets.chunk(offsets.chunkIndex(at));
-      return chunk.getLong(offsets.positionInChunk(at));
     }
 
     FieldLayout layout() {
@@ -320,7 +341,7 @@ final class ShardReader implements AutoCloseable {
     }
 
     boolean nullable() {
-      return validity != null;
+      return validity[0] != null;
     }
 
     /** The values block when it is mapped as one chunk, else null. */
@@ -328,49 +349,87 @@ final class ShardReader implements AutoCloseable {
       return values != null && values.chunkCount() == 1 ? values.chunk(0) : null;
     }
 
-    boolean isValid(long row) {
-      ByteBuffer chunk = validity.chunk(validity.chunkIndex(row));
-      return chunk.get(validity.positionInChunk(row)) != 0;
+    private long offset(int depth, long i) {
+      MappedChunks m = offsets[depth];
+      long at = i << 3;
+      return m.chunk(m.chunkIndex(at)).getLong(m.positionInChunk(at));
     }
 
-    /** The item range {@code [out[0], out[1])} of row {@code row} (global index {@code index}), checked. */
-    void range(long row, long index, long[] out) {
-      long start = offset(row);
-      long end = offset(row + 1);
-      if (start > end) {
-        throw new DatasetFormatException(resource, "field '" + spec.name() + "', record " + index + " (row " + row
-            + " of " + name + ")", "offsets decrease: offset[" + row + "] = " + start + " > offset[" + (row + 1)
-            + "] = " + end + "; a record's values must not overlap the next record's");
-      }
-      if (start < 0 || end > items) {
-        throw new DatasetFormatException(resource, "field '" + spec.name() + "', record " + index + " (row " + row
-            + " of " + name + ")", "offsets [" + start + ", " + end + ") point outside the values block of " + items
-            + (layout.kind() == Kind.BINARY ? " bytes" : " items"));
-      }
+    /** Whether item {@code i} at {@code depth} holds a value. */
+    boolean isValid(int depth, long i) {
+      MappedChunks m = validity[depth];
+      return m == null || m.chunk(m.chunkIndex(i)).get(m.positionInChunk(i)) != 0;
+    }
+
+    boolean isValid(long row) {
+      return isValid(0, row);
+    }
+
+    /** Units below {@code depth}'s offsets: the items one depth down, or the bytes of the strings. */
+    private long limit(int depth) {
+      return depth < ragged ? counts[depth + 1] : valueUnits;
+    }
+
+    /**
+     * The range {@code [out[0], out[1])} one level below item {@code i} at {@code depth} (its list
+     * elements, or its bytes), checked against the level below; {@code index} is the row's global
+     * index, for messages.
+     */
+    void range(int depth, long i, long index, long[] out) {
+      long start = offset(depth, i);
+      long end = offset(depth, i + 1);
+      checkRange(depth, i, index, start, end);
       out[0] = start;
       out[1] = end;
     }
 
-    /** Bytes {@code [from, to)} of the values block: a view when they lie in one chunk, else a copy. */
-    ByteBuffer bytes(long from, long to) {
+    private void checkRange(int depth, long i, long index, long start, long end) {
+      if (start > end) {
+        throw new DatasetFormatException(resource, where(depth, i, index), "offsets decrease: offset[" + i + "] = "
+            + start + " > offset[" + (i + 1) + "] = " + end + "; a record's values must not overlap the next record's");
+      }
+      if (start < 0 || end > limit(depth)) {
+        throw new DatasetFormatException(resource, where(depth, i, index), "offsets [" + start + ", " + end + ") point"
+            + " outside the " + (depth < levels - 1 ? "level below, of " + limit(depth) + " items"
+            : "values block of " + limit(depth) + (layout.binaryLeaf() ? " bytes" : " items")));
+      }
+    }
+
+    private String where(int depth, long i, long index) {
+      return "field '" + spec.name() + "', record " + index + (depth == 0 ? " (row " + i + " of " + name + ")"
+          : " (item " + i + " at depth " + depth + " of " + name + ")");
+    }
+
+    /** The item range of row {@code row} (global index {@code index}), checked. */
+    void range(long row, long index, long[] out) {
+      range(0, row, index, out);
+    }
+
+    /** Bytes {@code [from, to)} of {@code m}: a view when they lie in one chunk, else a copy. */
+    private ByteBuffer slice(MappedChunks m, long from, long to) {
       int n = Math.toIntExact(to - from);
       if (n == 0) {
         return EMPTY;
       }
-      int k = values.chunkIndex(from);
-      ByteBuffer chunk = values.chunk(k);
-      int pos = values.positionInChunk(from);
+      int k = m.chunkIndex(from);
+      ByteBuffer chunk = m.chunk(k);
+      int pos = m.positionInChunk(from);
       if (pos + n <= chunk.limit()) {
         MappedReads.consume(chunk.get(pos) + chunk.get(pos + n - 1));
         return chunk.slice(pos, n).order(ByteOrder.LITTLE_ENDIAN);
       }
       ByteBuffer copy = ByteBuffer.allocate(n).order(ByteOrder.LITTLE_ENDIAN);
-      MappedRows.copyRange(values, from, n, copy, 0);
+      MappedRows.copyRange(m, from, n, copy, 0);
       return copy;
     }
 
+    /** Bytes {@code [from, to)} of the values block: a view when they lie in one chunk, else a copy. */
+    ByteBuffer bytes(long from, long to) {
+      return slice(values, from, to);
+    }
+
     void put(long row, long index, Example.Builder out) {
-      if (validity != null && !isValid(row)) {
+      if (!isValid(0, row)) {
         out.putNull(spec.name());
         return;
       }
@@ -387,29 +446,139 @@ final class ShardReader implements AutoCloseable {
           ByteBuffer b = bytes(r[0] * itemBytes, r[1] * itemBytes);
           out.put(spec.name(), Tensor.wrap(spec.dtype(), itemShape.prepend(r[1] - r[0]), b));
         }
+        case NESTED -> out.put(spec.name(), nested(row, index));
       }
     }
 
-    void verifyRows() {
-      if (validity != null) {
-        for (long r = 0; r < rows; r++) {
-          ByteBuffer chunk = validity.chunk(validity.chunkIndex(r));
-          byte v = chunk.get(validity.positionInChunk(r));
-          if (v != 0 && v != 1) {
-            throw new DatasetFormatException(resource, layout.describe(Buffer.VALIDITY) + ", row " + r,
-                "a validity flag must be 0 or 1 but it is " + (v & 0xff));
+    /**
+     * Row {@code row} of a nested field as a ragged tensor: its values (and validity) are views of
+     * the mapping, its offsets copies rebased to start at 0.
+     */
+    private Tensor nested(long row, long index) {
+      long[] r = new long[2];
+      range(0, row, index, r);
+      long a = r[0];
+      long b = r[1];
+      long[] dims = new long[spec.shape().rank()];
+      dims[0] = b - a;
+      for (int d = 1; d < ragged; d++) {
+        dims[d] = -1;
+      }
+      long[] item = itemShape.dims();
+      System.arraycopy(item, 0, dims, ragged, item.length);
+      List<ByteBuffer> off = new ArrayList<>(levels - 1);
+      List<ByteBuffer> valid = new ArrayList<>(ragged);
+      boolean anyValidity = false;
+      for (int d = 1; d <= ragged; d++) {
+        ByteBuffer v = validity[d] == null ? null : slice(validity[d], a, b);
+        valid.add(v);
+        anyValidity |= v != null;
+        if (d < levels) {
+          ByteBuffer o = ByteBuffer.allocate(Math.toIntExact((b - a + 1) * 8)).order(ByteOrder.LITTLE_ENDIAN);
+          long first = offset(d, a);
+          long previous = first;
+          for (long i = a; i < b; i++) {
+            long end = offset(d, i + 1);
+            checkRange(d, i, index, previous, end);
+            o.putLong(Math.toIntExact((i - a + 1) * 8), end - first);
+            previous = end;
           }
+          if (a == b) {
+            checkRange(d, a, index, first, first);
+          }
+          off.add(o);
+          a = first;
+          b = previous;
         }
       }
-      if (offsets == null) {
+      ByteBuffer data = layout.binaryLeaf() ? bytes(a, b) : bytes(a * itemBytes, b * itemBytes);
+      return Tensor.wrapRagged(spec.dtype(), Shape.of(dims), data, off, anyValidity ? valid : List.of());
+    }
+
+    /**
+     * The bytes of the innermost values under row {@code row}: {@code out[0]}, {@code out[1]} the
+     * byte range in the values block (ranges checked on the way down).
+     */
+    void leafBytes(long row, long index, long[] out) {
+      long[] r = new long[2];
+      range(0, row, index, r);
+      long a = r[0];
+      long b = r[1];
+      for (int d = 1; d < levels; d++) {
+        long first = offset(d, a);
+        long last = offset(d, b);
+        checkRange(d, a, index, first, last);
+        a = first;
+        b = last;
+      }
+      long unit = layout.binaryLeaf() ? 1 : itemBytes;
+      out[0] = a * unit;
+      out[1] = b * unit;
+    }
+
+    /**
+     * Appends row {@code row} (global index {@code index}, a valid row) to {@code target}, level by
+     * level: lists started, null elements added as nulls, runs of fixed-width items copied in bulk.
+     */
+    void appendNested(long row, long index, ColumnBuilder target) {
+      appendItem(0, row, index, target, new long[2]);
+    }
+
+    private void appendItem(int depth, long i, long index, ColumnBuilder target, long[] r) {
+      if (depth == ragged) {
+        if (layout.binaryLeaf()) {
+          range(depth, i, index, r);
+          ByteBuffer b = bytes(r[0], r[1]);
+          target.addBytes(b, b.position(), b.remaining());
+        } else {
+          int at = target.reserveValues(1);
+          MappedRows.copyRange(values, i * itemBytes, itemBytes, target.valueBuffer(), at);
+        }
         return;
       }
-      long[] r = new long[2];
-      for (long row = 0; row < rows; row++) {
-        range(row, row, r);
-        if (validity != null && r[1] != r[0] && !isValid(row)) {
-          throw new DatasetFormatException(resource, "field '" + spec.name() + "', row " + row, "a null record must"
-              + " be empty but holds " + (r[1] - r[0]) + (layout.kind() == Kind.BINARY ? " bytes" : " items"));
+      target.startList(depth);
+      range(depth, i, index, r);
+      long a = r[0];
+      long b = r[1];
+      int child = depth + 1;
+      if (child == ragged && !layout.binaryLeaf() && validity[child] == null) {
+        int at = target.reserveValues(Math.toIntExact(b - a));
+        if (b > a) {
+          MappedRows.copyRange(values, a * itemBytes, (b - a) * itemBytes, target.valueBuffer(), at);
+        }
+        return;
+      }
+      for (long j = a; j < b; j++) {
+        if (isValid(child, j)) {
+          appendItem(child, j, index, target, r);
+        } else {
+          target.addNull(child);
+        }
+      }
+    }
+
+    /** Every validity flag 0 or 1, every offset in order and inside the level below, every null item empty. */
+    void verifyLevels() {
+      for (int d = 0; d <= ragged; d++) {
+        if (validity[d] != null) {
+          for (long i = 0; i < counts[d]; i++) {
+            MappedChunks m = validity[d];
+            byte v = m.chunk(m.chunkIndex(i)).get(m.positionInChunk(i));
+            if (v != 0 && v != 1) {
+              throw new DatasetFormatException(resource, layout.describe(new Buffer(FieldLayout.Role.VALIDITY, d))
+                  + ", item " + i, "a validity flag must be 0 or 1 but it is " + (v & 0xff));
+            }
+          }
+        }
+        if (d < levels) {
+          long[] r = new long[2];
+          for (long i = 0; i < counts[d]; i++) {
+            range(d, i, i, r);
+            if (r[1] != r[0] && !isValid(d, i)) {
+              throw new DatasetFormatException(resource, where(d, i, i), "a null " + (d == 0 ? "record" : "item")
+                  + " must be empty but holds " + (r[1] - r[0]) + (d < ragged ? " elements" : " bytes"));
+            }
+          }
         }
       }
     }

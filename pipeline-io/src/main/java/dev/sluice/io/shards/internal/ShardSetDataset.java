@@ -3,6 +3,7 @@ package dev.sluice.io.shards.internal;
 import dev.sluice.core.Batch;
 import dev.sluice.core.BatchBuilder;
 import dev.sluice.core.BufferPool;
+import dev.sluice.core.ColumnBuilder;
 import dev.sluice.core.DatasetClosedException;
 import dev.sluice.core.Example;
 import dev.sluice.core.MemoryManager;
@@ -211,7 +212,7 @@ public final class ShardSetDataset implements ShardSet {
               }
             }
           } else {
-            copyVariable(byShard, shard, local, indices, from, target, f, start);
+            copyVariable(byShard, shard, local, indices, from, target, f);
           }
         }
         MappedReads.endRead();
@@ -302,35 +303,46 @@ public final class ShardSetDataset implements ShardSet {
 
   /** Variable-length rows: every range located and checked, room made once, then one copy per row. */
   private static void copyVariable(ShardReader.ColumnReader[] byShard, int[] shard, long[] local, long[] indices,
-      int from, BatchBuilder target, int field, int start) {
+      int from, BatchBuilder target, int field) {
     int n = shard.length;
-    int itemBytes = byShard[shard[0]].layout().itemBytes();
+    boolean nested = byShard[shard[0]].layout().kind() == FieldLayout.Kind.NESTED;
+    int unit = byShard[shard[0]].layout().binaryLeaf() ? 1 : byShard[shard[0]].layout().itemBytes();
     long[] r = new long[2];
-    long[] ranges = new long[2 * n];
+    long[] ranges = new long[2 * n]; // byte ranges of the innermost values (flat kinds), -1: a null row
     long bytes = 0;
     for (int i = 0; i < n; i++) {
       ShardReader.ColumnReader c = byShard[shard[i]];
-      if (c.nullable() && !c.isValid(local[i])) {
+      if (!c.isValid(local[i])) {
         ranges[2 * i] = -1;
         continue;
       }
-      c.range(local[i], indices[from + i], r);
-      ranges[2 * i] = r[0] * itemBytes;
-      ranges[2 * i + 1] = r[1] * itemBytes;
+      if (nested) {
+        c.leafBytes(local[i], indices[from + i], r);
+        ranges[2 * i] = r[0];
+        ranges[2 * i + 1] = r[1];
+      } else {
+        c.range(local[i], indices[from + i], r);
+        ranges[2 * i] = r[0] * unit;
+        ranges[2 * i + 1] = r[1] * unit;
+      }
       bytes += ranges[2 * i + 1] - ranges[2 * i];
     }
-    target.column(field).reserveBytes(bytes);
+    ColumnBuilder column = target.column(field);
+    column.reserveBytes(bytes);
     // one view of each shard's values, reused for every row when the block is one chunk
     ByteBuffer[] views = new ByteBuffer[byShard.length];
     for (int i = 0; i < n; i++) {
       long a = ranges[2 * i];
       long b = ranges[2 * i + 1];
       if (a < 0) {
-        target.setNull(field, start + i);
-        target.appendVariable(field, EMPTY);
+        column.addNull(0);
         continue;
       }
       int k = shard[i];
+      if (nested) {
+        byShard[k].appendNested(local[i], indices[from + i], column);
+        continue;
+      }
       ByteBuffer view = views[k];
       if (view == null) {
         ByteBuffer single = byShard[k].singleValuesChunk();
@@ -339,9 +351,9 @@ public final class ShardSetDataset implements ShardSet {
       }
       if (view != EMPTY) {
         view.limit((int) b).position((int) a);
-        target.appendVariable(field, view);
+        column.appendVariable(view);
       } else {
-        target.appendVariable(field, a == b ? EMPTY : byShard[k].bytes(a, b));
+        column.appendVariable(a == b ? EMPTY : byShard[k].bytes(a, b));
       }
     }
   }
