@@ -57,7 +57,7 @@ import java.util.stream.Stream;
 public final class ShardBench {
   static final int BATCH = 256;
   /** Epochs of each contender per round of the index benchmark. */
-  static final int INDEX_EPOCHS = 5;
+  static final int INDEX_EPOCHS = 20;
   /** Epochs of each contender per round of the variable-length benchmark (an epoch is a few ms). */
   static final int VARLEN_EPOCHS = 20;
 
