@@ -12,6 +12,7 @@ import java.util.Objects;
  *     shard's footer ends with (it covers the CRC32C of every block)
  */
 public record ShardInfo(String file, long rows, long bytes, String checksum) {
+  /** A shard entry; throws {@link IllegalArgumentException} for a negative count. */
   public ShardInfo {
     Objects.requireNonNull(file, "file");
     Objects.requireNonNull(checksum, "checksum");
