@@ -17,8 +17,10 @@ import java.util.Objects;
  *     the row is marked invalid in the column's validity; {@link NullPolicy#FAIL}: a null fails the
  *     read naming the file, row group, column and row
  * @param shapes declared per-row shapes of list columns ({@code "x" -> [64]}): such a list becomes a
- *     fixed-shape tensor, and a row of another length is an error. Hints win over the file's own
- *     declarations ({@code sluice.shape.<name>} footer keys)
+ *     fixed-shape tensor, and a row of another length (or a null element) is an error. Hints win
+ *     over the file's own declarations ({@code sluice.shape.<name>} footer keys, pyarrow's
+ *     FixedSizeList); the hint {@link #VARIABLE} ({@code [-1]}) reads a list as variable-length
+ *     whatever the file declares
  * @param pageChecksums whether page CRCs written by the writer are verified
  * @param decodeParallelism row groups decoded at the same time by {@link ParquetDataset#batches},
  *     ≥ 1 (default 1); the memory budget is about {@code decodeParallelism + 1} decoded row groups
@@ -35,6 +37,9 @@ public record ParquetOptions(
     int decodeParallelism,
     MemoryManager memory,
     LocalFiles localFiles) {
+
+  /** The shape hint that reads a list column as variable-length whatever its file declares. */
+  public static final Shape VARIABLE = Shape.of(-1);
 
   /** How local (scheme-less) paths are read; Hadoop URIs always go through Hadoop's FileSystem. */
   public enum LocalFiles {
@@ -82,9 +87,9 @@ public record ParquetOptions(
       throw new IllegalArgumentException("decodeParallelism >= 1 required but it was " + decodeParallelism);
     }
     for (Map.Entry<String, Shape> e : shapes.entrySet()) {
-      if (!e.getValue().isFullyDefined() || e.getValue().rank() == 0) {
+      if (!e.getValue().equals(VARIABLE) && (!e.getValue().isFullyDefined() || e.getValue().rank() == 0)) {
         throw new IllegalArgumentException("shape hint for '" + e.getKey()
-            + "' must be a concrete shape of rank >= 1 but it was " + e.getValue());
+            + "' must be a concrete shape of rank >= 1, or [-1], but it was " + e.getValue());
       }
     }
   }
@@ -144,7 +149,10 @@ public record ParquetOptions(
       return this;
     }
 
-    /** Declares the per-row shape of list column {@code name}. */
+    /**
+     * Declares the per-row shape of list column {@code name}, or {@link #VARIABLE} to read it as
+     * variable-length whatever the file declares.
+     */
     public Builder shape(String name, Shape shape) {
       shapes.put(Objects.requireNonNull(name, "name"), Objects.requireNonNull(shape, "shape"));
       return this;

@@ -240,20 +240,43 @@ class ParquetBadInputTest {
   }
 
   @Test
-  void nestedListsAreRefusedNamingTheColumnUnlessProjectedAway() throws IOException {
-    MessageType nested = MessageTypeParser.parseMessageType("""
+  void aColumnSluiceCannotReadIsRefusedNamingItUnlessProjectedAway() throws IOException {
+    MessageType odd = MessageTypeParser.parseMessageType("""
         message n {
           required int32 id;
-          optional group ll (LIST) { repeated group list { optional group element (LIST) {
-            repeated group list { optional int32 element; } } } }
+          optional group bad (LIST) { required int32 a; required int32 b; }
         }
         """);
-    Path f = dir.resolve("nested.parquet");
-    ParquetTestFiles.write(f, nested, Map.of(), PLAIN_V1, 20, 100, 100, 1);
+    Path f = dir.resolve("odd.parquet");
+    ParquetTestFiles.write(f, odd, Map.of(), PLAIN_V1, 20, 100, 100, 1);
     UnsupportedFormatException e = assertThrows(UnsupportedFormatException.class, () -> Parquet.open(f));
-    assertContains(e.getMessage(), "'ll'", "nested");
+    assertContains(e.getMessage(), "'bad'", "LIST group without a single repeated field", "column projection");
+    e = assertThrows(UnsupportedFormatException.class, () -> Parquet.open(f, ParquetOptions.builder().columns("bad").build()));
+    assertContains(e.getMessage(), "'bad'");
     assertEquals(20, Parquet.open(f, ParquetOptions.builder().columns("id").build())
         .batches(8).doOnNext(Batch::close).map(Batch::size).reduce(0, Integer::sum).block());
+  }
+
+  @Test
+  void aNullElementInADeclaredShapeListIsAnErrorNotAZero() throws IOException {
+    MessageType t = MessageTypeParser.parseMessageType("""
+        message t { optional group x (LIST) { repeated group list { optional float element; } } }
+        """);
+    Path f = dir.resolve("fixed-null.parquet");
+    SimpleGroupFactory gf = new SimpleGroupFactory(t);
+    try (ParquetWriter<Group> w = ParquetTestFiles.writer(f, t, Map.of("sluice.shape.x", "[2]"), PLAIN_V1, 100, 100)) {
+      Group g = gf.newGroup();
+      Group x = g.addGroup(0);
+      x.addGroup(0).add(0, 1f);
+      x.addGroup(0); // a null element
+      w.write(g);
+    }
+    DatasetFormatException e = assertThrows(DatasetFormatException.class,
+        () -> Parquet.open(f).batches(4).doOnNext(Batch::close).blockLast());
+    assertContains(e.getMessage(), f.toString(), "row group 0, row 0", "'x'", "null element 1", "without a declared shape");
+    // without the declared shape the null stays a null
+    ParquetDataset ds = Parquet.open(f, ParquetOptions.builder().shape("x", ParquetOptions.VARIABLE).build());
+    assertEquals(Arrays.asList(1.0, null), ParquetTestFiles.actual(ds.flux().blockFirst(), ds.schema().field("x")));
   }
 
   @Test

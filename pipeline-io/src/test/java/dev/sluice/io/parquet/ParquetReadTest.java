@@ -87,10 +87,14 @@ class ParquetReadTest {
     assertEquals(DType.BYTES, s.field("fixed").dtype());
     assertTrue(s.contains("st.a") && s.contains("st.inner.b"));
     assertEquals(new TensorSpec("x", DType.FLOAT32, Shape.of(2, 2), true), s.field("x"));
-    assertEquals(new TensorSpec("v", DType.INT64, Shape.of(-1), true), s.field("v"));
+    assertEquals(new TensorSpec("v", DType.INT64, Shape.of(-1), true, 0b1), s.field("v"));
     assertEquals(new TensorSpec("legacy", DType.INT32, Shape.of(-1), true), s.field("legacy"));
     assertEquals(new TensorSpec("bare", DType.FLOAT64, Shape.of(-1), false), s.field("bare"));
-    assertTrue(s.contains("m.key") && s.contains("m.value") && s.contains("ls.p") && s.contains("ls.q"));
+    assertEquals(new TensorSpec("m.key", DType.INT32, Shape.of(-1), true), s.field("m.key"));
+    assertEquals(new TensorSpec("m.value", DType.FLOAT64, Shape.of(-1), true, 0b1), s.field("m.value"));
+    // a null struct element and a null field of a present one are both null elements
+    assertEquals(new TensorSpec("ls.p", DType.INT32, Shape.of(-1), true, 0b1), s.field("ls.p"));
+    assertEquals(new TensorSpec("ls.q", DType.FLOAT32, Shape.of(-1), true, 0b1), s.field("ls.q"));
   }
 
   @Test

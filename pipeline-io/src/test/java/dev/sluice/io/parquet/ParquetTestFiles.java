@@ -277,63 +277,30 @@ final class ParquetTestFiles {
 
   // ------------------------------------------------------------------ expected values
 
-  /** The value Sluice must deliver for {@code plan} in row {@code g}: null, a scalar, or a list. */
+  /**
+   * The value Sluice must deliver for {@code plan} in row {@code g}, read through parquet-java's
+   * Group: null, a scalar, or a list (of lists, at every repeated node of the path) whose null
+   * elements are nulls.
+   */
   static Object expected(Group g, ColumnPlan plan) {
-    String[] path = plan.descriptor().getPath();
-    if (plan.layout() == ColumnPlan.Layout.SCALAR) {
-      Group cur = g;
-      for (int i = 0; i < path.length - 1; i++) {
-        if (cur.getFieldRepetitionCount(path[i]) == 0) {
-          return null;
-        }
-        cur = cur.getGroup(path[i], 0);
-      }
-      String leaf = path[path.length - 1];
-      return cur.getFieldRepetitionCount(leaf) == 0 ? null : leafValue(cur, leaf, plan);
-    }
-    // a list: find the repeated node on the path
-    Group cur = g;
-    GroupType type = g.getType();
-    int i = 0;
-    while (!type.getType(path[i]).isRepetition(Type.Repetition.REPEATED)) {
-      if (cur.getFieldRepetitionCount(path[i]) == 0) {
-        return null;
-      }
-      cur = cur.getGroup(path[i], 0);
-      type = cur.getType();
-      i++;
-    }
-    List<Object> out = new ArrayList<>();
+    return value(g, plan.descriptor().getPath(), 0, plan);
+  }
+
+  private static Object value(Group cur, String[] path, int i, ColumnPlan plan) {
+    Type t = cur.getType().getType(path[i]);
     int n = cur.getFieldRepetitionCount(path[i]);
-    for (int k = 0; k < n; k++) {
-      if (i == path.length - 1) {
-        out.add(leafValue(cur, path[i], k, plan));
-        continue;
+    boolean leaf = i == path.length - 1;
+    if (t.isRepetition(Type.Repetition.REPEATED)) {
+      List<Object> out = new ArrayList<>();
+      for (int k = 0; k < n; k++) {
+        out.add(leaf ? leafValue(cur, path[i], k, plan) : value(cur.getGroup(path[i], k), path, i + 1, plan));
       }
-      Group e = cur.getGroup(path[i], k);
-      Object v = null;
-      for (int j = i + 1; j < path.length; j++) {
-        if (e.getFieldRepetitionCount(path[j]) == 0) {
-          v = null;
-          break;
-        }
-        if (j == path.length - 1) {
-          v = leafValue(e, path[j], plan);
-        } else {
-          e = e.getGroup(path[j], 0);
-        }
-      }
-      out.add(v == null ? zero(plan.dtype()) : v); // FILL: a null element is delivered as zero
+      return out;
     }
-    return out;
-  }
-
-  private static Object zero(DType t) {
-    return t.isFloatingPoint() ? (Object) 0.0 : (Object) 0L;
-  }
-
-  private static Object leafValue(Group g, String field, ColumnPlan plan) {
-    return leafValue(g, field, 0, plan);
+    if (n == 0) {
+      return null;
+    }
+    return leaf ? leafValue(cur, path[i], 0, plan) : value(cur.getGroup(path[i], 0), path, i + 1, plan);
   }
 
   private static Object leafValue(Group g, String field, int k, ColumnPlan plan) {
@@ -396,38 +363,43 @@ final class ParquetTestFiles {
 
   /** The value of row {@code row} of a batch column, normalized like {@link #expected}. */
   static Object actual(Column c, int row) {
-    if (!c.isValid(row)) {
-      return null;
-    }
-    Tensor t = c.row(row);
-    TensorSpec spec = c.spec();
-    if (spec.dtype().isVariableLength()) {
-      return HexFormat.of().formatHex(t.toByteArray());
-    }
-    if (spec.shape().rank() == 0) {
-      return scalar(t, 0);
-    }
-    List<Object> out = new ArrayList<>();
-    for (long i = 0; i < t.numElements(); i++) {
-      out.add(scalar(t, i));
-    }
-    return out;
+    return c.isValid(row) ? normalize(c.spec(), c.row(row)) : null;
   }
 
   static Object actual(Example e, TensorSpec spec) {
-    if (e.isNull(spec.name())) {
-      return null;
+    return e.isNull(spec.name()) ? null : normalize(spec, e.tensor(spec.name()));
+  }
+
+  /** A row's value as null / scalar / hex string / (nested) list, walking its levels. */
+  static Object normalize(TensorSpec spec, Tensor t) {
+    if (spec.raggedRank() == 0) {
+      if (spec.dtype().isVariableLength()) {
+        return HexFormat.of().formatHex(t.toByteArray());
+      }
+      if (spec.shape().rank() == 0) {
+        return scalar(t, 0);
+      }
+      List<Object> out = new ArrayList<>(); // a fixed-shape list: its elements in order
+      for (long i = 0; i < t.numElements(); i++) {
+        out.add(scalar(t, i));
+      }
+      return out;
     }
-    Tensor t = e.tensor(spec.name());
-    if (spec.dtype().isVariableLength()) {
-      return HexFormat.of().formatHex(t.toByteArray());
-    }
-    if (spec.shape().rank() == 0) {
-      return scalar(t, 0);
-    }
+    return list(spec, t, 0);
+  }
+
+  private static List<Object> list(TensorSpec spec, Tensor t, int depth) {
     List<Object> out = new ArrayList<>();
-    for (long i = 0; i < t.numElements(); i++) {
-      out.add(scalar(t, i));
+    for (long i = 0, n = t.shape().dim(0); i < n; i++) {
+      if (t.isNull(i)) {
+        out.add(null);
+      } else if (depth + 1 < spec.raggedRank()) {
+        out.add(list(spec, t.slice(i), depth + 1));
+      } else if (spec.dtype().isVariableLength()) {
+        out.add(HexFormat.of().formatHex(t.slice(i).toByteArray()));
+      } else {
+        out.add(scalar(t, i));
+      }
     }
     return out;
   }

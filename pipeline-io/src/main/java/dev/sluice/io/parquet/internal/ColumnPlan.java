@@ -7,12 +7,19 @@ import org.apache.parquet.column.ColumnDescriptor;
 /**
  * How one Parquet leaf column becomes one Sluice field.
  *
+ * <p>Every repeated node on the leaf's path is one list level of the field (a list, a map's
+ * key/value group, a legacy repeated field), outermost first. {@code definedAt[j]} is the
+ * definition level from which an item at depth {@code j} is present: depth 0 is the row, depth
+ * {@code j > 0} an element of a level-{@code j - 1} list, the last depth the leaf value. Below it the
+ * item is null (as far as the value reached it); a list at depth {@code j} whose definition level
+ * equals {@code definedAt[j]} exactly is empty.
+ *
  * @param descriptor the leaf column
  * @param spec the output field
- * @param layout scalar per row, fixed-length list, or variable-length list
+ * @param layout scalar per row, fixed-length list, or lists at any depth
  * @param conversion how physical values become the field's dtype
  * @param listLength elements per row of a {@link Layout#FIXED_LIST} (the shape's element count)
- * @param repeatedDef definition level of the repeated node of a list (elements exist at or above it)
+ * @param definedAt per depth, the definition level from which an item there is present
  * @param scale decimal scale, or the factor that brings a time value to nanoseconds
  */
 public record ColumnPlan(
@@ -21,11 +28,18 @@ public record ColumnPlan(
     Layout layout,
     Conversion conversion,
     int listLength,
-    int repeatedDef,
+    int[] definedAt,
     long scale) {
 
   /** Row layout. */
-  public enum Layout { SCALAR, FIXED_LIST, VAR_LIST }
+  public enum Layout {
+    /** One value (or null) per row. */
+    SCALAR,
+    /** A single-level list of numbers with a declared shape: one fixed-shape tensor per row. */
+    FIXED_LIST,
+    /** Lists of any depth (lists of lists, of strings, maps, lists of structs). */
+    LISTS
+  }
 
   /** Physical value → output value. */
   public enum Conversion {
@@ -69,6 +83,11 @@ public record ColumnPlan(
 
   public int maxRep() {
     return descriptor.getMaxRepetitionLevel();
+  }
+
+  /** Definition level of the (single) repeated node of a {@link Layout#FIXED_LIST}: elements exist at or above it. */
+  public int repeatedDef() {
+    return definedAt[0] + 1;
   }
 
   /** Bytes of one output element (a scalar row, or one list element). */

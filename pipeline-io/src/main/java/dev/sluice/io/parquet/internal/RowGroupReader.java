@@ -2,12 +2,11 @@ package dev.sluice.io.parquet.internal;
 
 import dev.sluice.core.Batch;
 import dev.sluice.core.BufferPool;
-import dev.sluice.core.Column;
+import dev.sluice.core.BatchBuilder;
 import dev.sluice.core.DatasetException;
 import dev.sluice.core.DatasetFormatException;
 import dev.sluice.core.DatasetIOException;
 import dev.sluice.core.Options.NullPolicy;
-import dev.sluice.core.PooledBuffer;
 import dev.sluice.core.Schema;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -127,33 +126,14 @@ public final class RowGroupReader implements AutoCloseable {
   /** The next {@code n} rows (at most {@link #remaining()}) as a batch that the caller closes. */
   public Batch next(int n) {
     int rows = (int) Math.min(n, remaining());
-    ColumnOut[] outs = new ColumnOut[decoders.length];
-    try {
-      for (int i = 0; i < outs.length; i++) {
-        outs[i] = new ColumnOut(schema.field(i), Math.max(rows, 1), pool);
+    try (BatchBuilder builder = BatchBuilder.create(schema, Math.max(rows, 1), pool)) {
+      for (int i = 0; i < decoders.length; i++) {
+        decoders[i].decode(builder.column(i), 0, rows);
       }
-      for (int i = 0; i < outs.length; i++) {
-        decoders[i].decode(outs[i], rows);
-      }
-      long[] indices = new long[rows];
-      long base = firstRow + position;
-      for (int i = 0; i < rows; i++) {
-        indices[i] = base + i;
-      }
-      List<Column> cols = new ArrayList<>(outs.length);
-      List<PooledBuffer> owned = new ArrayList<>();
-      for (ColumnOut o : outs) {
-        cols.add(o.build(rows));
-        o.collect(owned);
-      }
+      builder.commitRange(firstRow + position, rows);
       position += rows;
-      return Batch.of(schema, cols, indices, () -> owned.forEach(PooledBuffer::close));
+      return builder.build();
     } catch (RuntimeException e) {
-      for (ColumnOut o : outs) {
-        if (o != null) {
-          o.close();
-        }
-      }
       throw translate(e, file.name(), "row group " + rowGroup);
     }
   }

@@ -18,7 +18,10 @@ import org.apache.parquet.schema.Type;
 /**
  * Maps a Parquet schema to Sluice fields: one field per leaf column, named by its path without the
  * LIST / MAP wrapper levels ({@code a.b} for struct fields, {@code m.key} / {@code m.value} for maps).
- * Leaves Sluice cannot represent are kept as named refusals, so a projection can leave them out.
+ * Each repeated node on a leaf's path is one ragged level of its field ({@code -1} dimension), so a
+ * list of lists of strings is {@code string[-1, -1]}; optional nodes make the row or a level's
+ * elements nullable. Leaves Sluice cannot represent are kept as named refusals, so a projection can
+ * leave them out.
  */
 public final class SchemaMapper {
   /** Footer key that declares the per-row shape of a list column: {@code sluice.shape.x = [64]}. */
@@ -87,26 +90,27 @@ public final class SchemaMapper {
   public static Mapping map(String file, MessageType schema, Map<String, String> keyValues, Map<String, Shape> hints) {
     SchemaMapper m = new SchemaMapper(file, schema, keyValues, hints);
     for (Type t : schema.getFields()) {
-      m.visit(t, t.getName(), new ArrayList<>(List.of(t.getName())), 0, -1);
+      m.visit(t, t.getName(), new ArrayList<>(List.of(t.getName())));
+    }
+    for (String hinted : hints.keySet()) {
+      for (ColumnPlan p : m.plans) {
+        if (p.name().equals(hinted) && p.layout() != ColumnPlan.Layout.FIXED_LIST && !Shape.of(-1).equals(hints.get(hinted))) {
+          throw new IllegalArgumentException("shape hint for '" + hinted + "': only a single-level list of numbers "
+              + "can be read as a fixed-shape tensor, but in " + file + " it is " + p.spec());
+        }
+      }
     }
     return new Mapping(List.copyOf(m.plans), Map.copyOf(m.refused));
   }
 
   /**
-   * @param repeatedDef the definition level of the enclosing list's repeated node, or -1 outside lists
+   * Names the leaves below {@code type}: a struct adds its field names, a LIST or MAP wrapper and
+   * its repeated group add nothing (the element of a 3-level list takes the list's name, the
+   * fields of a 2-level list of structs and of a map's key/value group are {@code name.field}).
    */
-  private void visit(Type type, String name, List<String> path, int def, int repeatedDef) {
-    int d = def + (type.isRepetition(Type.Repetition.REQUIRED) ? 0 : 1);
+  private void visit(Type type, String name, List<String> path) {
     if (type.isPrimitive()) {
-      if (type.isRepetition(Type.Repetition.REPEATED)) {
-        if (repeatedDef >= 0) {
-          refuseLeaves(type, name, "nested lists (a list inside a list) are not supported");
-          return;
-        }
-        leaf(type.asPrimitiveType(), name, path, d); // a bare repeated primitive: a list that is never null
-        return;
-      }
-      leaf(type.asPrimitiveType(), name, path, repeatedDef);
+      leaf(type.asPrimitiveType(), name, path);
       return;
     }
     GroupType g = type.asGroupType();
@@ -114,28 +118,12 @@ public final class SchemaMapper {
     boolean isList = ann instanceof LogicalTypeAnnotation.ListLogicalTypeAnnotation;
     boolean isMap = ann instanceof LogicalTypeAnnotation.MapLogicalTypeAnnotation
         || ann instanceof LogicalTypeAnnotation.MapKeyValueTypeAnnotation;
-    if (g.isRepetition(Type.Repetition.REPEATED)) {
-      // an unannotated repeated group: a list of structs
-      if (repeatedDef >= 0) {
-        refuseLeaves(g, name, "nested lists (a list inside a list) are not supported");
-        return;
-      }
-      for (Type f : g.getFields()) {
-        visit(f, name + "." + f.getName(), append(path, f.getName()), d, d);
-      }
-      return;
-    }
-    if (isList || isMap) {
-      if (repeatedDef >= 0) {
-        refuseLeaves(g, name, "nested lists (a list or map inside a list) are not supported");
-        return;
-      }
+    if (!g.isRepetition(Type.Repetition.REPEATED) && (isList || isMap)) {
       if (g.getFieldCount() != 1 || !g.getType(0).isRepetition(Type.Repetition.REPEATED)) {
         refuseLeaves(g, name, (isList ? "LIST" : "MAP") + " group without a single repeated field");
         return;
       }
       Type r = g.getType(0);
-      int rDef = d + 1;
       List<String> rPath = append(path, r.getName());
       if (isMap) {
         if (r.isPrimitive()) {
@@ -143,12 +131,12 @@ public final class SchemaMapper {
           return;
         }
         for (Type f : r.asGroupType().getFields()) {
-          visit(f, name + "." + f.getName(), append(rPath, f.getName()), rDef, rDef);
+          visit(f, name + "." + f.getName(), append(rPath, f.getName()));
         }
         return;
       }
       if (r.isPrimitive()) {
-        leaf(r.asPrimitiveType(), name, rPath, rDef); // legacy 2-level list of primitives
+        leaf(r.asPrimitiveType(), name, rPath); // legacy 2-level list of primitives
         return;
       }
       GroupType rg = r.asGroupType();
@@ -156,16 +144,17 @@ public final class SchemaMapper {
           && !rg.getName().equals(g.getName() + "_tuple");
       if (threeLevel) {
         Type element = rg.getType(0);
-        visit(element, name, append(rPath, element.getName()), rDef, rDef);
+        visit(element, name, append(rPath, element.getName()));
       } else {
         for (Type f : rg.getFields()) { // legacy 2-level list of structs
-          visit(f, name + "." + f.getName(), append(rPath, f.getName()), rDef, rDef);
+          visit(f, name + "." + f.getName(), append(rPath, f.getName()));
         }
       }
       return;
     }
-    for (Type f : g.getFields()) { // a struct
-      visit(f, name + "." + f.getName(), append(path, f.getName()), d, repeatedDef);
+    // a struct, or an unannotated repeated group (a list of structs): its fields
+    for (Type f : g.getFields()) {
+      visit(f, name + "." + f.getName(), append(path, f.getName()));
     }
   }
 
@@ -183,12 +172,8 @@ public final class SchemaMapper {
     return t.toString().replaceAll("\\s+", " ").trim();
   }
 
-  private void leaf(PrimitiveType p, String name, List<String> path, int repeatedDef) {
+  private void leaf(PrimitiveType p, String name, List<String> path) {
     ColumnDescriptor desc = schema.getColumnDescription(path.toArray(new String[0]));
-    if (desc.getMaxRepetitionLevel() > 1) {
-      refused.put(name, "nested lists (repetition level " + desc.getMaxRepetitionLevel() + ") are not supported");
-      return;
-    }
     TypeMapping tm;
     try {
       tm = typeOf(p);
@@ -196,33 +181,59 @@ public final class SchemaMapper {
       refused.put(name, e.getMessage());
       return;
     }
-    if (repeatedDef < 0) {
-      boolean nullable = desc.getMaxDefinitionLevel() > 0;
+    // walk the path: each optional node adds a definition level, each repeated node a list level
+    List<Integer> repeatedAt = new ArrayList<>(); // definition level of each repeated node
+    Type t = schema;
+    int def = 0;
+    for (String part : path) {
+      t = t.asGroupType().getType(part);
+      if (!t.isRepetition(Type.Repetition.REQUIRED)) {
+        def++;
+      }
+      if (t.isRepetition(Type.Repetition.REPEATED)) {
+        repeatedAt.add(def);
+      }
+    }
+    int levels = repeatedAt.size();
+    if (levels > 30) {
+      refused.put(name, "lists nested " + levels + " deep; Sluice reads at most 30 levels");
+      return;
+    }
+    int[] definedAt = new int[levels + 1];
+    int mask = 0;
+    for (int j = 0; j <= levels; j++) {
+      definedAt[j] = j < levels ? repeatedAt.get(j) - 1 : desc.getMaxDefinitionLevel();
+      int floor = j == 0 ? 0 : repeatedAt.get(j - 1);
+      if (j > 0 && definedAt[j] > floor) {
+        mask |= 1 << (j - 1); // an optional node between two list levels: elements may be null
+      }
+    }
+    boolean nullable = definedAt[0] > 0;
+    if (levels == 0) {
       TensorSpec spec = new TensorSpec(name, tm.dtype, Shape.scalar(), nullable);
-      plans.add(new ColumnPlan(desc, spec, ColumnPlan.Layout.SCALAR, tm.conversion, 1, -1, tm.scale));
+      plans.add(new ColumnPlan(desc, spec, ColumnPlan.Layout.SCALAR, tm.conversion, 1, definedAt, tm.scale));
       return;
     }
-    if (tm.dtype.isVariableLength()) {
-      refused.put(name, "a list of " + tm.dtype + " values cannot be held in one batch column (type "
-          + typeName(p) + ")");
-      return;
+    Shape declared = null;
+    if (levels == 1 && !tm.dtype.isVariableLength() && !Shape.of(-1).equals(hints.get(name))) {
+      declared = hints.get(name);
+      if (declared == null) {
+        declared = parseShape(keyValues.get(SHAPE_KEY_PREFIX + name));
+      }
+      if (declared == null && arrowLengths.containsKey(name)) {
+        declared = Shape.of(arrowLengths.get(name)); // pyarrow's FixedSizeList
+      }
     }
-    boolean nullable = repeatedDef - 1 > 0;
-    Shape declared = hints.get(name);
-    if (declared == null) {
-      declared = parseShape(keyValues.get(SHAPE_KEY_PREFIX + name));
-    }
-    if (declared == null && arrowLengths.containsKey(name)) {
-      declared = Shape.of(arrowLengths.get(name)); // pyarrow's FixedSizeList
-    }
-    if (declared != null) {
+    if (declared != null) { // one contiguous block per row: its elements hold no nulls
       TensorSpec spec = new TensorSpec(name, tm.dtype, declared, nullable);
       plans.add(new ColumnPlan(desc, spec, ColumnPlan.Layout.FIXED_LIST, tm.conversion,
-          Math.toIntExact(declared.numElements()), repeatedDef, tm.scale));
-    } else {
-      TensorSpec spec = new TensorSpec(name, tm.dtype, Shape.of(-1), nullable);
-      plans.add(new ColumnPlan(desc, spec, ColumnPlan.Layout.VAR_LIST, tm.conversion, -1, repeatedDef, tm.scale));
+          Math.toIntExact(declared.numElements()), definedAt, tm.scale));
+      return;
     }
+    long[] dims = new long[levels];
+    java.util.Arrays.fill(dims, -1);
+    TensorSpec spec = new TensorSpec(name, tm.dtype, Shape.of(dims), nullable, mask);
+    plans.add(new ColumnPlan(desc, spec, ColumnPlan.Layout.LISTS, tm.conversion, -1, definedAt, tm.scale));
   }
 
   private Shape parseShape(String value) {

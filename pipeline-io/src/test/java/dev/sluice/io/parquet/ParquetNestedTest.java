@@ -1,0 +1,264 @@
+package dev.sluice.io.parquet;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.sluice.core.Batch;
+import dev.sluice.core.DType;
+import dev.sluice.core.Example;
+import dev.sluice.core.Shape;
+import dev.sluice.core.Split;
+import dev.sluice.core.TensorSpec;
+import dev.sluice.core.testing.NoLeaks;
+import dev.sluice.io.Checksums;
+import dev.sluice.io.parquet.ParquetTestFiles.Config;
+import dev.sluice.io.parquet.internal.ColumnPlan;
+import java.io.ByteArrayOutputStream;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import org.apache.parquet.column.ParquetProperties.WriterVersion;
+import org.apache.parquet.example.data.Group;
+import org.apache.parquet.hadoop.metadata.CompressionCodecName;
+import org.apache.parquet.schema.MessageType;
+import org.apache.parquet.schema.MessageTypeParser;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Nested columns in the list and map layouts real writers produce, written by parquet-java and
+ * checked value by value (nulls at every level included) against parquet-java's own Group reader,
+ * on the columnar path, the row path and through the canonical bytes of a checksum.
+ */
+@ExtendWith(NoLeaks.class)
+class ParquetNestedTest {
+  /**
+   * pyarrow / DuckDB (3-level {@code list}/{@code element}, all optional), required at every
+   * level, three levels of lists, Spark's legacy {@code bag}/{@code array}, Impala's
+   * {@code item}, parquet-avro's 2-level {@code array} (primitive and struct) and {@code _tuple},
+   * a list of structs with string and list-of-string leaves, maps of strings and of lists, the
+   * legacy MAP_KEY_VALUE annotation, a bare repeated group and a repeated field inside a struct.
+   */
+  static final MessageType LAYOUTS = MessageTypeParser.parseMessageType("""
+      message layouts {
+        required int64 id;
+        optional group tags (LIST) { repeated group list { optional binary element (STRING); } }
+        required group req_tags (LIST) { repeated group list { required binary element (STRING); } }
+        optional group grid (LIST) { repeated group list { optional group element (LIST) {
+          repeated group list { optional group element (LIST) { repeated group list { optional int32 element; } } } } } }
+        optional group spark_legacy (LIST) { repeated group bag { optional double array; } }
+        optional group impala (LIST) { repeated group list { optional int64 item; } }
+        required group avro (LIST) { repeated int32 array; }
+        optional group avro_rec (LIST) { repeated group array { required binary s (STRING); optional int32 n; } }
+        optional group tup (LIST) { repeated group tup_tuple { required float v; } }
+        optional group people (LIST) { repeated group list { optional group element {
+          optional binary name (STRING);
+          optional group nicks (LIST) { repeated group list { optional binary element (STRING); } } } } }
+        optional group attrs (MAP) { repeated group key_value { required binary key (STRING); optional binary value (STRING); } }
+        optional group scores (MAP) { repeated group key_value { required binary key (STRING);
+          optional group value (LIST) { repeated group list { optional int32 element; } } } }
+        optional group legacy_map (MAP) { repeated group map (MAP_KEY_VALUE) { required int32 key; optional int64 value; } }
+        repeated group pts { required float px; optional float py; }
+        optional group st { repeated int32 r; optional binary label (STRING); }
+      }
+      """);
+
+  @TempDir
+  Path dir;
+
+  @Test
+  void everyLayoutHasTheShapeAndNullabilityOfItsLevels() throws Exception {
+    Path f = dir.resolve("schema.parquet");
+    ParquetTestFiles.write(f, LAYOUTS, Map.of(), config(0), 3, 100, 100, 1);
+    var s = Parquet.open(f).schema();
+    assertEquals(new TensorSpec("tags", DType.STRING, Shape.of(-1), true, 0b1), s.field("tags"));
+    assertEquals(new TensorSpec("req_tags", DType.STRING, Shape.of(-1), false, 0), s.field("req_tags"));
+    assertEquals(new TensorSpec("grid", DType.INT32, Shape.of(-1, -1, -1), true, 0b111), s.field("grid"));
+    assertEquals(new TensorSpec("spark_legacy", DType.FLOAT64, Shape.of(-1), true, 0b1), s.field("spark_legacy"));
+    assertEquals(new TensorSpec("impala", DType.INT64, Shape.of(-1), true, 0b1), s.field("impala"));
+    assertEquals(new TensorSpec("avro", DType.INT32, Shape.of(-1), false, 0), s.field("avro"));
+    assertEquals(new TensorSpec("avro_rec.s", DType.STRING, Shape.of(-1), true, 0), s.field("avro_rec.s"));
+    assertEquals(new TensorSpec("avro_rec.n", DType.INT32, Shape.of(-1), true, 0b1), s.field("avro_rec.n"));
+    assertEquals(new TensorSpec("tup.v", DType.FLOAT32, Shape.of(-1), true, 0), s.field("tup.v"));
+    assertEquals(new TensorSpec("people.name", DType.STRING, Shape.of(-1), true, 0b1), s.field("people.name"));
+    assertEquals(new TensorSpec("people.nicks", DType.STRING, Shape.of(-1, -1), true, 0b11), s.field("people.nicks"));
+    assertEquals(new TensorSpec("attrs.key", DType.STRING, Shape.of(-1), true, 0), s.field("attrs.key"));
+    assertEquals(new TensorSpec("attrs.value", DType.STRING, Shape.of(-1), true, 0b1), s.field("attrs.value"));
+    assertEquals(new TensorSpec("scores.value", DType.INT32, Shape.of(-1, -1), true, 0b11), s.field("scores.value"));
+    assertEquals(new TensorSpec("legacy_map.value", DType.INT64, Shape.of(-1), true, 0b1), s.field("legacy_map.value"));
+    assertEquals(new TensorSpec("pts.px", DType.FLOAT32, Shape.of(-1), false, 0), s.field("pts.px"));
+    assertEquals(new TensorSpec("pts.py", DType.FLOAT32, Shape.of(-1), false, 0b1), s.field("pts.py"));
+    assertEquals(new TensorSpec("st.r", DType.INT32, Shape.of(-1), true, 0), s.field("st.r"));
+  }
+
+  @Test
+  void everyLayoutMatchesTheGroupReaderOnBothPathsAndInItsChecksum() throws Exception {
+    int seed = 11;
+    for (int k = 0; k < 4; k++) {
+      Config c = config(k);
+      Path f = dir.resolve("layouts-" + k + ".parquet");
+      int rows = 450;
+      ParquetTestFiles.write(f, LAYOUTS, Map.of(), c, rows, 160, 35, seed++);
+      List<Group> groups = ParquetTestFiles.readGroups(f);
+      ParquetDataset ds = Parquet.open(f);
+      List<ColumnPlan> plans = ParquetTestFiles.plans(ds, f);
+      int row = 0;
+      for (Split s : ds.splits()) {
+        List<Batch> batches = ds.readBatches(s, 0, Long.MAX_VALUE, 61).collectList().block();
+        try {
+          row = ParquetTestFiles.assertBatchesMatch(batches, groups, row, plans, c + " " + s.id());
+        } finally {
+          batches.forEach(Batch::close);
+        }
+      }
+      assertEquals(rows, row);
+      List<Example> examples = ds.flux().collectList().block();
+      for (int r = 0; r < rows; r++) {
+        for (int p = 0; p < plans.size(); p++) {
+          TensorSpec spec = ds.schema().field(p);
+          assertEquals(ParquetTestFiles.expected(groups.get(r), plans.get(p)),
+              ParquetTestFiles.actual(examples.get(r), spec), c + " row path: row " + r + ", column " + spec.name());
+        }
+      }
+      assertEquals(canonicalSha(groups, plans), Checksums.sha256(ds), c + ": checksum");
+      // the file holds every case at every level of the three-level column
+      ColumnPlan grid = plans.stream().filter(p -> p.name().equals("grid")).findFirst().orElseThrow();
+      List<Object> values = groups.stream().map(g -> ParquetTestFiles.expected(g, grid)).toList();
+      assertTrue(values.contains(null), "a null row");
+      assertTrue(values.contains(List.of()), "an empty list");
+      assertTrue(values.stream().anyMatch(v -> v != null && ((List<?>) v).contains(null)), "a null element");
+      assertTrue(values.stream().anyMatch(v -> v != null && ((List<?>) v).stream()
+          .anyMatch(e -> e != null && ((List<?>) e).stream().anyMatch(x -> x != null && ((List<?>) x).contains(null)))),
+          "a null element three levels down");
+    }
+  }
+
+  @Test
+  void emptyAndSingleRowFilesReadExactly() throws Exception {
+    Path empty = dir.resolve("empty.parquet");
+    ParquetTestFiles.write(empty, LAYOUTS, Map.of(), config(1), 0, 100, 100, 3);
+    ParquetDataset e = Parquet.open(empty);
+    assertEquals(0, e.rowCount());
+    assertEquals(LAYOUTS.getColumns().size(), e.schema().size());
+    assertEquals(0L, e.flux().count().block());
+    assertEquals(canonicalSha(List.of(), ParquetTestFiles.plans(e, empty)), Checksums.sha256(e));
+
+    Path one = dir.resolve("one.parquet");
+    ParquetTestFiles.write(one, LAYOUTS, Map.of(), config(2), 1, 100, 100, 4);
+    List<Group> groups = ParquetTestFiles.readGroups(one);
+    ParquetDataset ds = Parquet.open(one);
+    List<Batch> batches = ds.batches(8).collectList().block();
+    try {
+      assertEquals(1, ParquetTestFiles.assertBatchesMatch(batches, groups, 0, ParquetTestFiles.plans(ds, one), "one"));
+    } finally {
+      batches.forEach(Batch::close);
+    }
+  }
+
+  @Test
+  void projectionOfAStructInAListSelectsItsLeaves() throws Exception {
+    Path f = dir.resolve("proj.parquet");
+    ParquetTestFiles.write(f, LAYOUTS, Map.of(), config(3), 120, 50, 20, 5);
+    ParquetDataset ds = Parquet.open(f, ParquetOptions.builder().columns("people", "attrs.value", "id").build());
+    assertEquals(List.of("people.name", "people.nicks", "attrs.value", "id"),
+        ds.schema().fields().stream().map(TensorSpec::name).toList());
+    List<Group> groups = ParquetTestFiles.readGroups(f);
+    List<Batch> batches = ds.batches(50).collectList().block();
+    try {
+      assertEquals(120, ParquetTestFiles.assertBatchesMatch(batches, groups, 0, ParquetTestFiles.plans(ds, f), "proj"));
+      assertTrue(batches.get(0).column("people.nicks").offsetLevels() == 3);
+    } finally {
+      batches.forEach(Batch::close);
+    }
+  }
+
+  private static Config config(int k) {
+    return switch (k) {
+      case 0 -> new Config(CompressionCodecName.SNAPPY, WriterVersion.PARQUET_1_0, true, false, true);
+      case 1 -> new Config(CompressionCodecName.ZSTD, WriterVersion.PARQUET_2_0, false, false, true);
+      case 2 -> new Config(CompressionCodecName.UNCOMPRESSED, WriterVersion.PARQUET_1_0, false, true, true);
+      default -> new Config(CompressionCodecName.GZIP, WriterVersion.PARQUET_2_0, true, true, true);
+    };
+  }
+
+  // ------------------------------------------------------------------ canonical bytes, from the Group reader
+
+  /**
+   * The SHA-256 of the canonical bytes (fields in name order; a list is its count then its
+   * elements, a flag byte before each where the level is nullable), written from the values
+   * parquet-java's Group reader gives, not from Sluice's tensors.
+   */
+  private static String canonicalSha(List<Group> groups, List<ColumnPlan> plans) throws Exception {
+    List<ColumnPlan> sorted = new ArrayList<>(plans);
+    sorted.sort((a, b) -> a.name().compareTo(b.name()));
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    for (Group g : groups) {
+      for (ColumnPlan p : sorted) {
+        Object v = ParquetTestFiles.expected(g, p);
+        TensorSpec spec = p.spec();
+        if (spec.nullable()) {
+          out.write(v == null ? 0 : 1);
+        }
+        if (v == null) {
+          if (spec.isFixedLength()) {
+            out.writeBytes(new byte[(int) spec.rowBytes()]);
+          } else {
+            count(out, 0);
+          }
+        } else {
+          item(out, spec, 0, v);
+        }
+      }
+    }
+    return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(out.toByteArray()));
+  }
+
+  private static void item(ByteArrayOutputStream out, TensorSpec spec, int depth, Object v) {
+    if (depth == spec.raggedRank()) {
+      leaf(out, spec, v);
+      return;
+    }
+    List<?> list = (List<?>) v;
+    count(out, list.size());
+    for (Object e : list) {
+      if (spec.elementsNullable(depth)) {
+        out.write(e == null ? 0 : 1);
+      }
+      if (e != null) {
+        item(out, spec, depth + 1, e);
+      } else if (depth + 1 == spec.raggedRank() && !spec.dtype().isVariableLength()) {
+        out.writeBytes(new byte[spec.dtype().byteSize()]);
+      } else {
+        count(out, 0);
+      }
+    }
+  }
+
+  private static void leaf(ByteArrayOutputStream out, TensorSpec spec, Object v) {
+    ByteBuffer b = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN);
+    switch (spec.dtype()) {
+      case STRING, BYTES -> {
+        byte[] bytes = HexFormat.of().parseHex((String) v);
+        count(out, bytes.length);
+        out.writeBytes(bytes);
+        return;
+      }
+      case FLOAT32 -> b.putFloat((float) (double) (Double) v);
+      case FLOAT64 -> b.putDouble((Double) v);
+      case INT32 -> b.putInt((int) (long) (Long) v);
+      case INT64 -> b.putLong((Long) v);
+      default -> throw new IllegalStateException("leaf of " + spec);
+    }
+    out.write(b.array(), 0, spec.dtype().byteSize());
+  }
+
+  private static void count(ByteArrayOutputStream out, long n) {
+    out.writeBytes(ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(n).array());
+  }
+}
