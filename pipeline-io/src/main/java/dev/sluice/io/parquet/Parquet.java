@@ -1,6 +1,8 @@
 package dev.sluice.io.parquet;
 
 import dev.sluice.core.DatasetIOException;
+import dev.sluice.core.UnsupportedFormatException;
+import dev.sluice.io.parquet.internal.HadoopFiles;
 import dev.sluice.io.parquet.internal.MappedInputFile;
 import dev.sluice.io.parquet.internal.WindowedInputFile;
 import dev.sluice.io.parquet.internal.ParquetFileInfo;
@@ -16,18 +18,14 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.stream.Stream;
-import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.fs.FileStatus;
-import org.apache.hadoop.fs.FileSystem;
-import org.apache.parquet.hadoop.util.HadoopInputFile;
 
 /**
  * Opens Parquet files as a {@link ParquetDataset}: a file, a list of files, a directory (its
  * {@code *.parquet} files, or every regular file not starting with {@code _} or {@code .} when none
  * is named so, in name order) or a glob ({@code data/part-*.parquet}). Local paths are read through
- * a memory mapping or a window mapped per read ({@link ParquetOptions#localFiles()});
- * URIs with a scheme ({@code file://}, {@code hdfs://},
- * {@code s3a://} with hadoop-aws on the classpath) through Hadoop's {@code FileSystem}.
+ * a memory mapping or a window mapped per read ({@link ParquetOptions#localFiles()}), with no
+ * Hadoop on the class path; URIs with a scheme ({@code file://}, {@code hdfs://}, {@code s3a://})
+ * go through Hadoop's {@code FileSystem}, which their users add (see {@link #open(URI, ParquetOptions)}).
  *
  * <p>Opening reads and checks every footer (magic, footer, encryption, codecs) and maps the schema;
  * no data page is read until a flux is subscribed.
@@ -39,7 +37,8 @@ import org.apache.parquet.hadoop.util.HadoopInputFile;
  * }</pre>
  */
 public final class Parquet {
-  private static volatile Configuration hadoopConf;
+  /** The Hadoop version Sluice is built and tested with. */
+  static final String HADOOP_VERSION = "3.5.0";
 
   private Parquet() {}
 
@@ -80,68 +79,32 @@ public final class Parquet {
     return open(URI.create(pathOrUri), options);
   }
 
-  /** A file, directory or glob named by a Hadoop {@code FileSystem} URI. */
+  /**
+   * A file, directory or glob named by a Hadoop {@code FileSystem} URI. Needs Hadoop on the class
+   * path ({@code org.apache.hadoop:hadoop-client-api} and {@code hadoop-client-runtime}, plus
+   * {@code hadoop-aws} for {@code s3a://}); local paths do not.
+   *
+   * @throws UnsupportedFormatException naming the dependencies to add when Hadoop is missing
+   */
   public static ParquetDataset open(URI uri, ParquetOptions options) {
     Objects.requireNonNull(uri, "uri");
-    Configuration conf = conf();
-    org.apache.hadoop.fs.Path p = new org.apache.hadoop.fs.Path(uri);
-    List<FileStatus> found = new ArrayList<>();
+    String needs = "reading " + uri.getScheme() + ":// URIs needs Hadoop on the class path: add "
+        + "org.apache.hadoop:hadoop-client-api and org.apache.hadoop:hadoop-client-runtime (" + HADOOP_VERSION + ")"
+        + ("s3a".equals(uri.getScheme()) ? " and org.apache.hadoop:hadoop-aws" : "")
+        + ("file".equals(uri.getScheme()) ? ", or give the path without file://" : "");
     try {
-      FileSystem fs = p.getFileSystem(conf);
-      FileStatus[] matches = fs.globStatus(p);
-      if (matches == null || matches.length == 0) {
-        throw new DatasetIOException(uri.toString(), "no such file or directory", null);
-      }
-      for (FileStatus s : matches) {
-        if (s.isDirectory()) {
-          List<FileStatus> inDir = new ArrayList<>();
-          for (FileStatus c : fs.listStatus(s.getPath())) {
-            if (c.isFile() && !hidden(c.getPath().getName())) {
-              inDir.add(c);
-            }
-          }
-          List<FileStatus> named = inDir.stream().filter(c -> c.getPath().getName().endsWith(".parquet")).toList();
-          List<FileStatus> use = new ArrayList<>(named.isEmpty() ? inDir : named);
-          use.sort((a, b) -> a.getPath().getName().compareTo(b.getPath().getName()));
-          found.addAll(use);
-        } else {
-          found.add(s);
-        }
-      }
-    } catch (org.apache.hadoop.fs.UnsupportedFileSystemException e) {
-      throw new DatasetIOException(uri.toString(), "no Hadoop FileSystem for scheme '" + uri.getScheme()
-          + "' (s3a:// needs org.apache.hadoop:hadoop-aws on the classpath): " + e.getMessage(), e);
-    } catch (IOException e) {
-      throw new DatasetIOException(uri.toString(), "cannot list: " + e.getMessage(), e);
+      Class.forName("org.apache.hadoop.fs.FileSystem", false, Parquet.class.getClassLoader());
+    } catch (ClassNotFoundException e) {
+      throw new UnsupportedFormatException(uri.toString(), null, needs, e);
     }
-    if (found.isEmpty()) {
-      throw new DatasetIOException(uri.toString(), "no data files", null);
+    try {
+      return new ParquetDataset(HadoopFiles.open(uri), options);
+    } catch (NoClassDefFoundError e) { // hadoop-client-api without hadoop-client-runtime
+      throw new UnsupportedFormatException(uri.toString(), null, needs + " (missing " + e.getMessage() + ")", e);
     }
-    List<ParquetFileInfo> infos = new ArrayList<>();
-    for (FileStatus s : found) {
-      try {
-        infos.add(ParquetFileInfo.open(s.getPath().toString(), HadoopInputFile.fromStatus(s, conf)));
-      } catch (IOException e) {
-        throw new DatasetIOException(s.getPath().toString(), "cannot open: " + e.getMessage(), e);
-      }
-    }
-    return new ParquetDataset(infos, options);
   }
 
-  private static Configuration conf() {
-    Configuration c = hadoopConf;
-    if (c == null) {
-      synchronized (Parquet.class) {
-        if (hadoopConf == null) {
-          hadoopConf = new Configuration();
-        }
-        c = hadoopConf;
-      }
-    }
-    return c;
-  }
-
-  private static boolean hidden(String name) {
+  static boolean hidden(String name) {
     return name.startsWith("_") || name.startsWith(".");
   }
 

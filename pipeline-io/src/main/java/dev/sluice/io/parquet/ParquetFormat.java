@@ -8,6 +8,7 @@ import dev.sluice.core.Schema;
 import dev.sluice.io.DatasetFormat;
 import dev.sluice.io.WriteOptions;
 import dev.sluice.io.parquet.internal.ExampleWriteSupport;
+import dev.sluice.io.parquet.internal.PageCodecs;
 import java.io.IOException;
 import java.nio.channels.SeekableByteChannel;
 import java.nio.file.Files;
@@ -126,6 +127,7 @@ public final class ParquetFormat implements DatasetFormat {
       }
       try (ParquetWriter<Example> w = new Builder(new LocalOutputFile(out), support)
           .withConf(new PlainParquetConfiguration())
+          .withCodecFactory(new PageCodecs()) // no Hadoop codecs: local writes need no Hadoop
           .withWriteMode(ParquetFileWriter.Mode.OVERWRITE)
           .withCompressionCodec(codec)
           .withRowGroupSize(rowGroup)
@@ -165,8 +167,7 @@ public final class ParquetFormat implements DatasetFormat {
     }
     try {
       CompressionCodecName c = CompressionCodecName.valueOf(n);
-      if (c == CompressionCodecName.UNCOMPRESSED || c == CompressionCodecName.SNAPPY || c == CompressionCodecName.GZIP
-          || c == CompressionCodecName.ZSTD || c == CompressionCodecName.LZ4_RAW) {
+      if (PageCodecs.WRITE_CODECS.contains(c)) {
         return c;
       }
     } catch (IllegalArgumentException e) {

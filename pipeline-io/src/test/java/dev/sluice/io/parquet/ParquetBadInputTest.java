@@ -146,9 +146,9 @@ class ParquetBadInputTest {
   @Test
   void unsupportedCodecNamesTheCodecAndWhatToAdd() throws IOException {
     Path f = simpleFile("codec.parquet", PLAIN_V1, 50);
-    rewriteFooter(f, md -> md.getRow_groups().get(0).getColumns().get(2).getMeta_data().setCodec(CompressionCodec.BROTLI));
+    rewriteFooter(f, md -> md.getRow_groups().get(0).getColumns().get(2).getMeta_data().setCodec(CompressionCodec.LZO));
     UnsupportedFormatException e = assertThrows(UnsupportedFormatException.class, () -> Parquet.open(f));
-    assertContains(e.getMessage(), f.toString(), "BROTLI", "column 's'", "classpath");
+    assertContains(e.getMessage(), f.toString(), "LZO", "column 's'", "BROTLI", "re-write the file");
     // a projection without the column reads fine
     ParquetDataset ds = Parquet.open(f, ParquetOptions.builder().columns("id").build());
     assertEquals(50, ds.batches(7).map(b -> { try (b) { return b.size(); } }).reduce(0, Integer::sum).block());

@@ -35,13 +35,15 @@ class ParquetCorruptionFuzzTest {
     int trial = 0;
     for (ParquetTestFiles.Config c : new ParquetTestFiles.Config[] {
         new ParquetTestFiles.Config(CompressionCodecName.UNCOMPRESSED, WriterVersion.PARQUET_1_0, true, false, true),
-        new ParquetTestFiles.Config(CompressionCodecName.SNAPPY, WriterVersion.PARQUET_2_0, false, true, true)}) {
+        new ParquetTestFiles.Config(CompressionCodecName.SNAPPY, WriterVersion.PARQUET_2_0, false, true, true),
+        new ParquetTestFiles.Config(CompressionCodecName.LZ4, WriterVersion.PARQUET_1_0, false, false, true),
+        new ParquetTestFiles.Config(CompressionCodecName.BROTLI, WriterVersion.PARQUET_2_0, true, false, true)}) {
       Path clean = dir.resolve("clean-" + trial + ".parquet");
       ParquetTestFiles.write(clean, ParquetTestFiles.WIDE, ParquetTestFiles.WIDE_META, c, 200, 100, 50, 5);
       byte[] good = Files.readAllBytes(clean);
       int footerLen = java.nio.ByteBuffer.wrap(good, good.length - 8, 4).order(java.nio.ByteOrder.LITTLE_ENDIAN).getInt();
       int dataEnd = good.length - 8 - footerLen;
-      for (int k = 0; k < 30; k++, trial++) {
+      for (int k = 0; k < 20; k++, trial++) {
         byte[] bad = good.clone();
         int at = 4 + rnd.nextInt(dataEnd - 4);
         for (int j = 0; j < 1 + rnd.nextInt(8) && at + j < dataEnd; j++) {

@@ -120,8 +120,15 @@ final class ParquetTestFiles {
 
   static ParquetWriter<Group> writer(Path file, MessageType schema, Map<String, String> meta, Config c,
       int rowGroupRows, int pageRows) throws IOException {
+    return writer(file, schema, meta, c, rowGroupRows, pageRows, false);
+  }
+
+  /** A writer; {@code rawLz4}: LZ4 pages are raw LZ4 blocks instead of Hadoop-framed ({@link TestCodecs}). */
+  static ParquetWriter<Group> writer(Path file, MessageType schema, Map<String, String> meta, Config c,
+      int rowGroupRows, int pageRows, boolean rawLz4) throws IOException {
     return ExampleParquetWriter.builder(new LocalOutputFile(file))
         .withConf(new PlainParquetConfiguration())
+        .withCodecFactory(new TestCodecs(rawLz4))
         .withType(schema)
         .withExtraMetaData(meta)
         .withWriteMode(ParquetFileWriter.Mode.OVERWRITE)
@@ -138,9 +145,15 @@ final class ParquetTestFiles {
   /** Writes {@code rows} random rows of {@code schema}. */
   static void write(Path file, MessageType schema, Map<String, String> meta, Config c, int rows, int rowGroupRows,
       int pageRows, long seed) throws IOException {
+    write(file, schema, meta, c, rows, rowGroupRows, pageRows, seed, false);
+  }
+
+  /** As {@link #write(Path, MessageType, Map, Config, int, int, int, long)}, LZ4 pages raw when {@code rawLz4}. */
+  static void write(Path file, MessageType schema, Map<String, String> meta, Config c, int rows, int rowGroupRows,
+      int pageRows, long seed, boolean rawLz4) throws IOException {
     Random rnd = new Random(seed);
     SimpleGroupFactory f = new SimpleGroupFactory(schema);
-    try (ParquetWriter<Group> w = writer(file, schema, meta, c, rowGroupRows, pageRows)) {
+    try (ParquetWriter<Group> w = writer(file, schema, meta, c, rowGroupRows, pageRows, rawLz4)) {
       for (int r = 0; r < rows; r++) {
         Group g = f.newGroup();
         fill(g, schema, rnd, c.nulls(), r);

@@ -9,7 +9,6 @@ import java.nio.file.NoSuchFileException;
 import java.util.List;
 import java.util.Set;
 import org.apache.parquet.ParquetReadOptions;
-import org.apache.parquet.conf.PlainParquetConfiguration;
 import org.apache.parquet.crypto.ParquetCryptoRuntimeException;
 import org.apache.parquet.hadoop.ParquetFileReader;
 import org.apache.parquet.hadoop.metadata.BlockMetaData;
@@ -21,9 +20,8 @@ import org.apache.parquet.io.SeekableInputStream;
 
 /** One opened Parquet file: its name for messages, how to read it, and its footer. */
 public final class ParquetFileInfo {
-  /** Codecs parquet-java decompresses with the libraries Sluice ships. */
-  static final Set<CompressionCodecName> SHIPPED_CODECS = Set.of(CompressionCodecName.UNCOMPRESSED,
-      CompressionCodecName.SNAPPY, CompressionCodecName.GZIP, CompressionCodecName.ZSTD, CompressionCodecName.LZ4_RAW);
+  /** Codecs Sluice decompresses. */
+  static final Set<CompressionCodecName> SHIPPED_CODECS = PageCodecs.CODECS;
 
   private final String name;
   private final InputFile input;
@@ -60,15 +58,7 @@ public final class ParquetFileInfo {
   }
 
   static ParquetReadOptions readOptions(boolean verifyChecksums) {
-    return ParquetReadOptions.builder(new PlainParquetConfiguration())
-        .withCodecFactory(new PageCodecs())
-        .usePageChecksumVerification(verifyChecksums)
-        .useStatsFilter(false)
-        .useDictionaryFilter(false)
-        .useRecordFilter(false)
-        .useColumnIndexFilter(false)
-        .useBloomFilter(false)
-        .build();
+    return ReadOptions.of(verifyChecksums);
   }
 
   /**
@@ -150,12 +140,9 @@ public final class ParquetFileInfo {
   }
 
   private static String hint(CompressionCodecName codec) {
-    return switch (codec) {
-      case LZO -> "re-write the file with another codec or add hadoop-lzo (com.hadoop.compression.lzo.LzoCodec) to the classpath";
-      case BROTLI -> "re-write the file with another codec or add a Brotli Hadoop codec (org.apache.hadoop.io.compress.BrotliCodec, e.g. brotli-codec) to the classpath";
-      case LZ4 -> "re-write the file with LZ4_RAW (the deprecated Hadoop LZ4 framing is not supported)";
-      default -> "re-write the file with one of those codecs";
-    };
+    return codec == CompressionCodecName.LZO
+        ? "re-write the file with another codec (the only Java LZO decoder, hadoop-lzo, is GPL-licensed)"
+        : "re-write the file with one of those codecs";
   }
 
   private static String printable(byte[] b) {

@@ -1,0 +1,91 @@
+package dev.sluice.io.parquet.internal;
+
+import dev.sluice.core.DatasetIOException;
+import java.io.IOException;
+import java.net.URI;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileStatus;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.fs.UnsupportedFileSystemException;
+import org.apache.parquet.hadoop.util.HadoopInputFile;
+
+/**
+ * Files named by a Hadoop {@code FileSystem} URI. The only class of Sluice that touches Hadoop: it
+ * is loaded when a URI is opened, so local reads need no Hadoop on the class path.
+ */
+public final class HadoopFiles {
+  private static volatile Configuration conf;
+
+  private HadoopFiles() {}
+
+  /**
+   * The data files a URI names (a file, a directory's {@code *.parquet} files, or every regular
+   * file not starting with {@code _} or {@code .} when none is named so, or a glob's matches), in
+   * name order, with their footers read.
+   */
+  public static List<ParquetFileInfo> open(URI uri) {
+    Configuration c = conf();
+    Path p = new Path(uri);
+    List<FileStatus> found = new ArrayList<>();
+    try {
+      FileSystem fs = p.getFileSystem(c);
+      FileStatus[] matches = fs.globStatus(p);
+      if (matches == null || matches.length == 0) {
+        throw new DatasetIOException(uri.toString(), "no such file or directory", null);
+      }
+      for (FileStatus s : matches) {
+        if (s.isDirectory()) {
+          List<FileStatus> inDir = new ArrayList<>();
+          for (FileStatus f : fs.listStatus(s.getPath())) {
+            if (f.isFile() && !hidden(f.getPath().getName())) {
+              inDir.add(f);
+            }
+          }
+          List<FileStatus> named = inDir.stream().filter(f -> f.getPath().getName().endsWith(".parquet")).toList();
+          List<FileStatus> use = new ArrayList<>(named.isEmpty() ? inDir : named);
+          use.sort((a, b) -> a.getPath().getName().compareTo(b.getPath().getName()));
+          found.addAll(use);
+        } else {
+          found.add(s);
+        }
+      }
+    } catch (UnsupportedFileSystemException e) {
+      throw new DatasetIOException(uri.toString(), "no Hadoop FileSystem for scheme '" + uri.getScheme()
+          + "' (s3a:// needs org.apache.hadoop:hadoop-aws on the class path): " + e.getMessage(), e);
+    } catch (IOException e) {
+      throw new DatasetIOException(uri.toString(), "cannot list: " + e.getMessage(), e);
+    }
+    if (found.isEmpty()) {
+      throw new DatasetIOException(uri.toString(), "no data files", null);
+    }
+    List<ParquetFileInfo> infos = new ArrayList<>();
+    for (FileStatus s : found) {
+      try {
+        infos.add(ParquetFileInfo.open(s.getPath().toString(), HadoopInputFile.fromStatus(s, c)));
+      } catch (IOException e) {
+        throw new DatasetIOException(s.getPath().toString(), "cannot open: " + e.getMessage(), e);
+      }
+    }
+    return infos;
+  }
+
+  private static boolean hidden(String name) {
+    return name.startsWith("_") || name.startsWith(".");
+  }
+
+  private static Configuration conf() {
+    Configuration c = conf;
+    if (c == null) {
+      synchronized (HadoopFiles.class) {
+        if (conf == null) {
+          conf = new Configuration();
+        }
+        c = conf;
+      }
+    }
+    return c;
+  }
+}
