@@ -4,6 +4,7 @@ import dev.sluice.core.Dataset;
 import dev.sluice.core.Example;
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.List;
 
 /**
  * One on-disk format in the {@link Formats} registry: a probe that recognizes it from magic bytes
@@ -39,6 +40,19 @@ public interface DatasetFormat {
    * @throws dev.sluice.core.DatasetException naming the file and the problem
    */
   Dataset<Example> open(Path path);
+
+  /**
+   * Opens {@code path} reading only the fields {@code columns} (every field when empty), in that
+   * order. A format that stores fields apart (Parquet columns) reads nothing else, so a field it
+   * cannot represent blocks nothing when left out; the default opens every field and selects.
+   *
+   * @throws IllegalArgumentException naming a column the dataset does not have
+   * @throws dev.sluice.core.DatasetException naming the file and the problem
+   */
+  default Dataset<Example> open(Path path, List<String> columns) {
+    Dataset<Example> ds = open(path);
+    return columns.isEmpty() ? ds : dev.sluice.io.internal.Projection.of(ds, columns);
+  }
 
   /** True when {@link #write} is implemented. */
   default boolean canWrite() {

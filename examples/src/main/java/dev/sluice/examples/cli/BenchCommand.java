@@ -11,6 +11,7 @@ import dev.sluice.operators.Pipeline;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -60,6 +61,10 @@ final class BenchCommand implements Callable<Integer> {
           + "pipeline then waits for memory to come back instead of growing past it. Default: no limit.")
   Long memoryLimit;
 
+  @Option(names = "--columns", split = ",", paramLabel = "a,b",
+      description = "Read only these fields (default: all); the others are not read.")
+  List<String> columns = List.of();
+
   @Option(names = "--json", description = "Print a JSON summary as the last line.")
   boolean json;
 
@@ -79,7 +84,7 @@ final class BenchCommand implements Callable<Integer> {
   }
 
   private int bench(PrintWriter out) {
-    Dataset<Example> data = DatasetRun.open(path, format);
+    Dataset<Example> data = DatasetRun.open(path, format, columns);
     try {
       Pipeline<Example> p = Pipeline.from(data);
       if (numSamples != null) {

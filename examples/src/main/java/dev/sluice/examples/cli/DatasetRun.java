@@ -15,6 +15,7 @@ import java.math.BigDecimal;
 import java.math.RoundingMode;
 import java.nio.file.Path;
 import java.util.Iterator;
+import java.util.List;
 import java.util.function.IntSupplier;
 
 /** What the commands share: opening PATH (with {@code --format}), counting bytes, the JSON line. */
@@ -66,6 +67,14 @@ final class DatasetRun {
     } finally {
       memory.setLimit(before);
     }
+  }
+
+  /**
+   * As {@link #open(Path, String)}, reading only {@code columns} (all when empty): a column left
+   * out is never decoded, so one Sluice cannot read does not stop the others.
+   */
+  static Dataset<Example> open(Path path, String format, List<String> columns) {
+    return formatOf(path, format).open(path, columns);
   }
 
   /** Closes the dataset when it holds files. */

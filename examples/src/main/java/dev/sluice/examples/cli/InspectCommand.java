@@ -36,12 +36,16 @@ final class InspectCommand implements Callable<Integer> {
       description = "Format (${COMPLETION-CANDIDATES}); default: recognized from the contents.")
   String format;
 
+  @Option(names = "--columns", split = ",", paramLabel = "a,b",
+      description = "Only these fields (default: all); the others are not read.")
+  List<String> columns = List.of();
+
   @Spec CommandSpec spec;
 
   @Override
   public Integer call() throws Exception {
     DatasetFormat f = DatasetRun.formatOf(path, format);
-    Dataset<Example> ds = f.open(path);
+    Dataset<Example> ds = f.open(path, columns);
     try {
       ObjectMapper json = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
       ObjectNode root = json.createObjectNode();
@@ -59,6 +63,14 @@ final class InspectCommand implements Callable<Integer> {
           }
           if (s.nullable()) {
             n.put("nullable", true);
+          }
+          if (s.nullableElements() != 0) { // the list levels whose elements may be null
+            ArrayNode levels = n.putArray("nullableElements");
+            for (int level = 0; level < s.raggedRank(); level++) {
+              if (s.elementsNullable(level)) {
+                levels.add(level);
+              }
+            }
           }
         }
       }

@@ -11,6 +11,7 @@ import dev.sluice.operators.EqualLength;
 import dev.sluice.operators.Pipeline;
 import java.io.PrintWriter;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -82,6 +83,10 @@ final class ReadCommand implements Callable<Integer> {
   @Option(names = "--json", description = "Print a JSON summary as the last line.")
   boolean json;
 
+  @Option(names = "--columns", split = ",", paramLabel = "a,b",
+      description = "Read only these fields (default: all); the others are not read.")
+  List<String> columns = List.of();
+
   @Spec CommandSpec spec;
 
   @Override
@@ -109,7 +114,7 @@ final class ReadCommand implements Callable<Integer> {
   }
 
   private int read(PipelineContext ctx, EqualLength policy, PrintWriter out) {
-    Dataset<Example> data = DatasetRun.open(path, format);
+    Dataset<Example> data = DatasetRun.open(path, format, columns);
     try {
       Pipeline<Example> p = Pipeline.from(data);
       if (shuffle && data instanceof RandomAccessDataset) {

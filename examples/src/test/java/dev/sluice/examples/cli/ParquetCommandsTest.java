@@ -5,7 +5,21 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.sluice.core.testing.NoLeaks;
+import dev.sluice.io.parquet.internal.PageCodecs;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.file.Files;
+import java.security.MessageDigest;
+import java.util.HexFormat;
+import org.apache.parquet.conf.PlainParquetConfiguration;
+import org.apache.parquet.example.data.Group;
+import org.apache.parquet.example.data.simple.SimpleGroupFactory;
+import org.apache.parquet.hadoop.ParquetWriter;
+import org.apache.parquet.hadoop.example.ExampleParquetWriter;
+import org.apache.parquet.hadoop.metadata.CompressionCodecName;
+import org.apache.parquet.io.LocalOutputFile;
+import org.apache.parquet.schema.MessageType;
+import org.apache.parquet.schema.MessageTypeParser;
 import java.nio.file.Path;
 import java.util.Arrays;
 import org.junit.jupiter.api.Test;
@@ -52,6 +66,98 @@ class ParquetCommandsTest {
     JsonNode b = JSON.readTree(lastLine(bench.out()));
     assertThat(b.get("recordsPerSecond").asDouble()).isPositive();
     assertThat(b.get("examples").asLong()).isEqualTo(2 * 5000);
+  }
+
+  /**
+   * id, a list of strings with null elements, a list of lists, and a LIST group Sluice cannot read;
+   * row i: id = i, tags = ["t<i>", null] (row 2: null, row 3: empty), grid = [[i], []].
+   */
+  private Path mixedFile(int rows) throws Exception {
+    MessageType schema = MessageTypeParser.parseMessageType("""
+        message m {
+          required int64 id;
+          optional group tags (LIST) { repeated group list { optional binary element (STRING); } }
+          optional group grid (LIST) { repeated group list { optional group element (LIST) {
+            repeated group list { required int32 element; } } } }
+          optional group bad (LIST) { required int32 a; required int32 b; }
+        }
+        """);
+    Path f = dir.resolve("mixed.parquet");
+    SimpleGroupFactory gf = new SimpleGroupFactory(schema);
+    try (ParquetWriter<Group> w = ExampleParquetWriter.builder(new LocalOutputFile(f))
+        .withConf(new PlainParquetConfiguration()).withCodecFactory(new PageCodecs()).withType(schema)
+        .withCompressionCodec(CompressionCodecName.SNAPPY).build()) {
+      for (int i = 0; i < rows; i++) {
+        Group g = gf.newGroup();
+        g.add("id", (long) i);
+        if (i != 2) {
+          Group tags = g.addGroup("tags");
+          if (i != 3) {
+            tags.addGroup(0).add(0, "t" + i);
+            tags.addGroup(0);
+          }
+        }
+        Group grid = g.addGroup("grid");
+        grid.addGroup(0).addGroup(0).addGroup(0).add(0, i);
+        grid.addGroup(0).addGroup(0);
+        Group bad = g.addGroup("bad");
+        bad.add("a", i);
+        bad.add("b", i);
+        w.write(g);
+      }
+    }
+    return f;
+  }
+
+  @Test
+  void columnsSelectFieldsInEveryCommandAndAnUnreadableColumnLeftOutBlocksNothing() throws Exception {
+    Path f = mixedFile(10);
+    CliRun all = CliRun.of("checksum", f.toString());
+    assertThat(all.exitCode()).isEqualTo(2);
+    assertThat(all.err().lines()).hasSize(1);
+    assertThat(all.err()).startsWith("sluice: ").contains(f.toString(), "'bad'", "projection");
+
+    CliRun ids = CliRun.of("checksum", f.toString(), "--columns", "id");
+    assertThat(ids.exitCode()).as(ids.err()).isZero();
+    ByteBuffer canon = ByteBuffer.allocate(8 * 10).order(ByteOrder.LITTLE_ENDIAN);
+    for (long i = 0; i < 10; i++) {
+      canon.putLong(i);
+    }
+    assertThat(ids.out().strip()).isEqualTo(HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(canon.array())));
+
+    JsonNode info = JSON.readTree(CliRun.of("inspect", f.toString(), "--columns", "tags,grid,id").out());
+    assertThat(info.get("fields").findValuesAsText("name")).containsExactly("tags", "grid", "id");
+    assertThat(info.get("fields").get(0).get("shape").toString()).isEqualTo("[-1]");
+    assertThat(info.get("fields").get(0).get("nullableElements").toString()).isEqualTo("[0]");
+    assertThat(info.get("fields").get(1).get("shape").toString()).isEqualTo("[-1,-1]");
+    assertThat(info.get("rows").asLong()).isEqualTo(10);
+
+    CliRun read = CliRun.of("read", f.toString(), "--columns", "grid,tags", "--batch", "4", "--json");
+    assertThat(read.exitCode()).as(read.err()).isZero();
+    assertThat(JSON.readTree(lastLine(read.out())).get("examples").asLong()).isEqualTo(10);
+    CliRun bench = CliRun.of("bench", f.toString(), "--columns", "tags", "--batch", "4", "--epochs", "1", "--json");
+    assertThat(bench.exitCode()).as(bench.err()).isZero();
+    assertThat(JSON.readTree(lastLine(bench.out())).get("examples").asLong()).isEqualTo(10);
+
+    CliRun unknown = CliRun.of("read", f.toString(), "--columns", "nope");
+    assertThat(unknown.exitCode()).isEqualTo(2);
+    assertThat(unknown.err().lines()).hasSize(1);
+    assertThat(unknown.err()).contains("'nope'", "id", "tags");
+  }
+
+  @Test
+  void columnsWorkOnFormatsThatReadEveryField() throws Exception {
+    Path npy = dir.resolve("n");
+    assertThat(CliRun.of("generate", npy.toString(), "--rows", "300", "--dim", "3", "--seed", "2").exitCode()).isZero();
+    CliRun label = CliRun.of("checksum", npy.toString(), "--columns", "label");
+    ByteBuffer canon = ByteBuffer.allocate(8 * 300).order(ByteOrder.LITTLE_ENDIAN);
+    for (long i = 0; i < 300; i++) {
+      canon.putLong(i); // label = the row index
+    }
+    assertThat(label.out().strip()).isEqualTo(HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(canon.array())));
+    CliRun read = CliRun.of("read", npy.toString(), "--columns", "x", "--shuffle", "--batch", "32", "--json");
+    assertThat(read.exitCode()).as(read.err()).isZero();
+    assertThat(JSON.readTree(lastLine(read.out())).get("bytes").asLong()).isEqualTo(300 * 3 * 4);
   }
 
   @Test

@@ -2,6 +2,7 @@ package dev.sluice.io.parquet;
 
 import dev.sluice.core.Batch;
 import dev.sluice.core.BufferPool;
+import dev.sluice.core.DatasetClosedException;
 import dev.sluice.core.DatasetFormatException;
 import dev.sluice.core.Example;
 import dev.sluice.core.HasSchema;
@@ -37,8 +38,12 @@ import reactor.core.scheduler.Schedulers;
  * batch memory; the row path ({@link #read}) copies rows out of those batches, so examples own
  * nothing. Nothing is opened until a flux is subscribed; each subscription opens its own file
  * handles and closes them on complete, error and cancel.
+ *
+ * <p>{@link #close()} ends the dataset: a flux assembled or subscribed afterwards fails with
+ * {@link DatasetClosedException} ("already closed: &lt;file&gt;"); a pass of {@link #batches}
+ * or {@link #flux} already subscribed finishes.
  */
-public final class ParquetDataset implements SplitDataset<Example>, HasSchema {
+public final class ParquetDataset implements SplitDataset<Example>, HasSchema, AutoCloseable {
   /** The memory-manager stage batches are allocated from. */
   public static final String STAGE = "parquet";
   private static final int ROW_PATH_BATCH = 1024;
@@ -52,6 +57,8 @@ public final class ParquetDataset implements SplitDataset<Example>, HasSchema {
   private final long rowCount;
 
   private record SplitRef(int file, int rowGroup, long firstRow) {}
+
+  private volatile boolean closed;
 
   ParquetDataset(List<ParquetFileInfo> files, ParquetOptions options) {
     this.files = List.copyOf(files);
@@ -132,6 +139,25 @@ public final class ParquetDataset implements SplitDataset<Example>, HasSchema {
     return files.isEmpty() ? "" : files.get(0).footer().getFileMetaData().getSchema().toString();
   }
 
+  /** Ends the dataset: later reads fail with "already closed: &lt;file&gt;". Idempotent. */
+  @Override
+  public void close() {
+    closed = true;
+    files.forEach(ParquetFileInfo::release);
+  }
+
+  /** True after {@link #close()}. */
+  public boolean isClosed() {
+    return closed;
+  }
+
+  private void checkOpen() {
+    if (closed) {
+      throw new DatasetClosedException(files.isEmpty() ? "parquet dataset"
+          : files.get(0).name() + (files.size() > 1 ? " (and " + (files.size() - 1) + " more files)" : ""));
+    }
+  }
+
   private SplitRef ref(Split split) {
     SplitRef r = refs.get(Objects.requireNonNull(split, "split").id());
     if (r == null) {
@@ -169,6 +195,15 @@ public final class ParquetDataset implements SplitDataset<Example>, HasSchema {
    */
   @Override
   public Flux<Batch> readBatches(Split split, long fromRow, long toRow, int batchSize) {
+    checkOpen();
+    return Flux.defer(() -> {
+      checkOpen(); // at subscription too
+      return decode(split, fromRow, toRow, batchSize);
+    });
+  }
+
+  /** {@link #readBatches} without the closed check: the splits of a pass under way. */
+  private Flux<Batch> decode(Split split, long fromRow, long toRow, int batchSize) {
     SplitRef r = ref(split);
     checkRange(fromRow, toRow);
     if (batchSize <= 0) {
@@ -264,9 +299,11 @@ public final class ParquetDataset implements SplitDataset<Example>, HasSchema {
     if (parallelism < 1) {
       throw new IllegalArgumentException("parallelism >= 1 required but it was " + parallelism);
     }
+    checkOpen();
     List<Split> list = List.copyOf(which);
     list.forEach(this::ref);
     return Flux.defer(() -> {
+      checkOpen(); // at subscription too; row groups of a pass under way are still read after close
       // flatMapSequential cancels its inners on error and cancel but drops values already queued in
       // them without a discard (reactor/reactor-core#4379), so every decoded row group of this pass
       // is tracked and closed when the pass ends (closing closes only the batches not handed out yet).
@@ -398,6 +435,10 @@ public final class ParquetDataset implements SplitDataset<Example>, HasSchema {
     return readBatches(split, fromRow, toRow, ROW_PATH_BATCH).concatMapIterable(ParquetDataset::rows);
   }
 
+  private Flux<Example> rowsOf(Split split) {
+    return decode(split, 0, Long.MAX_VALUE, ROW_PATH_BATCH).concatMapIterable(ParquetDataset::rows);
+  }
+
   private static List<Example> rows(Batch b) {
     try (b) {
       List<Example> out = new ArrayList<>(b.size());
@@ -411,7 +452,11 @@ public final class ParquetDataset implements SplitDataset<Example>, HasSchema {
   /** Every row of every row group, in order (the row path). */
   @Override
   public Flux<Example> flux(PipelineContext context) {
-    return Flux.defer(() -> Flux.fromIterable(splits).concatMap(s -> read(s, 0, Long.MAX_VALUE), 0));
+    checkOpen();
+    return Flux.defer(() -> {
+      checkOpen();
+      return Flux.fromIterable(splits).concatMap(this::rowsOf, 0);
+    });
   }
 
   @Override

@@ -85,6 +85,12 @@ public final class ParquetFormat implements DatasetFormat {
     return Parquet.open(path);
   }
 
+  /** Reads only these columns: the others are never decoded, whatever their type. */
+  @Override
+  public Dataset<Example> open(Path path, List<String> columns) {
+    return Parquet.open(path, ParquetOptions.builder().columns(columns).build());
+  }
+
   @Override
   public boolean canWrite() {
     return true;

@@ -137,6 +137,40 @@ class ParquetReadTest {
   }
 
   @Test
+  void aClosedDatasetRefusesNewReadsNamingTheFileAndAPassUnderWayFinishes() throws Exception {
+    Path f = dir.resolve("c.parquet");
+    ParquetTestFiles.write(f, ParquetTestFiles.WIDE, ParquetTestFiles.WIDE_META, ParquetTestFiles.pairwise().get(2),
+        200, 50, 25, 9);
+    for (ParquetOptions.LocalFiles mode : ParquetOptions.LocalFiles.values()) {
+      ParquetDataset ds = Parquet.open(f, ParquetOptions.builder().localFiles(mode).build());
+      Split first = ds.splits().get(0);
+      var rows = ds.flux().toIterable(1).iterator();
+      rows.next();
+      reactor.core.publisher.Flux<Batch> running = ds.batches(40);
+      List<Batch> started = new ArrayList<>();
+      var it = running.toIterable(1).iterator();
+      started.add(it.next());
+      ds.close();
+      ds.close(); // idempotent
+      it.forEachRemaining(started::add);
+      int n = 1;
+      for (; rows.hasNext(); rows.next()) {
+        n++;
+      }
+      assertEquals(200, n, "the row pass under way finishes");
+      assertEquals(200, started.stream().mapToInt(Batch::size).sum(), "the pass under way finishes");
+      started.forEach(Batch::close);
+      for (Runnable read : List.<Runnable>of(() -> ds.batches(4), () -> ds.flux(), () -> ds.read(first, 0, 10),
+          () -> ds.readBatches(first, 0, 10, 4))) {
+        dev.sluice.core.DatasetClosedException e =
+            org.junit.jupiter.api.Assertions.assertThrows(dev.sluice.core.DatasetClosedException.class, read::run);
+        assertEquals("already closed: " + f, e.getMessage());
+      }
+      assertTrue(ds.isClosed());
+    }
+  }
+
+  @Test
   void parallelDecodeKeepsOrderAcrossFilesDirectoriesAndGlobs() throws Exception {
     Config c = ParquetTestFiles.pairwise().get(4);
     List<Group> all = new ArrayList<>();

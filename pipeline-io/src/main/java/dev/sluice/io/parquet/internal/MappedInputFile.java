@@ -31,7 +31,8 @@ public final class MappedInputFile implements InputFile {
     MappedByteBuffer[] c = chunks;
     if (c == null) {
       synchronized (this) {
-        if (chunks == null) {
+        c = chunks;
+        if (c == null) {
           try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ)) {
             long size = ch.size();
             int n = (int) ((size + CHUNK - 1) / CHUNK);
@@ -42,12 +43,20 @@ public final class MappedInputFile implements InputFile {
             }
             length = size;
             chunks = m;
+            c = m;
           }
         }
-        c = chunks;
       }
     }
     return c;
+  }
+
+  /**
+   * Drops this file's reference to its mapping (streams already open keep theirs); the next read
+   * maps the file again.
+   */
+  synchronized void release() {
+    chunks = null;
   }
 
   @Override

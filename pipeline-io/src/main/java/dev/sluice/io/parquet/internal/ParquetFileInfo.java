@@ -164,6 +164,13 @@ public final class ParquetFileInfo {
     }
   }
 
+  /** Lets go of what the file holds between reads (a memory mapping is then left to the GC). */
+  public void release() {
+    if (input instanceof MappedInputFile m) {
+      m.release();
+    }
+  }
+
   @Override
   public String toString() {
     return name;

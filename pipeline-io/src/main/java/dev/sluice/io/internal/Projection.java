@@ -1,0 +1,159 @@
+package dev.sluice.io.internal;
+
+import dev.sluice.core.Batch;
+import dev.sluice.core.Column;
+import dev.sluice.core.Dataset;
+import dev.sluice.core.Example;
+import dev.sluice.core.HasSchema;
+import dev.sluice.core.PipelineContext;
+import dev.sluice.core.RandomAccessDataset;
+import dev.sluice.core.Schema;
+import dev.sluice.core.Split;
+import dev.sluice.core.SplitDataset;
+import dev.sluice.core.Tensor;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import reactor.core.publisher.Flux;
+
+/**
+ * A dataset of some of another's fields, in the order named, for formats that cannot leave fields
+ * unread: the source reads every field and the projection drops the others. It keeps the source's
+ * random access or splits, and closes the source when closed.
+ */
+public final class Projection {
+  private Projection() {}
+
+  /**
+   * The fields {@code names} of {@code source} (which must declare its schema).
+   *
+   * @throws IllegalArgumentException naming a field the source does not have, and those it has
+   */
+  @SuppressWarnings("unchecked")
+  public static Dataset<Example> of(Dataset<Example> source, List<String> names) {
+    if (!(source instanceof HasSchema h)) {
+      throw new IllegalArgumentException("cannot select columns " + names + " of " + source + ": it declares no schema");
+    }
+    Schema schema = h.schema().select(names);
+    if (source instanceof RandomAccessDataset<?> ra) {
+      return new RandomAccess((RandomAccessDataset<Example>) ra, schema);
+    }
+    if (source instanceof SplitDataset<?> sd) {
+      return new Splits((SplitDataset<Example>) sd, schema);
+    }
+    return new Base(source, schema);
+  }
+
+  private static class Base implements Dataset<Example>, HasSchema, AutoCloseable {
+    final Dataset<Example> source;
+    final Schema schema;
+
+    Base(Dataset<Example> source, Schema schema) {
+      this.source = source;
+      this.schema = schema;
+    }
+
+    @Override
+    public Schema schema() {
+      return schema;
+    }
+
+    @Override
+    public Flux<Example> flux(PipelineContext context) {
+      return source.flux(context).map(this::project);
+    }
+
+    Example project(Example e) {
+      Map<String, Tensor> m = new LinkedHashMap<>();
+      for (int i = 0; i < schema.size(); i++) {
+        String name = schema.field(i).name();
+        m.put(name, e.fields().get(name));
+      }
+      return Example.of(e.index(), m);
+    }
+
+    Batch project(Batch b) {
+      List<Column> cols = new ArrayList<>(schema.size());
+      try {
+        for (int i = 0; i < schema.size(); i++) {
+          cols.add(b.column(schema.field(i).name()));
+        }
+        return Batch.of(schema, cols, b.indices(), b::close);
+      } catch (RuntimeException e) {
+        b.close();
+        throw e;
+      }
+    }
+
+    @Override
+    public void close() throws Exception {
+      if (source instanceof AutoCloseable c) {
+        c.close();
+      }
+    }
+
+    @Override
+    public String toString() {
+      return source + " columns " + schema;
+    }
+  }
+
+  private static final class RandomAccess extends Base implements RandomAccessDataset<Example> {
+    private final RandomAccessDataset<Example> ra;
+
+    RandomAccess(RandomAccessDataset<Example> source, Schema schema) {
+      super(source, schema);
+      this.ra = source;
+    }
+
+    @Override
+    public long size() {
+      return ra.size();
+    }
+
+    @Override
+    public Example get(long index) {
+      return project(ra.get(index));
+    }
+
+    @Override
+    public Flux<Example> flux(PipelineContext context) {
+      return super.flux(context);
+    }
+  }
+
+  private static final class Splits extends Base implements SplitDataset<Example> {
+    private final SplitDataset<Example> sd;
+
+    Splits(SplitDataset<Example> source, Schema schema) {
+      super(source, schema);
+      this.sd = source;
+    }
+
+    @Override
+    public List<Split> splits() {
+      return sd.splits();
+    }
+
+    @Override
+    public Flux<Example> read(Split split, long fromRow, long toRow) {
+      return sd.read(split, fromRow, toRow).map(this::project);
+    }
+
+    @Override
+    public boolean supportsBatches() {
+      return sd.supportsBatches();
+    }
+
+    @Override
+    public Flux<Batch> readBatches(Split split, long fromRow, long toRow, int batchSize) {
+      return sd.readBatches(split, fromRow, toRow, batchSize).map(this::project);
+    }
+
+    @Override
+    public Flux<Example> flux(PipelineContext context) {
+      return super.flux(context);
+    }
+  }
+}
