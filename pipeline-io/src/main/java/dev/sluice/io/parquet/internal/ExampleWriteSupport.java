@@ -21,10 +21,12 @@ import org.apache.parquet.schema.Type;
 import org.apache.parquet.schema.Types;
 
 /**
- * Writes {@link Example}s with parquet-java. A field with a shape becomes a standard 3-level LIST
- * ({@code list} / {@code element}, the layout pyarrow writes for a FixedSizeList) and, when the
- * shape is concrete, footer key {@code sluice.shape.<name>} declares it; scalars become primitive
- * columns; string/bytes become BYTE_ARRAY. Nullable fields are optional.
+ * Writes {@link Example}s with parquet-java. A field with a concrete shape becomes a standard
+ * 3-level LIST ({@code list} / {@code element}, the layout pyarrow writes for a FixedSizeList) and
+ * footer key {@code sluice.shape.<name>} declares its shape; a field with ragged levels (lists of
+ * lists, lists of strings) becomes one 3-level LIST per level, its elements optional where the
+ * spec lets them be null; scalars become primitive columns; string/bytes become BYTE_ARRAY.
+ * Nullable fields are optional.
  */
 public final class ExampleWriteSupport extends WriteSupport<Example> {
   private final Schema schema;
@@ -37,27 +39,31 @@ public final class ExampleWriteSupport extends WriteSupport<Example> {
     List<Type> fields = new ArrayList<>();
     for (TensorSpec f : schema.fields()) {
       Type.Repetition rep = f.nullable() ? Type.Repetition.OPTIONAL : Type.Repetition.REQUIRED;
-      if (f.shape().rank() == 0 || f.dtype().isVariableLength()) {
-        if (f.shape().rank() != 0) {
-          throw new IllegalArgumentException("field '" + f.name() + "' " + f + ": lists of " + f.dtype()
-              + " cannot be written to Parquet by Sluice");
-        }
+      if (f.shape().rank() == 0) {
         fields.add(primitive(f, rep, f.name()));
-      } else {
-        if (f.shape().rank() > 1 && !f.shape().isFullyDefined()) {
-          throw new IllegalArgumentException("field '" + f.name() + "' " + f
-              + ": only a fully defined shape or a 1-d variable length can be written to Parquet");
-        }
+      } else if (f.shape().isFullyDefined()) { // one flat list per row, its shape in the footer
         Type element = primitive(f, Type.Repetition.REQUIRED, "element");
         fields.add(Types.buildGroup(rep).as(LogicalTypeAnnotation.listType())
             .repeatedGroup().addField(element).named("list").named(f.name()));
-        if (f.shape().isFullyDefined()) {
-          StringBuilder sb = new StringBuilder("[");
-          for (int i = 0; i < f.shape().rank(); i++) {
-            sb.append(i > 0 ? ", " : "").append(f.shape().dim(i));
-          }
-          extra.put(SchemaMapper.SHAPE_KEY_PREFIX + f.name(), sb.append(']').toString());
+        StringBuilder sb = new StringBuilder("[");
+        for (int i = 0; i < f.shape().rank(); i++) {
+          sb.append(i > 0 ? ", " : "").append(f.shape().dim(i));
         }
+        extra.put(SchemaMapper.SHAPE_KEY_PREFIX + f.name(), sb.append(']').toString());
+      } else if (f.itemShape().rank() == 0) { // lists of lists of scalars or strings: one LIST per level
+        int levels = f.raggedRank();
+        Type inner = primitive(f, f.elementsNullable(levels - 1) ? Type.Repetition.OPTIONAL : Type.Repetition.REQUIRED,
+            "element");
+        for (int j = levels - 1; j >= 0; j--) {
+          Type.Repetition r = j == 0 ? rep
+              : f.elementsNullable(j - 1) ? Type.Repetition.OPTIONAL : Type.Repetition.REQUIRED;
+          inner = Types.buildGroup(r).as(LogicalTypeAnnotation.listType())
+              .repeatedGroup().addField(inner).named("list").named(j == 0 ? f.name() : "element");
+        }
+        fields.add(inner);
+      } else {
+        throw new IllegalArgumentException("field '" + f.name() + "' " + f
+            + ": lists of fixed-shape items (a fixed dimension after a variable one) cannot be written to Parquet by Sluice");
       }
     }
     this.parquetSchema = new MessageType("sluice", fields);
@@ -117,9 +123,9 @@ public final class ExampleWriteSupport extends WriteSupport<Example> {
       }
       Tensor t = e.tensor(f.name());
       out.startField(f.name(), i);
-      if (f.shape().rank() == 0 || f.dtype().isVariableLength()) {
+      if (f.shape().rank() == 0) {
         add(f.dtype(), t, 0);
-      } else {
+      } else if (f.shape().isFullyDefined()) {
         out.startGroup();
         long n = t.numElements();
         if (n > 0) {
@@ -134,10 +140,46 @@ public final class ExampleWriteSupport extends WriteSupport<Example> {
           out.endField("list", 0);
         }
         out.endGroup();
+      } else {
+        list(f, 0, t, e.index());
       }
       out.endField(f.name(), i);
     }
     out.endMessage();
+  }
+
+  /** Writes {@code t}, a list at {@code depth} of field {@code f}, and its elements (null ones left out). */
+  private void list(TensorSpec f, int depth, Tensor t, long example) {
+    if (t.shape().rank() != f.shape().rank() - depth) {
+      throw new IllegalArgumentException("example " + example + ": field '" + f.name() + "' has shape " + t.shape()
+          + " but " + f + " expects rank " + (f.shape().rank() - depth) + " at list level " + depth);
+    }
+    boolean leaves = depth + 1 == f.raggedRank();
+    out.startGroup();
+    long n = t.shape().dim(0);
+    if (n > 0) {
+      out.startField("list", 0);
+      for (long k = 0; k < n; k++) {
+        out.startGroup();
+        if (!t.isNull(k)) {
+          out.startField("element", 0);
+          if (!leaves) {
+            list(f, depth + 1, t.slice(k), example);
+          } else if (f.dtype().isVariableLength()) {
+            out.addBinary(Binary.fromConstantByteBuffer(t.bytesAt(k)));
+          } else {
+            add(f.dtype(), t, k);
+          }
+          out.endField("element", 0);
+        } else if (!f.elementsNullable(depth)) {
+          throw new IllegalArgumentException("example " + example + ": field '" + f.name() + "' holds a null element at "
+              + "list level " + depth + " but " + f + " has none");
+        }
+        out.endGroup();
+      }
+      out.endField("list", 0);
+    }
+    out.endGroup();
   }
 
   private void add(DType dtype, Tensor t, long k) {
