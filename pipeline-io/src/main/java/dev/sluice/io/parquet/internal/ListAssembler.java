@@ -31,6 +31,7 @@ final class ListAssembler {
     PageLevels lv = d.levels;
     int started = 0;
     int pending = 0; // fixed-width leaf values counted but not yet copied (all from the current page)
+    int open = 0; // the lists at depths [0, open) take more elements: a repetition level may be at most this
     while (true) {
       if (!lv.hasLevel()) {
         pending = flush(out, pending);
@@ -49,16 +50,21 @@ final class ListAssembler {
       } else if (started == 0) {
         throw d.ctx.error("list data starts in the middle of a row (repetition level " + r + ")", null);
       }
-      if (r == depths && def == maxDef && !bytesLeaf) {
+      if (r == depths && open == depths && def == maxDef && !bytesLeaf) {
         pending++; // the common case: one more value in the innermost list
         lv.pos++;
         continue;
+      }
+      if (r > open) {
+        throw d.ctx.rowError(d.rowsDone + started - 1, "repetition level " + r + " adds to a list that is empty, null "
+            + "or not started (corrupt levels)");
       }
       pending = flush(out, pending);
       for (int depth = r; ; depth++) {
         if (def < definedAt[depth]) {
           d.ctx.checkNull(d.rowsDone + started - 1, depth == 0 ? "null list" : "null list element");
           out.addNull(depth);
+          open = depth;
           break;
         }
         if (depth == depths) { // a present leaf value
@@ -67,11 +73,13 @@ final class ListAssembler {
           } else {
             pending = 1;
           }
+          open = depths;
           break;
         }
         out.startList(depth);
         if (def == definedAt[depth]) {
-          break; // an empty list
+          open = depth; // an empty list
+          break;
         }
       }
       lv.pos++;
