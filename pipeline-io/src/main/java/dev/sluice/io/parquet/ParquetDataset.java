@@ -196,19 +196,20 @@ public final class ParquetDataset implements SplitDataset<Example>, HasSchema, A
   @Override
   public Flux<Batch> readBatches(Split split, long fromRow, long toRow, int batchSize) {
     checkOpen();
+    ref(split);
+    checkRange(fromRow, toRow);
+    if (batchSize <= 0) {
+      throw new IllegalArgumentException("batchSize > 0 required but it was " + batchSize);
+    }
     return Flux.defer(() -> {
       checkOpen(); // at subscription too
       return decode(split, fromRow, toRow, batchSize);
     });
   }
 
-  /** {@link #readBatches} without the closed check: the splits of a pass under way. */
+  /** {@link #readBatches} without the closed check (the splits of a pass under way); arguments checked. */
   private Flux<Batch> decode(Split split, long fromRow, long toRow, int batchSize) {
     SplitRef r = ref(split);
-    checkRange(fromRow, toRow);
-    if (batchSize <= 0) {
-      throw new IllegalArgumentException("batchSize > 0 required but it was " + batchSize);
-    }
     long end = Math.min(toRow, split.rowCount());
     if (fromRow >= end) {
       return Flux.empty();
