@@ -11,7 +11,7 @@ import dev.sluice.core.Schema;
 import dev.sluice.core.Shape;
 import dev.sluice.core.Tensor;
 import dev.sluice.core.TensorSpec;
-import dev.sluice.io.internal.MappedReads;
+import dev.sluice.core.internal.mapped.MappedReads;
 import dev.sluice.io.npy.internal.NpyArrays;
 import java.io.IOException;
 import java.nio.ByteBuffer;

@@ -11,6 +11,7 @@ import dev.sluice.core.Schema;
 import dev.sluice.core.Shape;
 import dev.sluice.core.TensorSpec;
 import dev.sluice.core.UnsupportedFormatException;
+import dev.sluice.core.internal.shardfile.ShardFile;
 import dev.sluice.io.internal.JsonFiles;
 import dev.sluice.io.shards.ShardInfo;
 import java.io.ByteArrayOutputStream;

@@ -14,6 +14,10 @@ import dev.sluice.core.Split;
 import dev.sluice.core.SplitDataset;
 import dev.sluice.core.Tensor;
 import dev.sluice.core.TensorSpec;
+import dev.sluice.core.internal.RowRange;
+import dev.sluice.core.internal.shardfile.FieldLayout;
+import dev.sluice.core.internal.shardfile.ShardFile;
+import dev.sluice.core.internal.shardfile.ShardFileWriter;
 import dev.sluice.io.WriteOptions;
 import dev.sluice.io.shards.ShardInfo;
 import java.io.IOException;
@@ -239,8 +243,13 @@ public final class ShardSetWriter {
         }
         progress.accept(b.size());
       }).blockLast();
-      return w.finish();
+      return info(w.finish());
     }
+  }
+
+  /** The entry of {@code metadata.json} for a completed shard. */
+  private static ShardInfo info(ShardFile.Summary s) {
+    return new ShardInfo(s.file(), s.rows(), s.bytes(), ShardFile.checksumText(s.checksum()));
   }
 
   /** Rows {@code [from, to)} of the source as batches. */
@@ -254,7 +263,7 @@ public final class ShardSetWriter {
           return pos;
         }
         int count = (int) Math.min(batchRows, to - pos);
-        sink.next(ShardSetDataset.gatherRange(data, schema, pos, count, pool));
+        sink.next(RowRange.batch(data, schema, pos, count, pool));
         return pos + count;
       });
     }
@@ -312,7 +321,7 @@ public final class ShardSetWriter {
             left -= m;
             options.progress().accept(m);
           }
-          out.add(w.finish());
+          out.add(info(w.finish()));
         }
       }
       if (it.hasNext()) {

@@ -1,4 +1,4 @@
-package dev.sluice.io.shards.internal;
+package dev.sluice.core.internal.shardfile;
 
 import dev.sluice.core.ColumnBuilder;
 import dev.sluice.core.DatasetClosedException;
@@ -8,12 +8,11 @@ import dev.sluice.core.Example;
 import dev.sluice.core.Shape;
 import dev.sluice.core.Tensor;
 import dev.sluice.core.TensorSpec;
-import dev.sluice.io.internal.MappedChunks;
-import dev.sluice.io.internal.MappedReads;
-import dev.sluice.io.internal.MappedRows;
-import dev.sluice.io.shards.ShardInfo;
-import dev.sluice.io.shards.internal.FieldLayout.Buffer;
-import dev.sluice.io.shards.internal.FieldLayout.Kind;
+import dev.sluice.core.internal.mapped.MappedChunks;
+import dev.sluice.core.internal.mapped.MappedReads;
+import dev.sluice.core.internal.mapped.MappedRows;
+import dev.sluice.core.internal.shardfile.FieldLayout.Buffer;
+import dev.sluice.core.internal.shardfile.FieldLayout.Kind;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -27,11 +26,12 @@ import java.util.List;
 import java.util.zip.CRC32C;
 
 /**
- * One shard file, open: its frame checked against {@code metadata.json} and the fields' layouts on
- * open, every block mapped read-only in chunks on first use. Rows are zero-copy views of the
- * mapping; {@link #copyRows} gathers rows into a batch with bulk copies.
+ * One shard file, open: its frame checked against what the opener expects and the fields' layouts
+ * on open, every block mapped read-only in chunks on first use. Rows are zero-copy views of the
+ * mapping; {@link ShardRows} gathers rows of one or several shard files into a batch with bulk
+ * copies.
  */
-final class ShardReader implements AutoCloseable {
+public final class ShardFileReader implements AutoCloseable {
   private static final ByteBuffer EMPTY = ByteBuffer.allocate(0);
 
   private final String resource;
@@ -42,7 +42,30 @@ final class ShardReader implements AutoCloseable {
   private final ColumnReader[] columns;
   private volatile boolean closed;
 
-  private ShardReader(String resource, String name, FileChannel channel, ShardFile.Frame frame,
+  /**
+   * What the opener of a shard file knows about it beforehand (a shard set's {@code metadata.json},
+   * a cache's index entry): each check throws a {@link DatasetFormatException} naming the file when
+   * the shard disagrees.
+   */
+  public interface Expectations {
+    /** The error for a file that does not exist. */
+    default RuntimeException missing(String resource, NoSuchFileException e) {
+      return new DatasetIOException(resource, "no such file", e);
+    }
+
+    /** Checks the file's size in bytes, before its frame is read. */
+    default void checkSize(String resource, long size) {}
+
+    /** Checks the frame (rows, checksum) once it is read and found consistent. */
+    default void checkFrame(String resource, ShardFile.Frame frame) {}
+
+    /** Where the fields' layouts come from, for messages ({@code "metadata.json"}). */
+    default String layoutSource() {
+      return "the schema";
+    }
+  }
+
+  private ShardFileReader(String resource, String name, FileChannel channel, ShardFile.Frame frame,
       List<FieldLayout> layouts, long maxChunkBytes) {
     this.resource = resource;
     this.name = name;
@@ -56,46 +79,31 @@ final class ShardReader implements AutoCloseable {
   }
 
   /**
-   * Opens shard {@code info} of the set in {@code dir} and checks its frame against {@code info}
-   * and the layouts: length (truncated / extended), header and footer checksums, rows, shard
-   * checksum, block count and every block length the rows determine, and, level by level, the
-   * first and last offset of every variable-length field against the blocks below.
+   * Opens the shard file {@code path} and checks its frame against {@code expected} and the layouts:
+   * length (truncated / extended), header and footer checksums, block count and every block length
+   * the rows determine, and, level by level, the first and last offset of every variable-length
+   * field against the blocks below.
+   *
+   * @param maxChunkBytes the largest single mapping, in [1, {@link Integer#MAX_VALUE}]
    */
-  static ShardReader open(Path dir, ShardInfo info, int number, int shardCount, List<FieldLayout> layouts,
-      long maxChunkBytes) {
-    Path path = dir.resolve(info.file());
+  public static ShardFileReader open(Path path, List<FieldLayout> layouts, long maxChunkBytes, Expectations expected) {
     String resource = path.toString();
     FileChannel ch;
     try {
       ch = FileChannel.open(path, StandardOpenOption.READ);
     } catch (NoSuchFileException e) {
-      throw new DatasetFormatException(resource, null, "missing: metadata.json lists it as shard " + number + " of "
-          + shardCount, e);
+      throw expected.missing(resource, e);
     } catch (IOException e) {
       throw new DatasetIOException(resource, "cannot open: " + e, e);
     }
     try {
       long size = ch.size();
-      if (size < info.bytes()) {
-        throw new DatasetFormatException(resource, "byte " + size, "truncated: metadata.json says " + info.bytes()
-            + " bytes but the file has " + size);
-      }
-      if (size > info.bytes()) {
-        throw new DatasetFormatException(resource, "byte " + info.bytes(), "extended: metadata.json says "
-            + info.bytes() + " bytes but the file has " + size + " (" + (size - info.bytes()) + " bytes more)");
-      }
+      expected.checkSize(resource, size);
       ShardFile.Frame frame = ShardFile.read(resource, ch, size);
-      String checksum = ShardFile.checksumText(frame.checksum());
-      if (!checksum.equals(info.checksum())) {
-        throw new DatasetFormatException(resource, "footer", "checksum mismatch (expected " + info.checksum()
-            + " as metadata.json says, found " + checksum + ")");
-      }
-      if (frame.rows() != info.rows()) {
-        throw new DatasetFormatException(resource, "footer", "holds " + frame.rows() + " rows but metadata.json says "
-            + info.rows());
-      }
-      checkBlocks(resource, frame, layouts);
-      ShardReader r = new ShardReader(resource, info.file(), ch, frame, layouts, maxChunkBytes);
+      expected.checkFrame(resource, frame);
+      checkBlocks(resource, frame, layouts, expected.layoutSource());
+      ShardFileReader r = new ShardFileReader(resource, path.getFileName().toString(), ch, frame, layouts,
+          maxChunkBytes);
       MappedReads.endRead();
       return r;
     } catch (IOException e) {
@@ -110,14 +118,14 @@ final class ShardReader implements AutoCloseable {
     }
   }
 
-  private static void checkBlocks(String resource, ShardFile.Frame frame, List<FieldLayout> layouts) {
+  private static void checkBlocks(String resource, ShardFile.Frame frame, List<FieldLayout> layouts, String source) {
     int expected = 0;
     for (FieldLayout l : layouts) {
       expected += l.blockCount();
     }
     if (frame.blocks().size() != expected) {
       throw new DatasetFormatException(resource, "footer", "holds " + frame.blocks().size() + " blocks but the "
-          + layouts.size() + " fields of metadata.json need " + expected);
+          + layouts.size() + " fields of " + source + " need " + expected);
     }
     for (FieldLayout l : layouts) {
       for (Buffer b : l.buffers()) {
@@ -126,7 +134,7 @@ final class ShardReader implements AutoCloseable {
         if (known >= 0 && block.length() != known) {
           throw new DatasetFormatException(resource, "block " + l.block(b), l.describe(b) + " holds " + block.length()
               + " bytes but " + frame.rows() + " rows of " + l.spec() + " need " + known
-              + " (metadata.json disagrees with the shard)");
+              + " (" + source + " disagrees with the shard)");
         }
         if (b.equals(Buffer.VALUES) && l.kind() != Kind.FIXED && block.length() % l.itemBytes() != 0) {
           throw new DatasetFormatException(resource, "block " + l.block(b), l.describe(b) + " holds " + block.length()
@@ -144,26 +152,35 @@ final class ShardReader implements AutoCloseable {
     }
   }
 
-  String resource() {
+  /** The file, for messages. */
+  public String resource() {
     return resource;
   }
 
-  String name() {
+  /** The file's name. */
+  public String name() {
     return name;
   }
 
-  long rows() {
+  /** Rows in the shard. */
+  public long rows() {
     return rows;
   }
 
-  void checkOpen() {
+  /** The frame read on open. */
+  public ShardFile.Frame frame() {
+    return frame;
+  }
+
+  /** @throws DatasetClosedException once {@link #close()} was called */
+  public void checkOpen() {
     if (closed) {
       throw new DatasetClosedException(resource);
     }
   }
 
   /** Puts the fields of row {@code row} (global index {@code index}) into {@code out}, as views of the mapping. */
-  void putRow(long row, long index, Example.Builder out) {
+  public void putRow(long row, long index, Example.Builder out) {
     checkOpen();
     for (ColumnReader c : columns) {
       c.put(row, index, out);
@@ -180,7 +197,7 @@ final class ShardReader implements AutoCloseable {
    * between blocks, every offset in order and inside its values, validity flags 0 or 1 and null rows
    * empty or zero.
    */
-  void verify() {
+  public void verify() {
     checkOpen();
     List<ShardFile.Block> blocks = frame.blocks();
     for (ColumnReader c : columns) {

@@ -1,4 +1,4 @@
-package dev.sluice.io.shards.internal;
+package dev.sluice.core.internal.shardfile;
 
 import dev.sluice.core.TensorSpec;
 import java.util.ArrayList;

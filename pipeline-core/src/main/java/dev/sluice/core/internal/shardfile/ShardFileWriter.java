@@ -1,4 +1,4 @@
-package dev.sluice.io.shards.internal;
+package dev.sluice.core.internal.shardfile;
 
 import dev.sluice.core.Batch;
 import dev.sluice.core.BufferPool;
@@ -7,9 +7,8 @@ import dev.sluice.core.DatasetIOException;
 import dev.sluice.core.PooledBuffer;
 import dev.sluice.core.Tensor;
 import dev.sluice.core.TensorSpec;
-import dev.sluice.io.shards.ShardInfo;
-import dev.sluice.io.shards.internal.FieldLayout.Buffer;
-import dev.sluice.io.shards.internal.FieldLayout.Kind;
+import dev.sluice.core.internal.shardfile.FieldLayout.Buffer;
+import dev.sluice.core.internal.shardfile.FieldLayout.Kind;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -260,7 +259,7 @@ public final class ShardFileWriter implements AutoCloseable {
    *
    * @throws IllegalArgumentException when fewer rows than announced were written
    */
-  public ShardInfo finish() {
+  public ShardFile.Summary finish() {
     checkOpen();
     if (rowsWritten != rows) {
       throw new IllegalArgumentException(target.getFileName() + ": the source gave " + rowsWritten + " rows but the"
@@ -300,7 +299,7 @@ public final class ShardFileWriter implements AutoCloseable {
       Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
       done = true;
       releaseBlocks();
-      return new ShardInfo(target.getFileName().toString(), rows, length, ShardFile.checksumText(checksum));
+      return new ShardFile.Summary(target.getFileName().toString(), rows, length, checksum);
     } catch (IOException e) {
       throw ioError("cannot complete", e);
     } finally {

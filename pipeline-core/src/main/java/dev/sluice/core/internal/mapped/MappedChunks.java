@@ -1,4 +1,4 @@
-package dev.sluice.io.internal;
+package dev.sluice.core.internal.mapped;
 
 import dev.sluice.core.DatasetClosedException;
 import dev.sluice.core.DatasetIOException;

@@ -1,4 +1,4 @@
-package dev.sluice.io.internal;
+package dev.sluice.core.internal;
 
 /** Closing several resources as one. */
 public final class Resources {

@@ -1,4 +1,4 @@
-package dev.sluice.io.shards.internal;
+package dev.sluice.core.internal.shardfile;
 
 import dev.sluice.core.DatasetFormatException;
 import dev.sluice.core.UnsupportedFormatException;
@@ -60,12 +60,22 @@ public final class ShardFile {
   /** What the header and the footer of a shard say, both checked. */
   public record Frame(long rows, long length, long footerOffset, List<Block> blocks, int checksum) {}
 
+  /**
+   * A completed shard file.
+   *
+   * @param file its file name
+   * @param rows rows it holds
+   * @param bytes its length in bytes
+   * @param checksum the checksum its footer ends with (it covers the CRC32C of every block)
+   */
+  public record Summary(String file, long rows, long bytes, int checksum) {}
+
   /** {@code x} rounded up to a multiple of {@link #ALIGNMENT}. */
   public static long align(long x) {
     return (x + ALIGNMENT - 1) & -ALIGNMENT;
   }
 
-  /** The shard checksum as {@code metadata.json} writes it: {@code crc32c:} and 8 lowercase hex digits. */
+  /** A shard checksum as text (as a shard set's {@code metadata.json} lists it): {@code crc32c:} and 8 lowercase hex digits. */
   public static String checksumText(int crc) {
     return String.format(Locale.ROOT, "crc32c:%08x", crc);
   }
