@@ -261,6 +261,95 @@ public final class BatchBuilder implements AutoCloseable {
     }
   }
 
+  /**
+   * Copies rows {@code [fromRow, fromRow + count)} of {@code source} into the next {@code count}
+   * rows, every column as one range (fixed-width values in bulk; variable-length and nested values in
+   * bulk with their offsets rebased at every level; validity at every depth), and commits them with
+   * their source indices. The source is neither changed nor closed.
+   *
+   * @throws IllegalArgumentException if the source's fields differ from this builder's, or the rows
+   *     do not fit
+   */
+  public void appendRange(Batch source, int fromRow, int count) {
+    checkOpen();
+    checkSource(source);
+    checkRoom(count);
+    if (fromRow < 0 || count < 0 || fromRow + count > source.size()) {
+      throw new IndexOutOfBoundsException("rows [" + fromRow + ", " + (fromRow + count) + ") out of bounds for "
+          + source.name() + " of " + source.size() + " rows");
+    }
+    for (int f = 0; f < columns.length; f++) {
+      columns[f].copyRange(source.column(f), fromRow, count, size);
+    }
+    long[] idx = new long[count];
+    for (int i = 0; i < count; i++) {
+      idx[i] = source.index(fromRow + i);
+    }
+    commitCopied(idx, count);
+  }
+
+  /**
+   * Copies row {@code rows[i]} of {@code source}, for each {@code i} in {@code [from, from + count)}
+   * in that order, into the next {@code count} rows (a gather, column by column) and commits them
+   * with their source indices. The source is neither changed nor closed. To gather from several
+   * batches, join them first with {@link #appendRange}.
+   *
+   * @throws IllegalArgumentException if the source's fields differ from this builder's, or the rows
+   *     do not fit
+   * @throws IndexOutOfBoundsException if an entry of {@code rows} is not a row of the source
+   */
+  public void appendRows(Batch source, int[] rows, int from, int count) {
+    checkOpen();
+    checkSource(source);
+    checkRoom(count);
+    Objects.checkFromIndexSize(from, count, rows.length);
+    int n = source.size();
+    for (int i = from; i < from + count; i++) {
+      Objects.checkIndex(rows[i], n);
+    }
+    for (int f = 0; f < columns.length; f++) {
+      columns[f].copyRows(source.column(f), rows, from, count, size);
+    }
+    long[] idx = new long[count];
+    for (int i = 0; i < count; i++) {
+      idx[i] = source.index(rows[from + i]);
+    }
+    commitCopied(idx, count);
+  }
+
+  private void checkSource(Batch source) {
+    Schema other = source.schema();
+    if (other != schema && !other.equals(schema)) {
+      throw new IllegalArgumentException(source.name() + " has the fields " + other + " but the batch expects " + schema);
+    }
+  }
+
+  private void checkRoom(int count) {
+    if (count < 0 || size + count > capacity) {
+      throw new IllegalArgumentException("cannot append " + count + " rows: " + size + " of " + capacity + " are used");
+    }
+  }
+
+  /** Commits {@code count} copied rows with indices {@code idx}, keeping a range batch a range. */
+  private void commitCopied(long[] idx, int count) {
+    if (count == 0) {
+      return;
+    }
+    boolean run = true;
+    for (int i = 1; i < count && run; i++) {
+      run = idx[i] == idx[0] + i;
+    }
+    if (run && indices == null && (size == 0 || rangeFirst + size == idx[0])) {
+      if (size == 0) {
+        rangeFirst = idx[0];
+      }
+    } else {
+      System.arraycopy(idx, 0, indices(), size, count);
+    }
+    size += count;
+    checkVariableColumns();
+  }
+
   /** The batch of the rows committed so far; the memory now belongs to it. */
   public Batch build() {
     checkOpen();

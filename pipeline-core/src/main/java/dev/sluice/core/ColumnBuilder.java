@@ -430,6 +430,176 @@ public final class ColumnBuilder {
     valueBytes = c;
   }
 
+  // ------------------------------------------------------------------ copying from columns
+
+  /**
+   * Copies rows {@code [from, from + count)} of {@code src} (a column of the same field) to the rows
+   * from {@code at} on: a fixed-length field in one bulk copy; a variable-length or nested field
+   * level by level, each level's offsets rebased onto this column's items and its values copied in
+   * bulk; the null flags of every depth.
+   */
+  void copyRange(Column src, int from, int count, int at) {
+    if (fixed != null) {
+      fixed.buf.put(at * rowBytes, src.values().rawData(), from * rowBytes, count * rowBytes);
+      if (src.hasValidity(0)) {
+        copyRowFlags(src.validity(0).rawData(), from, count, at);
+      }
+      return;
+    }
+    if (counts[0] + count > capacity) {
+      throw new IllegalStateException("field '" + spec.name() + "' already has " + counts[0] + " rows of " + capacity);
+    }
+    long a = from;
+    long b = (long) from + count;
+    for (int j = 0; j <= ragged; j++) {
+      if (src.hasValidity(j)) {
+        copyFlags(j, src.validity(j).rawData(), a, b - a);
+      }
+      long c = counts[j];
+      if (j < levels) {
+        ByteBuffer so = src.offsets(j).rawData();
+        long childA = so.getLong((int) (a * 8));
+        long childB = so.getLong((int) (b * 8));
+        long base = (j < ragged ? counts[j + 1] : valueBytes) - childA;
+        Buf o = offsets[j];
+        long need = (c + (b - a) + 1) * 8;
+        if (need > o.size) {
+          grow(o, need, c * 8, "offsets");
+        }
+        for (long i = a; i < b; i++) {
+          o.buf.putLong((int) ((c + i - a) * 8), base + so.getLong((int) (i * 8)));
+        }
+        counts[j] = c + (b - a);
+        a = childA;
+        b = childB;
+      } else {
+        counts[j] = c + (b - a); // the innermost fixed-width items
+      }
+    }
+    long bytes = varLeaf ? b - a : (b - a) * itemBytes;
+    long start = varLeaf ? a : a * itemBytes;
+    ensureValues(bytes);
+    values.buf.put((int) valueBytes, src.values().rawData(), (int) start, (int) bytes);
+    valueBytes += bytes;
+  }
+
+  /**
+   * Copies row {@code rows[i]} of {@code src}, {@code i} in {@code [from, from + count)}, to the rows
+   * from {@code at} on: fixed-width fields value by value in tight loops per width, a single-level
+   * variable-length field row by row, a nested field as one range per row.
+   */
+  void copyRows(Column src, int[] rows, int from, int count, int at) {
+    if (fixed != null) {
+      ByteBuffer data = src.values().rawData();
+      ByteBuffer dst = fixed.buf;
+      if (rowBytes == 4) {
+        gather4(data, rows, from, count, dst, at);
+      } else if (rowBytes == 8) {
+        gather8(data, rows, from, count, dst, at);
+      } else {
+        for (int i = 0; i < count; i++) {
+          dst.put((at + i) * rowBytes, data, rows[from + i] * rowBytes, rowBytes);
+        }
+      }
+      if (src.hasValidity(0)) {
+        ByteBuffer v = src.validity(0).rawData();
+        for (int i = 0; i < count; i++) {
+          if (v.get(rows[from + i]) == 0) {
+            markRowNull(at + i); // the source's null rows are zeros already
+          }
+        }
+      }
+      return;
+    }
+    if (levels != 1 || src.hasValidity(ragged) && ragged > 0) {
+      for (int i = 0; i < count; i++) {
+        copyRange(src, rows[from + i], 1, at + i);
+      }
+      return;
+    }
+    // one level: a string/bytes value or a list of fixed-width items per row
+    if (counts[0] + count > capacity) {
+      throw new IllegalStateException("field '" + spec.name() + "' already has " + counts[0] + " rows of " + capacity);
+    }
+    ByteBuffer so = src.offsets(0).rawData();
+    int unit = varLeaf ? 1 : itemBytes;
+    long units = 0;
+    for (int i = 0; i < count; i++) {
+      int r = rows[from + i] << 3;
+      units += so.getLong(r + 8) - so.getLong(r);
+    }
+    ensureValues(units * unit);
+    Buf o = offsets[0];
+    long c = counts[0];
+    if ((c + count + 1) * 8 > o.size) {
+      grow(o, (c + count + 1) * 8, c * 8, "offsets");
+    }
+    ByteBuffer data = src.values().rawData();
+    ByteBuffer dst = values.buf;
+    ByteBuffer off = o.buf;
+    long end = valueBytes;
+    ByteBuffer valid = src.hasValidity(0) ? src.validity(0).rawData() : null;
+    for (int i = 0; i < count; i++) {
+      int r = rows[from + i];
+      long a = so.getLong(r << 3);
+      int bytes = (int) ((so.getLong((r << 3) + 8) - a) * unit);
+      off.putLong((int) ((c + i) << 3), varLeaf ? end : end / itemBytes);
+      dst.put((int) end, data, (int) (a * unit), bytes);
+      end += bytes;
+      if (valid != null && valid.get(r) == 0) {
+        markNull(0, c + i);
+      }
+    }
+    counts[0] = c + count;
+    if (!varLeaf) {
+      counts[1] += (end - valueBytes) / itemBytes;
+    }
+    valueBytes = end;
+  }
+
+  /** {@code dst[at + i] = src[rows[from + i]]} for 4-byte values (a small method the JIT compiles on its own). */
+  private static void gather4(ByteBuffer src, int[] rows, int from, int count, ByteBuffer dst, int at) {
+    for (int i = 0; i < count; i++) {
+      dst.putInt((at + i) << 2, src.getInt(rows[from + i] << 2));
+    }
+  }
+
+  /** {@code dst[at + i] = src[rows[from + i]]} for 8-byte values. */
+  private static void gather8(ByteBuffer src, int[] rows, int from, int count, ByteBuffer dst, int at) {
+    for (int i = 0; i < count; i++) {
+      dst.putLong((at + i) << 3, src.getLong(rows[from + i] << 3));
+    }
+  }
+
+  /** Row flags {@code [from, from + count)} of a fixed-length field's source copied to rows {@code at ..}. */
+  private void copyRowFlags(ByteBuffer flags, int from, int count, int at) {
+    for (int i = 0; i < count; i++) {
+      if (flags.get(from + i) == 0) {
+        markRowNull(at + i);
+      }
+    }
+  }
+
+  /** Marks row {@code row} of a fixed-length field null without zeroing it (the copied row is zeros). */
+  private void markRowNull(int row) {
+    if (validity[0] == null) {
+      validity[0] = allocate(capacity);
+      fillValid(validity[0].buf, 0, capacity);
+      validUpTo[0] = capacity;
+    }
+    validity[0].buf.put(row, (byte) 0);
+  }
+
+  /** The flags of source items {@code [from, from + n)} at {@code depth} copied to the next {@code n} items there. */
+  private void copyFlags(int depth, ByteBuffer flags, long from, long n) {
+    long at = counts[depth];
+    for (long i = 0; i < n; i++) {
+      if (flags.get((int) (from + i)) == 0) {
+        markNull(depth, at + i);
+      }
+    }
+  }
+
   // ------------------------------------------------------------------ building
 
   /** The column of {@code n} rows; the memory now belongs to the caller (released by {@link #release()}). */

@@ -5,7 +5,8 @@ import reactor.core.publisher.Flux;
 
 /**
  * A source made of splits (files, row groups, chunks): the unit of parallel reading, of
- * split-order shuffle and of shard-by-rank pushdown.
+ * split-order shuffle and of shard-by-rank pushdown. A split source that can also decode straight
+ * into batches implements {@link BatchSplitDataset}.
  *
  * @param <T> the element type
  */
@@ -19,21 +20,6 @@ public interface SplitDataset<T> extends Dataset<T> {
    * Elements carry their global index in the dataset.
    */
   Flux<T> read(Split split, long fromRow, long toRow);
-
-  /** True when {@link #readBatches} decodes straight into batches. */
-  default boolean supportsBatches() {
-    return false;
-  }
-
-  /**
-   * Rows {@code [fromRow, toRow)} of {@code split} decoded straight into batches of
-   * {@code batchSize} rows (the last may be shorter).
-   *
-   * @throws UnsupportedOperationException unless {@link #supportsBatches()}
-   */
-  default Flux<Batch> readBatches(Split split, long fromRow, long toRow, int batchSize) {
-    throw new UnsupportedOperationException(getClass().getSimpleName() + " does not decode into batches");
-  }
 
   /** Every split in order, each read whole. */
   @Override

@@ -1,6 +1,7 @@
 package dev.sluice.io.internal;
 
 import dev.sluice.core.Batch;
+import dev.sluice.core.BatchSplitDataset;
 import dev.sluice.core.Column;
 import dev.sluice.core.Dataset;
 import dev.sluice.core.Example;
@@ -38,6 +39,9 @@ public final class Projection {
     Schema schema = h.schema().select(names);
     if (source instanceof RandomAccessDataset<?> ra) {
       return new RandomAccess((RandomAccessDataset<Example>) ra, schema);
+    }
+    if (source instanceof BatchSplitDataset<?> bd) {
+      return new BatchSplits((BatchSplitDataset<Example>) bd, schema);
     }
     if (source instanceof SplitDataset<?> sd) {
       return new Splits((SplitDataset<Example>) sd, schema);
@@ -123,7 +127,7 @@ public final class Projection {
     }
   }
 
-  private static final class Splits extends Base implements SplitDataset<Example> {
+  private static class Splits extends Base implements SplitDataset<Example> {
     private final SplitDataset<Example> sd;
 
     Splits(SplitDataset<Example> source, Schema schema) {
@@ -142,13 +146,33 @@ public final class Projection {
     }
 
     @Override
-    public boolean supportsBatches() {
-      return sd.supportsBatches();
+    public Flux<Example> flux(PipelineContext context) {
+      return super.flux(context);
+    }
+  }
+
+  /** The projection of a split source that decodes into batches: its batches, projected. */
+  private static final class BatchSplits extends Splits implements BatchSplitDataset<Example> {
+    private final BatchSplitDataset<Example> bd;
+
+    BatchSplits(BatchSplitDataset<Example> source, Schema schema) {
+      super(source, schema);
+      this.bd = source;
     }
 
     @Override
     public Flux<Batch> readBatches(Split split, long fromRow, long toRow, int batchSize) {
-      return sd.readBatches(split, fromRow, toRow, batchSize).map(this::project);
+      return bd.readBatches(split, fromRow, toRow, batchSize).map(this::project);
+    }
+
+    @Override
+    public Flux<Batch> readBatches(Split split, long fromRow, long toRow, int firstBatchSize, int batchSize) {
+      return bd.readBatches(split, fromRow, toRow, firstBatchSize, batchSize).map(this::project);
+    }
+
+    @Override
+    public int decodeParallelism() {
+      return bd.decodeParallelism();
     }
 
     @Override

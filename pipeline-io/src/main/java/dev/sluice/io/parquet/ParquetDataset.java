@@ -1,16 +1,16 @@
 package dev.sluice.io.parquet;
 
 import dev.sluice.core.Batch;
+import dev.sluice.core.BatchSplitDataset;
 import dev.sluice.core.BufferPool;
 import dev.sluice.core.DatasetClosedException;
 import dev.sluice.core.DatasetFormatException;
 import dev.sluice.core.Example;
-import dev.sluice.core.HasSchema;
 import dev.sluice.core.PipelineContext;
 import dev.sluice.core.Schema;
 import dev.sluice.core.Split;
-import dev.sluice.core.SplitDataset;
 import dev.sluice.core.TensorSpec;
+import dev.sluice.core.internal.OrderedParallel;
 import dev.sluice.io.parquet.internal.ColumnPlan;
 import dev.sluice.io.parquet.internal.ParquetFileInfo;
 import dev.sluice.io.parquet.internal.RowGroupReader;
@@ -23,15 +23,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
 import reactor.core.publisher.Flux;
-import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 
 /**
- * One or more Parquet files as a {@link SplitDataset} of {@link Example}s whose splits are the row
+ * One or more Parquet files as a {@link BatchSplitDataset} of {@link Example}s whose splits are the row
  * groups, in file order then row-group order. Examples carry their global row index.
  *
  * <p>The columnar path ({@link #readBatches}, {@link #batches}) decodes pages straight into pooled
@@ -43,7 +41,7 @@ import reactor.core.scheduler.Schedulers;
  * {@link DatasetClosedException} ("already closed: &lt;file&gt;"); a pass of {@link #batches}
  * or {@link #flux} already subscribed finishes.
  */
-public final class ParquetDataset implements SplitDataset<Example>, HasSchema, AutoCloseable {
+public final class ParquetDataset implements BatchSplitDataset<Example>, AutoCloseable {
   /** The memory-manager stage batches are allocated from. */
   public static final String STAGE = "parquet";
   private static final int ROW_PATH_BATCH = 1024;
@@ -172,11 +170,6 @@ public final class ParquetDataset implements SplitDataset<Example>, HasSchema, A
     }
   }
 
-  @Override
-  public boolean supportsBatches() {
-    return true;
-  }
-
   /**
    * Rows {@code [fromRow, toRow)} of a row group decoded straight into pooled batches of
    * {@code batchSize} rows (the last may be shorter).
@@ -195,20 +188,38 @@ public final class ParquetDataset implements SplitDataset<Example>, HasSchema, A
    */
   @Override
   public Flux<Batch> readBatches(Split split, long fromRow, long toRow, int batchSize) {
+    return readBatches(split, fromRow, toRow, batchSize, batchSize);
+  }
+
+  /**
+   * As {@link #readBatches(Split, long, long, int)} with a first batch of {@code firstBatchSize}
+   * rows, decoding the range once.
+   */
+  @Override
+  public Flux<Batch> readBatches(Split split, long fromRow, long toRow, int firstBatchSize, int batchSize) {
     checkOpen();
     ref(split);
     checkRange(fromRow, toRow);
     if (batchSize <= 0) {
       throw new IllegalArgumentException("batchSize > 0 required but it was " + batchSize);
     }
+    if (firstBatchSize <= 0) {
+      throw new IllegalArgumentException("firstBatchSize > 0 required but it was " + firstBatchSize);
+    }
     return Flux.defer(() -> {
       checkOpen(); // at subscription too
-      return decode(split, fromRow, toRow, batchSize);
+      return decode(split, fromRow, toRow, firstBatchSize, batchSize);
     });
   }
 
+  /** The options' decode parallelism ({@link ParquetOptions#decodeParallelism()}). */
+  @Override
+  public int decodeParallelism() {
+    return options.decodeParallelism();
+  }
+
   /** {@link #readBatches} without the closed check (the splits of a pass under way); arguments checked. */
-  private Flux<Batch> decode(Split split, long fromRow, long toRow, int batchSize) {
+  private Flux<Batch> decode(Split split, long fromRow, long toRow, int firstBatchSize, int batchSize) {
     SplitRef r = ref(split);
     long end = Math.min(toRow, split.rowCount());
     if (fromRow >= end) {
@@ -218,7 +229,7 @@ public final class ParquetDataset implements SplitDataset<Example>, HasSchema, A
     return Flux.<Batch, RangeReader>generate(
             () -> new RangeReader(open(r, pool), fromRow, end),
             (state, sink) -> {
-              Batch b = state.next(batchSize);
+              Batch b = state.next(state.started() ? batchSize : firstBatchSize);
               if (b == null) {
                 sink.complete();
               } else {
@@ -247,6 +258,11 @@ public final class ParquetDataset implements SplitDataset<Example>, HasSchema, A
       this.reader = reader;
       this.from = from;
       this.left = to - from;
+    }
+
+    /** True once the first batch was asked for. */
+    boolean started() {
+      return skipped;
     }
 
     Batch next(int batchSize) {
@@ -279,7 +295,8 @@ public final class ParquetDataset implements SplitDataset<Example>, HasSchema, A
    * plus decoded size of a row group; completes after the last row group; on cancel or error stops
    * the decoders and closes every batch not yet emitted.
    *
-   * <p><b>Discard support.</b> Decoded row groups and batches dropped on cancel or error are closed.
+   * <p><b>Discard support.</b> Batches decoded and not yet emitted are closed on cancel or error,
+   * also those of a row group whose decode finishes after the cancel.
    *
    * @param batchSize rows per batch, &gt; 0 (the last batch of each row group may be shorter)
    */
@@ -305,124 +322,20 @@ public final class ParquetDataset implements SplitDataset<Example>, HasSchema, A
     list.forEach(this::ref);
     return Flux.defer(() -> {
       checkOpen(); // at subscription too; row groups of a pass under way are still read after close
-      // flatMapSequential cancels its inners on error and cancel but drops values already queued in
-      // them without a discard (reactor/reactor-core#4379), so every decoded row group of this pass
-      // is tracked and closed when the pass ends (closing closes only the batches not handed out yet).
-      DecodedGroups decoded = new DecodedGroups();
-      return Flux.fromIterable(list)
-          .flatMapSequential(s -> decodeLater(s, batchSize, scheduler, decoded), parallelism, 1)
-          .concatMap(rg -> Flux.using(() -> rg, DecodedRowGroup::flux, DecodedRowGroup::close), 1)
-          .doOnDiscard(DecodedRowGroup.class, DecodedRowGroup::close)
-          .doOnDiscard(Batch.class, Batch::close)
-          .doFinally(signal -> decoded.closeAll());
+      return OrderedParallel.<Split, Batch>flatMap(Flux.fromIterable(list), (s, out) -> decodeAll(s, batchSize, out),
+              parallelism, scheduler, Batch::close)
+          .doOnDiscard(Batch.class, Batch::close);
     });
   }
 
-  /** The row groups decoded by one pass; those that arrive after the pass ended are closed at once. */
-  private static final class DecodedGroups {
-    private final List<DecodedRowGroup> groups = new ArrayList<>();
-    private boolean ended;
-
-    /** Remembers {@code rg}, or closes it when the pass has already ended. */
-    void add(DecodedRowGroup rg) {
-      synchronized (this) {
-        if (!ended) {
-          groups.add(rg);
-          return;
-        }
-      }
-      rg.close();
-    }
-
-    void closeAll() {
-      List<DecodedRowGroup> toClose;
-      synchronized (this) {
-        ended = true;
-        toClose = new ArrayList<>(groups);
-        groups.clear();
-      }
-      toClose.forEach(DecodedRowGroup::close);
-    }
-  }
-
-  /**
-   * Decodes a row group on {@code scheduler}. A row group whose decode finishes after the
-   * subscription was cancelled is closed here: Reactor may drop such a late value without a discard.
-   */
-  private Mono<DecodedRowGroup> decodeLater(Split split, int batchSize, Scheduler scheduler, DecodedGroups decoded) {
-    return Mono.defer(() -> {
-      AtomicReference<DecodedRowGroup> result = new AtomicReference<>();
-      AtomicBoolean cancelled = new AtomicBoolean();
-      return Mono.fromCallable(() -> {
-            DecodedRowGroup rg = decodeAll(split, batchSize);
-            decoded.add(rg);
-            result.set(rg);
-            if (cancelled.get()) {
-              rg.close();
-            }
-            return rg;
-          })
-          .subscribeOn(scheduler)
-          .doOnCancel(() -> {
-            cancelled.set(true);
-            DecodedRowGroup rg = result.get();
-            if (rg != null) {
-              rg.close();
-            }
-          });
-    });
-  }
-
-  private DecodedRowGroup decodeAll(Split split, int batchSize) {
-    DecodedRowGroup out = new DecodedRowGroup();
+  /** Decodes a whole row group into batches of {@code batchSize} rows, handing each to {@code out}. */
+  private void decodeAll(Split split, int batchSize, Consumer<Batch> out) {
     if (split.rowCount() == 0) {
-      return out;
+      return;
     }
     try (RowGroupReader r = open(ref(split), options.memory().pool(STAGE))) {
       while (r.remaining() > 0) {
-        out.batches.add(r.next(batchSize));
-      }
-      return out;
-    } catch (RuntimeException e) {
-      out.close();
-      throw e;
-    }
-  }
-
-  /**
-   * The batches of one decoded row group. {@link #flux()} hands them out one by one; closing it
-   * closes the batches not handed out yet (on cancel, error, or when the group is discarded).
-   */
-  private static final class DecodedRowGroup implements AutoCloseable {
-    final List<Batch> batches = new ArrayList<>();
-    private int next;
-    private boolean closed;
-
-    Flux<Batch> flux() {
-      return Flux.generate(sink -> {
-        Batch b = poll();
-        if (b == null) {
-          sink.complete();
-        } else {
-          sink.next(b);
-        }
-      });
-    }
-
-    private synchronized Batch poll() {
-      if (closed || next == batches.size()) {
-        return null;
-      }
-      return batches.get(next++);
-    }
-
-    @Override
-    public synchronized void close() {
-      if (!closed) {
-        closed = true;
-        for (int i = next; i < batches.size(); i++) {
-          batches.get(i).close();
-        }
+        out.accept(r.next(batchSize));
       }
     }
   }
@@ -437,7 +350,7 @@ public final class ParquetDataset implements SplitDataset<Example>, HasSchema, A
   }
 
   private Flux<Example> rowsOf(Split split) {
-    return decode(split, 0, Long.MAX_VALUE, ROW_PATH_BATCH).concatMapIterable(ParquetDataset::rows);
+    return decode(split, 0, Long.MAX_VALUE, ROW_PATH_BATCH, ROW_PATH_BATCH).concatMapIterable(ParquetDataset::rows);
   }
 
   private static List<Example> rows(Batch b) {

@@ -4,7 +4,7 @@ import dev.sluice.core.Example;
 import dev.sluice.core.HasSchema;
 import dev.sluice.core.PipelineContext;
 import dev.sluice.core.RandomAccessDataset;
-import dev.sluice.core.SplitDataset;
+import dev.sluice.core.BatchSplitDataset;
 import dev.sluice.io.Verifiable;
 import java.nio.file.Path;
 import java.util.List;
@@ -16,7 +16,7 @@ import reactor.core.publisher.Flux;
  *
  * <p>It is random access ({@link #get} returns zero-copy views of the mapping, {@link #gather}
  * copies rows straight into a batch's columns, across shard boundaries, for fixed- and
- * variable-length fields) and a {@link SplitDataset} whose splits are its shards (with
+ * variable-length fields) and a {@link BatchSplitDataset} whose splits are its shards (with
  * {@link #readBatches}). Opening checks every shard's header and footer against
  * {@code metadata.json}; {@link #verify()} checks every byte against the stored checksums.
  *
@@ -24,7 +24,7 @@ import reactor.core.publisher.Flux;
  * {@link dev.sluice.core.DatasetClosedException} ("already closed: &lt;file&gt;"). Views handed out
  * before stay valid; their mappings are released by the GC once the last view is gone.
  */
-public interface ShardSet extends RandomAccessDataset<Example>, SplitDataset<Example>, HasSchema, Verifiable,
+public interface ShardSet extends RandomAccessDataset<Example>, BatchSplitDataset<Example>, HasSchema, Verifiable,
     AutoCloseable {
 
   /** The directory this set was opened from. */

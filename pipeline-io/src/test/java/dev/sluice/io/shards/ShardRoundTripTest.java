@@ -210,7 +210,6 @@ class ShardRoundTripTest {
         assertSameRow(source.get(e.index()), e);
       }
       assertEquals(30, rows.get(0).index());
-      assertTrue(set.supportsBatches());
       List<Integer> sizes = new ArrayList<>();
       set.readBatches(second, 0, Long.MAX_VALUE, 10).doOnNext(b -> {
         try (b) {

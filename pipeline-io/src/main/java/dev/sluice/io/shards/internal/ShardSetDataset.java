@@ -189,16 +189,20 @@ public final class ShardSetDataset implements ShardSet {
     });
   }
 
-  @Override
-  public boolean supportsBatches() {
-    return true;
-  }
-
   /** Rows of one shard gathered into batches (bulk copies) from the memory-manager stage {@value #STAGE}. */
   @Override
   public Flux<Batch> readBatches(Split split, long fromRow, long toRow, int batchSize) {
+    return readBatches(split, fromRow, toRow, batchSize, batchSize);
+  }
+
+  /** As {@link #readBatches(Split, long, long, int)} with a first batch of {@code firstBatchSize} rows. */
+  @Override
+  public Flux<Batch> readBatches(Split split, long fromRow, long toRow, int firstBatchSize, int batchSize) {
     if (batchSize <= 0) {
       throw new IllegalArgumentException("batchSize > 0 required but it was " + batchSize);
+    }
+    if (firstBatchSize <= 0) {
+      throw new IllegalArgumentException("firstBatchSize > 0 required but it was " + firstBatchSize);
     }
     return Flux.defer(() -> {
       int k = shardNumber(split);
@@ -212,7 +216,7 @@ public final class ShardSetDataset implements ShardSet {
           sink.complete();
           return state;
         }
-        int n = (int) Math.min(batchSize, end - pos);
+        int n = (int) Math.min(pos == first ? firstBatchSize : batchSize, end - pos);
         sink.next(RowRange.batch(this, schema(), pos, n, pool));
         state[0] = pos + n;
         return state;

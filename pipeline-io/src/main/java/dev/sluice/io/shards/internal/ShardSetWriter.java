@@ -2,6 +2,7 @@ package dev.sluice.io.shards.internal;
 
 import dev.sluice.core.Batch;
 import dev.sluice.core.BatchBuilder;
+import dev.sluice.core.BatchSplitDataset;
 import dev.sluice.core.BufferPool;
 import dev.sluice.core.Dataset;
 import dev.sluice.core.DatasetIOException;
@@ -276,7 +277,7 @@ public final class ShardSetWriter {
       if (a < b) {
         long lo = a - at;
         long hi = b - at;
-        parts.add(sd.supportsBatches() ? sd.readBatches(s, lo, hi, batchRows)
+        parts.add(sd instanceof BatchSplitDataset<Example> batches ? batches.readBatches(s, lo, hi, batchRows)
             : sd.read(s, lo, hi).buffer(batchRows).map(this::collate));
       }
       at += s.rowCount();

@@ -1,0 +1,165 @@
+package dev.sluice.core.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Flux;
+import reactor.core.scheduler.Schedulers;
+import reactor.test.StepVerifier;
+
+class OrderedParallelTest {
+  /** A result that records how often it was released. */
+  static final class Res {
+    final int task;
+    final int item;
+    final AtomicInteger released = new AtomicInteger();
+
+    Res(int task, int item) {
+      this.task = task;
+      this.item = item;
+    }
+  }
+
+  /** Spins for a pseudo-random while, so tasks finish out of order (no sleeping). */
+  static long spin(int seed) {
+    long x = seed;
+    int n = new SplittableRandom(seed).nextInt(200_000);
+    for (int i = 0; i < n; i++) {
+      x = Mix.mix64(x);
+    }
+    return x;
+  }
+
+  @Test
+  void emitsEveryRunInInputOrderWhateverTheParallelism() {
+    for (int parallelism : new int[] {1, 2, 4, 9}) {
+      List<String> out = OrderedParallel.<Integer, String>flatMap(Flux.range(0, 40), (i, o) -> {
+        spin(i * 31 + parallelism);
+        for (int k = 0; k < i % 4; k++) {
+          o.accept(i + "." + k);
+        }
+      }, parallelism, Schedulers.parallel(), s -> { }).collectList().block();
+      List<String> expected = new ArrayList<>();
+      for (int i = 0; i < 40; i++) {
+        for (int k = 0; k < i % 4; k++) {
+          expected.add(i + "." + k);
+        }
+      }
+      assertThat(out).isEqualTo(expected);
+    }
+  }
+
+  @Test
+  void cancelReleasesEveryResultNotEmittedExactlyOnce() throws InterruptedException {
+    for (int round = 0; round < 50; round++) {
+      Map<Res, Boolean> made = new ConcurrentHashMap<>();
+      List<Res> emitted = new ArrayList<>();
+      CountDownLatch finished = new CountDownLatch(1);
+      int take = round % 7;
+      Flux<Res> flux = OrderedParallel.<Integer, Res>flatMap(Flux.range(0, 1000), (i, o) -> {
+        for (int k = 0; k < 3; k++) {
+          Res r = new Res(i, k);
+          made.put(r, true);
+          o.accept(r);
+        }
+      }, 3, Schedulers.parallel(), r -> r.released.incrementAndGet());
+      flux.take(take).doFinally(s -> finished.countDown()).doOnNext(emitted::add).blockLast();
+      assertThat(finished.await(5, TimeUnit.SECONDS)).isTrue();
+      // tasks still running when the stage ended stop at their next result, which is released
+      Awaitility.await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(2)).until(() ->
+          made.keySet().stream().allMatch(r -> r.released.get() > 0 || emitted.contains(r)));
+      for (Res r : made.keySet()) {
+        assertThat(r.released.get()).as("task %d item %d", r.task, r.item).isEqualTo(emitted.contains(r) ? 0 : 1);
+      }
+      assertThat(emitted).hasSize(take);
+      assertThat(made.size()).isLessThan(3 * 20); // nothing like the 1,000 inputs: tasks stop
+    }
+  }
+
+  @Test
+  void aTaskThatFinishesAfterTheCancelHasItsResultReleased() throws InterruptedException {
+    CountDownLatch started = new CountDownLatch(1);
+    CountDownLatch go = new CountDownLatch(1);
+    CountDownLatch released = new CountDownLatch(1);
+    CountDownLatch ended = new CountDownLatch(1);
+    AtomicInteger afterStop = new AtomicInteger();
+    Flux<Res> flux = OrderedParallel.<Integer, Res>flatMap(Flux.just(1), (i, o) -> {
+      started.countDown();
+      boolean interrupted = false;
+      while (true) { // the cancel may interrupt this worker: the task still finishes later
+        try {
+          go.await();
+          break;
+        } catch (InterruptedException e) {
+          interrupted = true;
+        }
+      }
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+      o.accept(new Res(i, 0));
+      afterStop.incrementAndGet(); // not reached: the output stops the task
+    }, 1, Schedulers.boundedElastic(), r -> released.countDown());
+    StepVerifier.create(flux.doFinally(signal -> ended.countDown()), 1)
+        .then(() -> assertThat(awaitQuietly(started)).isTrue())
+        .thenCancel()
+        .verify();
+    assertThat(ended.await(5, TimeUnit.SECONDS)).isTrue();
+    go.countDown();
+    assertThat(released.await(5, TimeUnit.SECONDS)).isTrue();
+    assertThat(afterStop.get()).isZero();
+  }
+
+  private static boolean awaitQuietly(CountDownLatch latch) {
+    try {
+      return latch.await(5, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    }
+  }
+
+  @Test
+  void aFailedTaskFailsAfterTheRunsBeforeItAndItsPartialOutputIsReleased() {
+    List<Res> released = new ArrayList<>();
+    Flux<Res> flux = OrderedParallel.<Integer, Res>flatMap(Flux.range(0, 10), (i, o) -> {
+      o.accept(new Res(i, 0));
+      if (i == 4) {
+        throw new IllegalStateException("task 4 broke");
+      }
+      o.accept(new Res(i, 1));
+    }, 4, Schedulers.parallel(), r -> {
+      synchronized (released) {
+        released.add(r);
+      }
+    });
+    List<Integer> tasks = new ArrayList<>();
+    StepVerifier.create(flux.map(r -> r.task))
+        .recordWith(() -> tasks)
+        .thenConsumeWhile(t -> true)
+        .expectErrorMessage("task 4 broke")
+        .verify();
+    assertThat(tasks).containsExactly(0, 0, 1, 1, 2, 2, 3, 3);
+    synchronized (released) {
+      assertThat(released).extracting(r -> r.task).contains(4);
+      assertThat(released).allMatch(r -> r.task >= 4);
+    }
+  }
+
+  @Test
+  void checksItsArguments() {
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> OrderedParallel.<Integer, Integer>flatMap(
+            Flux.just(1), (i, o) -> o.accept(i), 0, Schedulers.parallel(), x -> { }))
+        .hasMessage("parallelism > 0 required but it was 0");
+  }
+}
