@@ -7,12 +7,14 @@ import dev.sluice.core.Example;
 import dev.sluice.core.MemoryManager;
 import dev.sluice.core.RandomAccessDataset;
 import dev.sluice.core.Schema;
+import dev.sluice.core.internal.OrderedParallel;
 import dev.sluice.operators.internal.Schemas;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.function.Function;
 import reactor.core.publisher.Flux;
+import reactor.core.scheduler.Schedulers;
 
 /**
  * tf.data's {@code batch} as a plain Reactor transformer over {@link Example}s (the element path):
@@ -65,11 +67,11 @@ public final class Batching {
 
   /**
    * {@link #of(int, boolean, Schema, BufferPool)} collating up to {@code numParallelCalls} batches at
-   * once on {@code parallel} workers ({@link ParallelMap}), in order: the output does not depend on
+   * once on {@code parallel} workers, in order: the output does not depend on
    * {@code numParallelCalls}.
    *
-   * <p><b>Discard support.</b> Also batches collated and not yet emitted are discarded on cancel
-   * and error (the pipeline closes them).
+   * <p><b>Discard support.</b> Also batches collated and not yet emitted are closed on cancel and
+   * error, also those whose collation finishes after the cancel.
    *
    * @param numParallelCalls batches collated concurrently, &gt; 0
    */
@@ -98,8 +100,9 @@ public final class Batching {
             }
             return new Pending(list, known[0]);
           })
-          .transform(ParallelMap.<Pending, Batch>map(p -> collate(p.examples, new Schema[] {p.schema}, pool),
-              numParallelCalls, true, 1, reactor.core.scheduler.Schedulers.parallel()));
+          .transform(pending -> OrderedParallel.<Pending, Batch>flatMap(pending,
+              (p, out) -> out.accept(collate(p.examples, new Schema[] {p.schema}, pool)),
+              numParallelCalls, Schedulers.parallel(), Batch::close));
     });
   }
 

@@ -631,8 +631,37 @@ public final class Pipeline<T> implements Dataset<T> {
     return stages.stream().map(Stage::describe).collect(Collectors.joining(" -> "));
   }
 
+  /**
+   * How a pass runs: the source, then one line per stage in execution order with the path it runs
+   * on ({@code index}, {@code columnar} or {@code element}) and what that path does with it. For
+   * example, over a Parquet dataset:
+   *
+   * <pre>
+   * Pipeline over ParquetDataset[a.parquet][...]
+   *   shuffle()                columnar split order shuffled per (seed, epoch); window shuffle of 10000 rows
+   *   shard(2, 0, PAD)         columnar the rank's contiguous rows of the split sequence
+   *   batch(256, false, 1)     columnar readBatches re-cut into 256-row batches, decode parallelism 1
+   *   prefetch(4)              element
+   * </pre>
+   *
+   * A stage written after {@code shard} that runs before it (a global shuffle) is listed where it
+   * runs.
+   */
+  public String explain() {
+    StringBuilder out = new StringBuilder("Pipeline over ").append(source);
+    for (PlanCompiler.Step step : PlanCompiler.explain(source, stages)) {
+      out.append(System.lineSeparator()).append("  ").append(step);
+    }
+    return out.toString();
+  }
+
+  /** The source and the stages in execution order, each with its path: {@code Pipeline(src -> batch(256, false, 1) [index])}. */
   @Override
   public String toString() {
-    return "Pipeline(" + source + (stages.isEmpty() ? "" : " -> " + describeStages()) + ")";
+    StringBuilder out = new StringBuilder("Pipeline(").append(source);
+    for (PlanCompiler.Step step : PlanCompiler.explain(source, stages)) {
+      out.append(" -> ").append(step.stage().describe()).append(" [").append(step.path()).append(']');
+    }
+    return out.append(')').toString();
   }
 }

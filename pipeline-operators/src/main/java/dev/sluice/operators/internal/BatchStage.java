@@ -6,4 +6,9 @@ public record BatchStage(int batchSize, boolean dropRemainder, int numParallelCa
   public String describe() {
     return "batch(" + batchSize + ", " + dropRemainder + ", " + numParallelCalls + ")";
   }
+
+  @Override
+  public <R> R accept(Visitor<R> visitor) {
+    return visitor.batch(this);
+  }
 }

@@ -40,4 +40,9 @@ public record BufferShuffleStage(int bufferSize, Long seed, boolean reshuffleEac
   public String describe() {
     return "shuffle(" + bufferSize + (seed == null ? "" : ", seed=" + seed) + (reshuffleEachIteration ? "" : ", reshuffle=false") + ")";
   }
+
+  @Override
+  public <R> R accept(Visitor<R> visitor) {
+    return visitor.bufferShuffle(this);
+  }
 }

@@ -7,10 +7,11 @@ import reactor.core.publisher.Flux;
 
 /**
  * A stage that runs on the element path: a Flux transformer that may depend on the pass's context
- * and the pipeline's options. The extension point for element operators (map, filter, buffer
- * shuffle, interleave, paddedBatch, unbatch).
+ * and the pipeline's options: map, filter, buffer shuffle, prefetch, interleave, paddedBatch and
+ * unbatch (the set is closed, see {@link Stage}).
  */
-public interface FluxStage extends Stage {
+public sealed interface FluxStage extends Stage
+    permits BufferShuffleStage, MapStage, FilterStage, PrefetchStage, InterleaveStage, PaddedBatchStage, UnbatchStage {
   /** Applies the stage to the elements of one pass. */
   Flux<?> apply(Flux<?> in, PipelineContext context, Options options);
 
@@ -21,5 +22,10 @@ public interface FluxStage extends Stage {
    */
   default Schema schemaAfter(Schema in) {
     return null;
+  }
+
+  @Override
+  default <R> R accept(Visitor<R> visitor) {
+    return visitor.element(this);
   }
 }

@@ -1,11 +1,8 @@
 package dev.sluice.operators.internal;
 
-import dev.sluice.core.Batch;
-import dev.sluice.core.BatchBuilder;
-import dev.sluice.core.BufferPool;
+import dev.sluice.core.BatchSplitDataset;
 import dev.sluice.core.Dataset;
 import dev.sluice.core.Example;
-import dev.sluice.core.HasSchema;
 import dev.sluice.core.Options;
 import dev.sluice.core.PipelineContext;
 import dev.sluice.core.RandomAccessDataset;
@@ -15,24 +12,40 @@ import dev.sluice.operators.Batching;
 import dev.sluice.operators.Shard;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import reactor.core.publisher.Flux;
-import reactor.core.scheduler.Schedulers;
 
 /**
- * Turns a source and its stages into one pass (docs/design.md, the planner).
+ * Turns a source and its stages into one pass (docs/design.md, the planner). The leading stages run
+ * on one of three paths:
  *
- * <p>On a {@link RandomAccessDataset}, the leading run of shuffle / shard / take / skip stages,
- * an optional {@code batch} and the take / skip stages after it compile into an index plan: an
- * {@link IndexSequence} computed from (seed, epoch) per position, and per batch one {@code long[]}
- * of source indices handed to the source's {@code gather}. Every other stage, and everything after
- * the first stage the plan cannot express, runs on the element path as a Flux transformer.
- * {@code repeat} runs everything before it once per epoch.
+ * <ul>
+ *   <li><b>index</b> ({@link IndexPlan}): on a {@link RandomAccessDataset}, shuffle / shard / take /
+ *       skip, an optional {@code batch} and take / skip after it become per-batch index arrays
+ *       handed to the source's {@code gather};
+ *   <li><b>columnar</b> ({@link ColumnarPlan}): on a {@link BatchSplitDataset} with known row
+ *       counts, shuffle / shard / take / skip before {@code batch} become row ranges decoded with
+ *       {@code readBatches} and re-cut into batches (a shuffle within the rank is a window shuffle);
+ *   <li><b>element</b>: everything else, as Flux transformers over the elements; on a
+ *       {@link SplitDataset} the leading shuffle and shard still read only the rank's row ranges
+ *       ({@link SplitStages}).
+ * </ul>
+ *
+ * Every stage after the first one its path cannot express runs on the element path. {@code repeat}
+ * runs everything before it once per epoch.
  */
 public final class PlanCompiler {
-  /** Batches one parallel gather task produces in a row (one scheduler hop per run). */
-  static final int CHUNK = 4;
-
   private PlanCompiler() {}
+
+  /** The path a stage runs on. */
+  public enum Path {
+    INDEX, COLUMNAR, ELEMENT;
+
+    @Override
+    public String toString() {
+      return name().toLowerCase(Locale.ROOT);
+    }
+  }
 
   /**
    * The stages in execution order: a shuffle written after {@code shard} moves before it, so every
@@ -41,8 +54,8 @@ public final class PlanCompiler {
   public static List<Stage> normalize(List<Stage> stages) {
     List<Stage> out = new ArrayList<>(stages);
     for (int i = 1; i < out.size(); i++) {
-      if (out.get(i) instanceof ShuffleStage) {
-        for (int j = i; j > 0 && out.get(j - 1) instanceof ShardStage; j--) {
+      if (out.get(i).kind() == Stage.Kind.SHUFFLE) {
+        for (int j = i; j > 0 && out.get(j - 1).kind() == Stage.Kind.SHARD; j--) {
           Stage t = out.get(j - 1);
           out.set(j - 1, out.get(j));
           out.set(j, t);
@@ -54,29 +67,28 @@ public final class PlanCompiler {
 
   /** True when a global shuffle appended to {@code stages} runs on the index plan. */
   public static boolean isIndexPlan(Dataset<?> source, List<Stage> stages) {
-    if (!(source instanceof RandomAccessDataset)) {
-      return false;
-    }
-    for (Stage s : stages) {
-      if (!(s instanceof ShuffleStage || s instanceof ShardStage || s instanceof TakeStage || s instanceof SkipStage)) {
-        return false;
+    return source instanceof RandomAccessDataset && stages.stream().allMatch(IndexPlan::isIndexStage);
+  }
+
+  /** The index of the last {@code repeat} in {@code ordered}, or -1. */
+  private static int lastRepeat(List<Stage> ordered) {
+    int repeat = -1;
+    for (int i = 0; i < ordered.size(); i++) {
+      if (ordered.get(i).kind() == Stage.Kind.REPEAT) {
+        repeat = i;
       }
     }
-    return true;
+    return repeat;
   }
 
   /** One pass of {@code source} through {@code stages} for {@code context}. */
   public static Flux<?> compile(Dataset<?> source, List<Stage> stages, Options options, PipelineContext context) {
     List<Stage> ordered = normalize(stages);
-    int repeat = -1;
-    for (int i = 0; i < ordered.size(); i++) {
-      if (ordered.get(i) instanceof RepeatStage) {
-        repeat = i;
-      }
-    }
+    int repeat = lastRepeat(ordered);
     Flux<?> flux;
     Schema schema;
     int next;
+    ColumnarPlan columnar;
     if (repeat >= 0) {
       List<Stage> inner = List.copyOf(ordered.subList(0, repeat));
       long count = ((RepeatStage) ordered.get(repeat)).count();
@@ -85,12 +97,16 @@ public final class PlanCompiler {
       schema = schemaAfter(Schemas.declared(source), inner);
       next = repeat + 1;
     } else if (source instanceof RandomAccessDataset<?> ra) {
-      Planned planned = plan(ra, ordered, options, context);
-      flux = planned.flux;
-      schema = planned.schema;
-      next = planned.next;
+      IndexPlan.Planned planned = IndexPlan.plan(ra, ordered, options, context);
+      flux = planned.flux();
+      schema = planned.schema();
+      next = planned.next();
+    } else if ((columnar = ColumnarPlan.of(source, ordered)) != null) {
+      flux = columnar.flux(options, context);
+      schema = null;
+      next = columnar.next();
     } else if (source instanceof SplitDataset<?> split) {
-      SplitStages.Planned planned = SplitStages.plan(split, ordered, options, context);
+      SplitStages.Planned planned = SplitStages.plan(split, SplitStages.prefix(ordered), options, context);
       flux = planned.flux();
       schema = Schemas.declared(source);
       next = planned.next();
@@ -101,164 +117,179 @@ public final class PlanCompiler {
     }
     for (int i = next; i < ordered.size(); i++) {
       Stage s = ordered.get(i);
-      flux = element(s, flux, schema, options, context);
-      schema = s instanceof FluxStage fs ? fs.schemaAfter(schema) : s instanceof BatchStage ? null : schema;
+      flux = s.accept(new ElementPath(flux, schema, options, context));
+      schema = s.accept(new SchemaAfter(schema));
     }
     return flux;
+  }
+
+  /**
+   * What runs a stage: its path and what that path does with it ({@code what} may be empty).
+   *
+   * @param stage the stage
+   * @param path the path it runs on
+   * @param what a few words on what the path does with it
+   */
+  public record Step(Stage stage, Path path, String what) {
+    @Override
+    public String toString() {
+      String head = String.format(Locale.ROOT, "%-24s %-8s", stage.describe(), path);
+      return (what.isEmpty() ? head : head + " " + what).stripTrailing();
+    }
+  }
+
+  /** The stages in execution order, each with the path it runs on. */
+  public static List<Step> explain(Dataset<?> source, List<Stage> stages) {
+    List<Step> steps = new ArrayList<>();
+    explain(source, normalize(stages), steps);
+    return steps;
+  }
+
+  private static void explain(Dataset<?> source, List<Stage> ordered, List<Step> steps) {
+    int repeat = lastRepeat(ordered);
+    int next;
+    if (repeat >= 0) {
+      explain(source, ordered.subList(0, repeat), steps);
+      steps.add(new Step(ordered.get(repeat), Path.ELEMENT, "runs the stages before it once per epoch"));
+      next = repeat + 1;
+    } else if (source instanceof RandomAccessDataset) {
+      next = IndexPlan.planned(ordered);
+      for (int i = 0; i < next; i++) {
+        Stage s = ordered.get(i);
+        steps.add(new Step(s, Path.INDEX, switch (s.kind()) {
+          case SHUFFLE -> "global permutation per (seed, epoch)";
+          case SHARD -> "the rank's stride of the positions";
+          case TAKE, SKIP -> "position range";
+          case BATCH -> "the source's gather into " + ((BatchStage) s).batchSize() + "-row batches";
+          case BUFFER_SHUFFLE, REPEAT, ELEMENT -> "";
+        }));
+      }
+    } else {
+      ColumnarPlan columnar = ColumnarPlan.of(source, ordered);
+      if (columnar != null) {
+        next = columnar.next();
+        for (int i = 0; i < next; i++) {
+          Stage s = ordered.get(i);
+          steps.add(new Step(s, Path.COLUMNAR, columnar.isBatchCut(s) ? "batch range" : columnar.explain(s)));
+        }
+      } else if (source instanceof SplitDataset) {
+        next = SplitStages.prefix(ordered).next();
+        for (int i = 0; i < next; i++) {
+          Stage s = ordered.get(i);
+          steps.add(new Step(s, Path.ELEMENT, switch (s.kind()) {
+            case SHUFFLE -> "split order shuffled per (seed, epoch), then a buffer shuffle";
+            case SHARD -> "reads the rank's contiguous rows of the split sequence as examples";
+            case BUFFER_SHUFFLE -> "buffer shuffle after the shard";
+            case TAKE, SKIP, BATCH, REPEAT, ELEMENT -> "";
+          }));
+        }
+      } else {
+        next = 0;
+      }
+    }
+    for (int i = next; i < ordered.size(); i++) {
+      steps.add(new Step(ordered.get(i), Path.ELEMENT, ""));
+    }
   }
 
   /** The schema of the examples after {@code stages} when it is {@code schema} before (null: unknown). */
   private static Schema schemaAfter(Schema schema, List<Stage> stages) {
     for (Stage s : stages) {
-      if (s instanceof FluxStage fs) {
-        schema = fs.schemaAfter(schema);
-      } else if (s instanceof BatchStage || s instanceof RepeatStage) {
-        schema = null;
-      }
+      schema = s.accept(new SchemaAfter(schema));
     }
     return schema;
   }
 
-  private record Planned(Flux<?> flux, Schema schema, int next) {}
-
-  private static Planned plan(RandomAccessDataset<?> source, List<Stage> stages, Options options, PipelineContext ctx) {
-    IndexSequence seq = IndexSequence.identity(source.size());
-    int i = 0;
-    int shuffles = 0;
-    for (; i < stages.size(); i++) {
-      Stage s = stages.get(i);
-      if (s instanceof ShuffleStage sh) {
-        seq = seq.shuffled(sh.seed() != null ? sh.seed() : ctx.seed(), ctx.epoch(), shuffles++);
-      } else if (s instanceof ShardStage sh) {
-        seq = seq.sharded(sh.numShards(), sh.index(), sh.policy());
-      } else if (s instanceof TakeStage t) {
-        seq = seq.taken(t.count());
-      } else if (s instanceof SkipStage t) {
-        seq = seq.skipped(t.count());
-      } else {
-        break;
-      }
+  /** The schema after one stage on the element path. */
+  private record SchemaAfter(Schema in) implements Stage.Visitor<Schema> {
+    @Override
+    public Schema shuffle(ShuffleStage s) {
+      return in;
     }
-    if (i < stages.size() && stages.get(i) instanceof BatchStage b) {
-      i++;
-      long length = seq.length();
-      long first = 0;
-      long last = b.dropRemainder() ? length / b.batchSize() : (length + b.batchSize() - 1) / b.batchSize();
-      for (; i < stages.size(); i++) {
-        Stage s = stages.get(i);
-        if (s instanceof TakeStage t) {
-          last = Math.min(last, first + t.count());
-        } else if (s instanceof SkipStage t) {
-          first = Math.min(last, first + t.count());
-        } else {
-          break;
-        }
-      }
-      return new Planned(gatherBatches(source, seq, b, first, last, options), null, i);
+
+    @Override
+    public Schema bufferShuffle(BufferShuffleStage s) {
+      return s.schemaAfter(in);
     }
-    return new Planned(elements(source, seq), Schemas.declared(source), i);
-  }
 
-  /**
-   * One element per position of {@code seq}; the indices are computed 256 at a time. A dataset of
-   * examples with a declared schema yields {@link Example#lazy} rows: nothing is read until an
-   * operator looks at a field, and {@code batch} gathers unchanged rows in bulk.
-   */
-  @SuppressWarnings("unchecked")
-  private static Flux<Object> elements(RandomAccessDataset<?> source, IndexSequence seq) {
-    boolean lazy = source instanceof HasSchema h && h.schema() != null;
-    RandomAccessDataset<Example> rows = lazy ? (RandomAccessDataset<Example>) source : null;
-    long length = seq.length();
-    return Flux.generate(() -> new long[][] {{0, 0}, new long[256]}, (state, sink) -> {
-      long[] cursor = state[0]; // next position, index of the next value in the block
-      long[] block = state[1];
-      long p = cursor[0];
-      if (p >= length) {
-        sink.complete();
-        return state;
-      }
-      int at = (int) cursor[1]; // p % block.length, without a 64-bit division per element
-      if (at == 0) {
-        seq.fill(p, block, (int) Math.min(block.length, length - p));
-      }
-      cursor[0] = p + 1;
-      cursor[1] = at + 1 == block.length ? 0 : at + 1;
-      sink.next(lazy ? Example.lazy(rows, block[at]) : source.get(block[at]));
-      return state;
-    });
-  }
+    @Override
+    public Schema shard(ShardStage s) {
+      return in;
+    }
 
-  /** Batches {@code first .. last-1} of {@code seq}, each gathered by the source into pooled memory. */
-  private static Flux<Batch> gatherBatches(RandomAccessDataset<?> source, IndexSequence seq, BatchStage b,
-      long first, long last, Options options) {
-    return Flux.defer(() -> {
-      if (first >= last) {
-        return Flux.empty();
-      }
-      Schema schema = Schemas.of(source);
-      BufferPool pool = options.memory().pool("batch");
-      int batchSize = b.batchSize();
-      long length = seq.length();
-      Flux<Long> numbers = longRange(first, last);
-      if (b.numParallelCalls() <= 1) {
-        long[] indices = new long[batchSize]; // per subscription; the builder copies what it keeps
-        return numbers.map(n -> gather(source, seq, schema, pool, n, batchSize, length, indices));
-      }
-      // each worker task gathers a run of CHUNK consecutive batches: one scheduler hop per run
-      InFlight inFlight = new InFlight();
-      return longRange(0, (last - first + CHUNK - 1) / CHUNK)
-          .flatMapSequential(
-              c -> Flux.defer(() -> {
-                    long[] indices = new long[batchSize];
-                    return longRange(first + c * CHUNK, Math.min(last, first + (c + 1) * CHUNK))
-                        .map(n -> inFlight.add(gather(source, seq, schema, pool, n, batchSize, length, indices)));
-                  })
-                  .subscribeOn(Schedulers.boundedElastic()),
-              b.numParallelCalls(), CHUNK)
-          .doOnNext(inFlight::handedOver)
-          .doFinally(signal -> inFlight.terminate());
-    });
-  }
+    @Override
+    public Schema take(TakeStage s) {
+      return in;
+    }
 
-  private static Batch gather(RandomAccessDataset<?> source, IndexSequence seq, Schema schema, BufferPool pool,
-      long number, int batchSize, long length, long[] indices) {
-    long from = number * batchSize;
-    int size = (int) Math.min(batchSize, length - from);
-    seq.fill(from, indices, size);
-    try (BatchBuilder builder = BatchBuilder.create(schema, size, pool)) {
-      source.gather(indices, 0, size, builder);
-      if (builder.size() != size) {
-        throw new IllegalStateException(source + ": gather committed " + builder.size() + " of " + size + " rows");
-      }
-      return builder.build();
+    @Override
+    public Schema skip(SkipStage s) {
+      return in;
+    }
+
+    @Override
+    public Schema batch(BatchStage s) {
+      return null;
+    }
+
+    @Override
+    public Schema repeat(RepeatStage s) {
+      return null;
+    }
+
+    @Override
+    public Schema element(FluxStage s) {
+      return s.schemaAfter(in);
     }
   }
 
-  @SuppressWarnings("unchecked")
-  private static Flux<?> element(Stage s, Flux<?> flux, Schema schema, Options options, PipelineContext ctx) {
-    if (s instanceof FluxStage fs) {
-      return fs.apply(flux, ctx, options);
+  /** A stage on the element path: its Flux transformer. */
+  private record ElementPath(Flux<?> flux, Schema schema, Options options, PipelineContext ctx)
+      implements Stage.Visitor<Flux<?>> {
+    @Override
+    public Flux<?> shuffle(ShuffleStage s) {
+      throw new UnsupportedOperationException(s.describe() + " is the global shuffle of a random-access source and "
+          + "must come before any element operator; a streaming source needs the buffer shuffle shuffle(bufferSize)");
     }
-    if (s instanceof ShardStage sh) {
-      return ((Flux<Object>) flux).transform(Shard.of(sh.numShards(), sh.index(), sh.policy()));
+
+    @Override
+    public Flux<?> bufferShuffle(BufferShuffleStage s) {
+      return s.apply(flux, ctx, options);
     }
-    if (s instanceof TakeStage t) {
-      return flux.take(t.count());
+
+    @Override
+    @SuppressWarnings("unchecked")
+    public Flux<?> shard(ShardStage s) {
+      return ((Flux<Object>) flux).transform(Shard.of(s.numShards(), s.index(), s.policy()));
     }
-    if (s instanceof SkipStage t) {
-      return flux.skip(t.count());
+
+    @Override
+    public Flux<?> take(TakeStage s) {
+      return flux.take(s.count());
     }
-    if (s instanceof BatchStage b) {
-      @SuppressWarnings("unchecked")
+
+    @Override
+    public Flux<?> skip(SkipStage s) {
+      return flux.skip(s.count());
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    public Flux<?> batch(BatchStage b) {
       Flux<Example> examples = (Flux<Example>) flux; // collate checks each element is an Example
       return examples.transform(Batching.of(b.batchSize(), b.dropRemainder(), schema, options.memory().pool("batch"),
           b.numParallelCalls()));
     }
-    if (s instanceof ShuffleStage) {
-      throw new UnsupportedOperationException(s.describe() + " is the global shuffle of a random-access source and "
-          + "must come before any element operator; on a streaming source use the buffer shuffle, shuffle(bufferSize)");
+
+    @Override
+    public Flux<?> repeat(RepeatStage s) {
+      throw new IllegalStateException("repeat is compiled before the element path: " + s.describe());
     }
-    throw new IllegalStateException("unknown stage " + s.describe());
+
+    @Override
+    public Flux<?> element(FluxStage s) {
+      return s.apply(flux, ctx, options);
+    }
   }
 
   /** {@code from, from+1, .., to-1} as a lazy flux. */

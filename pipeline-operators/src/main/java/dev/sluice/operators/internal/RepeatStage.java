@@ -6,4 +6,9 @@ public record RepeatStage(long count) implements Stage {
   public String describe() {
     return count < 0 ? "repeat()" : "repeat(" + count + ")";
   }
+
+  @Override
+  public <R> R accept(Visitor<R> visitor) {
+    return visitor.repeat(this);
+  }
 }

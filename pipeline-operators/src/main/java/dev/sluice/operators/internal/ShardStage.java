@@ -8,4 +8,9 @@ public record ShardStage(int numShards, int index, EqualLength policy) implement
   public String describe() {
     return "shard(" + numShards + ", " + index + ", " + policy + ")";
   }
+
+  @Override
+  public <R> R accept(Visitor<R> visitor) {
+    return visitor.shard(this);
+  }
 }

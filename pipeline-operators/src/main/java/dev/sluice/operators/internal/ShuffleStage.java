@@ -10,4 +10,9 @@ public record ShuffleStage(Long seed) implements Stage {
   public String describe() {
     return seed == null ? "shuffle()" : "shuffle(seed=" + seed + ")";
   }
+
+  @Override
+  public <R> R accept(Visitor<R> visitor) {
+    return visitor.shuffle(this);
+  }
 }

@@ -6,4 +6,9 @@ public record SkipStage(long count) implements Stage {
   public String describe() {
     return "skip(" + count + ")";
   }
+
+  @Override
+  public <R> R accept(Visitor<R> visitor) {
+    return visitor.skip(this);
+  }
 }

@@ -120,18 +120,21 @@ public final class SplitPlan {
       return source.read(seg.split(), seg.fromRow(), seg.toRow())
           .handle((T t, reactor.core.publisher.SynchronousSink<T> sink) -> {
             if (seen.incrementAndGet() > seg.rows()) {
-              sink.error(new DatasetFormatException(seg.split().id(), "rows [" + seg.fromRow() + ", " + seg.toRow() + ")",
-                  "expected " + seg.rows() + " rows (the split declares " + seg.split().rowCount()
-                  + ") but the split delivered more"));
+              sink.error(wrongCount(seg.split(), seg.fromRow(), seg.toRow(), "more"));
             } else {
               sink.next(t);
             }
           })
           .concatWith(Flux.defer(() -> seen.get() == seg.rows() ? Flux.empty()
-              : Flux.error(new DatasetFormatException(seg.split().id(), "rows [" + seg.fromRow() + ", " + seg.toRow() + ")",
-                  "expected " + seg.rows() + " rows (the split declares " + seg.split().rowCount()
-                  + ") but found " + seen.get()))));
+              : Flux.error(wrongCount(seg.split(), seg.fromRow(), seg.toRow(), String.valueOf(seen.get())))));
     }), 0);
+  }
+
+  /** The error of a split that delivered {@code found} rows of the range {@code [fromRow, toRow)}. */
+  static DatasetFormatException wrongCount(Split split, long fromRow, long toRow, String found) {
+    return new DatasetFormatException(split.id(), "rows [" + fromRow + ", " + toRow + ")",
+        "expected " + (toRow - fromRow) + " rows (the split declares " + split.rowCount() + ") but "
+        + ("more".equals(found) ? "the split delivered more" : "found " + found));
   }
 
   /**
@@ -155,7 +158,8 @@ public final class SplitPlan {
     });
   }
 
-  private static List<Segment> whole(List<Split> order) {
+  /** Every split of {@code order} read whole (to the end when its count is unknown). */
+  static List<Segment> whole(List<Split> order) {
     List<Segment> all = new ArrayList<>(order.size());
     for (Split s : order) {
       all.add(new Segment(s, 0, s.hasKnownRowCount() ? s.rowCount() : Long.MAX_VALUE));

@@ -9,13 +9,14 @@ import java.util.List;
 import reactor.core.publisher.Flux;
 
 /**
- * The leading stages of a pipeline over a {@link SplitDataset} (docs/design.md, the planner): whatever order
- * the user wrote them in, {@code shuffle()} shuffles the split order per epoch (shared by every
- * rank), {@code shard} takes the rank's contiguous range of that split sequence
- * ({@link SplitPlan}), and then the buffer shuffles run within the rank's stream:
- * {@code shuffle()}'s {@value #SPLIT_SHUFFLE_BUFFER}-element buffer, or instead the buffer of an
- * explicit {@code shuffle(bufferSize)} in the same run ({@code shuffle().shuffle(1000)} is a
- * split-order shuffle plus a 1,000-element buffer).
+ * The leading stages of a pipeline over a {@link SplitDataset} (docs/design.md, the planner):
+ * whatever order the user wrote them in, {@code shuffle()} shuffles the split order per epoch
+ * (shared by every rank), {@code shard} takes the rank's contiguous range of that split sequence
+ * ({@link SplitPlan}), and then the buffer shuffles run within the rank's stream: {@code shuffle()}'s {@value #SPLIT_SHUFFLE_BUFFER}-element
+ * buffer, or instead the buffer of an explicit {@code shuffle(bufferSize)} in the same run
+ * ({@code shuffle().shuffle(1000)} is a split-order shuffle plus a 1,000-element buffer). On the
+ * element path the buffers are buffer shuffles; on the columnar path ({@link ColumnarPlan}) a
+ * buffer of {@code W} elements is a window shuffle of {@code W} rows.
  */
 public final class SplitStages {
   /** The buffer of {@code shuffle()} on a split source. */
@@ -23,8 +24,93 @@ public final class SplitStages {
 
   private SplitStages() {}
 
-  /** One planned pass and the index of the first stage left to the element path. */
-  public record Planned(Flux<?> flux, int next) {}
+  /**
+   * The leading run of stages a split source plans.
+   *
+   * @param shuffleSplits whether the split order is shuffled per (seed, epoch)
+   * @param splitSeed the split shuffle's own seed, or null for the context's
+   * @param shard the shard of the run (the first one), or null
+   * @param buffers the buffer shuffles of the run, in order, applied after the shard
+   * @param next the index of the first stage after the run
+   */
+  public record Prefix(boolean shuffleSplits, Long splitSeed, ShardStage shard, List<BufferShuffleStage> buffers,
+      int next) {
+    /** The seed of the split-order shuffle for {@code context}. */
+    public long seed(PipelineContext context) {
+      return splitSeed != null ? splitSeed : context.seed();
+    }
+  }
+
+  /** The leading run of {@code stages} (normalized) that a split source plans. */
+  public static Prefix prefix(List<Stage> stages) {
+    PrefixScan scan = new PrefixScan();
+    int i = 0;
+    while (i < stages.size() && stages.get(i).accept(scan)) {
+      i++;
+    }
+    List<BufferShuffleStage> buffers = new ArrayList<>(scan.buffers);
+    if (scan.shuffleSplits && buffers.size() > 1) {
+      // An explicit buffer shuffle replaces shuffle()'s default 10,000-element buffer.
+      buffers.removeIf(BufferShuffleStage::isSplitDefault);
+    }
+    return new Prefix(scan.shuffleSplits, scan.splitSeed, scan.shard, List.copyOf(buffers), i);
+  }
+
+  /** Takes stages into the prefix while they belong to it (the visitor answers true). */
+  private static final class PrefixScan implements Stage.Visitor<Boolean> {
+    boolean shuffleSplits;
+    Long splitSeed;
+    ShardStage shard;
+    final List<BufferShuffleStage> buffers = new ArrayList<>();
+
+    @Override
+    public Boolean shuffle(ShuffleStage s) {
+      shuffleSplits = true;
+      splitSeed = s.seed();
+      buffers.add(BufferShuffleStage.splitDefault(SPLIT_SHUFFLE_BUFFER, s.seed()));
+      return true;
+    }
+
+    @Override
+    public Boolean bufferShuffle(BufferShuffleStage s) {
+      buffers.add(s);
+      return true;
+    }
+
+    @Override
+    public Boolean shard(ShardStage s) {
+      if (shard != null) {
+        return false; // a second shard strides the first one's stream (element path)
+      }
+      shard = s;
+      return true;
+    }
+
+    @Override
+    public Boolean take(TakeStage s) {
+      return false;
+    }
+
+    @Override
+    public Boolean skip(SkipStage s) {
+      return false;
+    }
+
+    @Override
+    public Boolean batch(BatchStage s) {
+      return false;
+    }
+
+    @Override
+    public Boolean repeat(RepeatStage s) {
+      return false;
+    }
+
+    @Override
+    public Boolean element(FluxStage s) {
+      return false;
+    }
+  }
 
   /** True when {@code shuffle()} appended to {@code stages} is a split-order shuffle. */
   public static boolean acceptsShuffle(Dataset<?> source, List<Stage> stages) {
@@ -32,41 +118,26 @@ public final class SplitStages {
       return false;
     }
     for (Stage s : stages) {
-      if (!(s instanceof ShuffleStage || s instanceof ShardStage || s instanceof BufferShuffleStage)) {
+      boolean arranged = switch (s.kind()) {
+        case SHUFFLE, BUFFER_SHUFFLE, SHARD -> true;
+        case TAKE, SKIP, BATCH, REPEAT, ELEMENT -> false;
+      };
+      if (!arranged) {
         return false;
       }
     }
     return true;
   }
 
-  public static Planned plan(SplitDataset<?> source, List<Stage> stages, Options options, PipelineContext context) {
-    boolean shuffleSplits = false;
-    Long splitSeed = null;
-    ShardStage shard = null;
-    List<FluxStage> buffers = new ArrayList<>();
-    int i = 0;
-    for (; i < stages.size(); i++) {
-      Stage s = stages.get(i);
-      if (s instanceof ShuffleStage sh) {
-        shuffleSplits = true;
-        splitSeed = sh.seed();
-        buffers.add(BufferShuffleStage.splitDefault(SPLIT_SHUFFLE_BUFFER, sh.seed()));
-      } else if (s instanceof ShardStage sh && shard == null) {
-        shard = sh;
-      } else if (s instanceof BufferShuffleStage b) {
-        buffers.add(b);
-      } else {
-        break;
-      }
-    }
-    if (shuffleSplits && buffers.size() > 1) {
-      // An explicit buffer shuffle replaces shuffle()'s default 10,000-element buffer.
-      buffers.removeIf(b -> b instanceof BufferShuffleStage bs && bs.isSplitDefault());
-    }
-    Flux<?> flux = SplitPlan.pass(source, shuffleSplits, splitSeed != null ? splitSeed : context.seed(), context, shard);
-    for (FluxStage b : buffers) {
+  /** One planned pass and the index of the first stage left to the element path. */
+  public record Planned(Flux<?> flux, int next) {}
+
+  /** The element path over a split source: the prefix as {@link SplitPlan#pass} plus buffer shuffles. */
+  public static Planned plan(SplitDataset<?> source, Prefix prefix, Options options, PipelineContext context) {
+    Flux<?> flux = SplitPlan.pass(source, prefix.shuffleSplits(), prefix.seed(context), context, prefix.shard());
+    for (BufferShuffleStage b : prefix.buffers()) {
       flux = b.apply(flux, context, options);
     }
-    return new Planned(flux, i);
+    return new Planned(flux, prefix.next());
   }
 }

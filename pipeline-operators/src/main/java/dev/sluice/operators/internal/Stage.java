@@ -3,13 +3,95 @@ package dev.sluice.operators.internal;
 /**
  * One step of a {@link dev.sluice.operators.Pipeline}, in the order the user wrote it.
  *
- * <p>The index stages ({@link ShuffleStage}, {@link ShardStage}, {@link TakeStage},
- * {@link SkipStage}, {@link BatchStage}) compile into an index plan when they follow a
- * {@link dev.sluice.core.RandomAccessDataset} directly; everything else, and every index stage after
- * the first stage that cannot be planned, runs on the element path as a Flux transformer. Element
- * operators (map, filter, buffer shuffle, …) implement {@link FluxStage}.
+ * <p>The hierarchy is closed, and the planner's decisions are exhaustive by construction: typed
+ * decisions are {@link Visitor}s, whose methods the compiler requires one by one, and
+ * classifications are {@code switch} expressions over {@link #kind()}, which the compiler rejects
+ * unless every {@link Kind} has a case. Adding a kind of stage therefore fails to compile until
+ * every planner decision (index path, columnar path, split plan, element path, explain) handles it. The
+ * index stages ({@link ShuffleStage}, {@link ShardStage}, {@link TakeStage}, {@link SkipStage},
+ * {@link BatchStage}) compile into an index or columnar plan when they follow a suitable source
+ * directly; element operators implement {@link FluxStage} and run as Flux transformers.
  */
-public interface Stage {
+public sealed interface Stage permits ShuffleStage, ShardStage, TakeStage, SkipStage, BatchStage, RepeatStage, FluxStage {
   /** A short description for messages ({@code "shard(4, 1, PAD)"}). */
   String describe();
+
+  /** Calls the visitor method of this stage's kind. */
+  <R> R accept(Visitor<R> visitor);
+
+  /** The kind of this stage, for exhaustive {@code switch} expressions. */
+  default Kind kind() {
+    return accept(Kind.OF);
+  }
+
+  /** The kinds of stage, one per {@link Visitor} method. */
+  enum Kind {
+    SHUFFLE, BUFFER_SHUFFLE, SHARD, TAKE, SKIP, BATCH, REPEAT, ELEMENT;
+
+    private static final Visitor<Kind> OF = new Visitor<>() {
+      @Override
+      public Kind shuffle(ShuffleStage s) {
+        return SHUFFLE;
+      }
+
+      @Override
+      public Kind bufferShuffle(BufferShuffleStage s) {
+        return BUFFER_SHUFFLE;
+      }
+
+      @Override
+      public Kind shard(ShardStage s) {
+        return SHARD;
+      }
+
+      @Override
+      public Kind take(TakeStage s) {
+        return TAKE;
+      }
+
+      @Override
+      public Kind skip(SkipStage s) {
+        return SKIP;
+      }
+
+      @Override
+      public Kind batch(BatchStage s) {
+        return BATCH;
+      }
+
+      @Override
+      public Kind repeat(RepeatStage s) {
+        return REPEAT;
+      }
+
+      @Override
+      public Kind element(FluxStage s) {
+        return ELEMENT;
+      }
+    };
+  }
+
+  /**
+   * One method per kind of stage: the planner's decisions are visitors, so each handles every kind.
+   *
+   * @param <R> what the decision returns
+   */
+  interface Visitor<R> {
+    R shuffle(ShuffleStage s);
+
+    R bufferShuffle(BufferShuffleStage s);
+
+    R shard(ShardStage s);
+
+    R take(TakeStage s);
+
+    R skip(SkipStage s);
+
+    R batch(BatchStage s);
+
+    R repeat(RepeatStage s);
+
+    /** Any other element operator (map, filter, prefetch, interleave, paddedBatch, unbatch). */
+    R element(FluxStage s);
+  }
 }

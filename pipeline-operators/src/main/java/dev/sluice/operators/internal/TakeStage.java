@@ -6,4 +6,9 @@ public record TakeStage(long count) implements Stage {
   public String describe() {
     return "take(" + count + ")";
   }
+
+  @Override
+  public <R> R accept(Visitor<R> visitor) {
+    return visitor.take(this);
+  }
 }

@@ -1,0 +1,276 @@
+package dev.sluice.operators.internal;
+
+import dev.sluice.core.Batch;
+import dev.sluice.core.BatchSplitDataset;
+import dev.sluice.core.BufferPool;
+import dev.sluice.core.Dataset;
+import dev.sluice.core.Options;
+import dev.sluice.core.PipelineContext;
+import dev.sluice.core.Split;
+import dev.sluice.core.internal.OrderedParallel;
+import java.util.ArrayList;
+import java.util.List;
+import reactor.core.publisher.Flux;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * The columnar path over a {@link BatchSplitDataset}: with only shuffle / shard / take / skip before
+ * {@code batch(B)} (and take / skip after it), the rank's row ranges are decoded with the source's
+ * {@code readBatches} and re-cut into {@code B}-row batches by copying column ranges; no
+ * {@code Example} is created per row.
+ *
+ * <p>The rows are those of the element path over the same source ({@link SplitStages},
+ * {@link SplitPlan}): the epoch's split sequence (shuffled per (seed, epoch) by {@code shuffle()}),
+ * the rank's contiguous range of it with the {@code EqualLength} counts, then take and skip. In
+ * order, the batches hold exactly the rows the element path batches, with the same indices and
+ * values. A batch may span two splits; a decoded batch that is exactly one output batch is handed
+ * on as it is.
+ *
+ * <p>A buffer shuffle on this path ({@code shuffle()}'s 10,000 rows or {@code shuffle(W)}) is a
+ * window shuffle ({@link WindowShuffle}): the rank's rows are decoded a window of about {@code W}
+ * rows at a time (rounded to whole decoded batches), the next window decoded on a worker while the
+ * current one is served, and each output batch gathers its rows from the window by a seeded
+ * permutation of the window that depends only on (seed, epoch, rank).
+ *
+ * <p>Decode parallelism: {@code numParallelCalls} of {@code batch}, else the source's
+ * {@link BatchSplitDataset#decodeParallelism()}. With 1, rows are decoded on the requesting thread
+ * (the window shuffle: on one worker) as batches are requested; with {@code P > 1}, {@code P} row
+ * ranges (whole splits or parts of them) are decoded at once on workers and kept in order
+ * ({@link OrderedParallel}), which holds up to {@code P + 1} decoded ranges.
+ */
+final class ColumnarPlan {
+  /** Fewest rows per decoded batch when re-cutting without a shuffle. */
+  static final int MIN_DECODE_ROWS = 256;
+  /** Most rows per decoded batch of a window. */
+  static final int MAX_WINDOW_DECODE_ROWS = 65_536;
+
+  private final BatchSplitDataset<?> source;
+  private final SplitStages.Prefix prefix;
+  private final List<Stage> rowCuts; // take / skip before the window shuffle, or all of them without one
+  private final BufferShuffleStage window; // null: no shuffle within the rank
+  private final List<Stage> windowCuts; // take / skip after the window shuffle
+  private final BatchStage batch;
+  private final List<Stage> batchCuts; // take / skip after batch
+  private final int next;
+
+  private ColumnarPlan(BatchSplitDataset<?> source, SplitStages.Prefix prefix, List<Stage> rowCuts,
+      BufferShuffleStage window, List<Stage> windowCuts, BatchStage batch, List<Stage> batchCuts, int next) {
+    this.source = source;
+    this.prefix = prefix;
+    this.rowCuts = rowCuts;
+    this.window = window;
+    this.windowCuts = windowCuts;
+    this.batch = batch;
+    this.batchCuts = batchCuts;
+    this.next = next;
+  }
+
+  /**
+   * The columnar plan of {@code stages} (normalized, without {@code repeat}) over {@code source}, or
+   * null when the path does not apply: the source does not decode into batches or does not know its
+   * row counts, no {@code batch} follows the leading stages, or an element operator, a second shard
+   * (or a shard after take / skip) or a second buffer shuffle comes before it.
+   */
+  static ColumnarPlan of(Dataset<?> source, List<Stage> stages) {
+    if (!(source instanceof BatchSplitDataset<?> batches) || !SplitPlan.knownCounts(batches.splits())) {
+      return null;
+    }
+    SplitStages.Prefix prefix = SplitStages.prefix(stages);
+    if (prefix.buffers().size() > 1) {
+      return null;
+    }
+    BufferShuffleStage window = prefix.buffers().isEmpty() ? null : prefix.buffers().get(0);
+    List<Stage> rowCuts = new ArrayList<>();
+    List<Stage> windowCuts = new ArrayList<>();
+    int i = prefix.next();
+    for (; i < stages.size(); i++) {
+      Stage s = stages.get(i);
+      switch (s.kind()) {
+        case TAKE, SKIP -> (window == null ? rowCuts : windowCuts).add(s);
+        case BUFFER_SHUFFLE -> {
+          if (window != null) {
+            return null;
+          }
+          window = (BufferShuffleStage) s;
+        }
+        case BATCH -> {
+          BatchStage b = (BatchStage) s;
+          List<Stage> batchCuts = new ArrayList<>();
+          int j = i + 1;
+          while (j < stages.size() && RangeCuts.isCut(stages.get(j))) {
+            batchCuts.add(stages.get(j++));
+          }
+          return new ColumnarPlan(batches, prefix, List.copyOf(rowCuts), window, List.copyOf(windowCuts), b,
+              List.copyOf(batchCuts), j);
+        }
+        case SHUFFLE, SHARD, REPEAT, ELEMENT -> {
+          return null;
+        }
+      }
+    }
+    return null;
+  }
+
+  /** The index of the first stage after the plan. */
+  int next() {
+    return next;
+  }
+
+  /** Whether a window shuffle runs within the rank. */
+  BufferShuffleStage window() {
+    return window;
+  }
+
+  BatchStage batch() {
+    return batch;
+  }
+
+  /** One pass for {@code context}. */
+  Flux<Batch> flux(Options options, PipelineContext context) {
+    return Flux.defer(() -> {
+      List<Split> order = prefix.shuffleSplits()
+          ? SplitPlan.shuffled(source.splits(), prefix.seed(context), context.epoch())
+          : source.splits();
+      ShardStage shard = prefix.shard();
+      List<SplitPlan.Segment> segments = shard == null ? SplitPlan.whole(order)
+          : SplitPlan.segments(order, shard.numShards(), shard.index(), shard.policy());
+      long rows = 0;
+      for (SplitPlan.Segment s : segments) {
+        rows += s.rows();
+      }
+      RangeCuts cut = new RangeCuts(0, rows);
+      rowCuts.forEach(cut::apply);
+      int parallelism = batch.numParallelCalls() > 1 ? batch.numParallelCalls() : Math.max(1, source.decodeParallelism());
+      BufferPool pool = options.memory().pool("batch");
+      int b = batch.batchSize();
+      if (window == null) {
+        long[] out = outputRange(cut.last() - cut.first());
+        long lo = cut.first() + out[0];
+        long hi = cut.first() + out[1];
+        if (lo >= hi) {
+          return Flux.empty();
+        }
+        int decodeRows = b >= MIN_DECODE_ROWS ? b : b * ((MIN_DECODE_ROWS + b - 1) / b);
+        Flux<Batch> decoded = decode(restrict(segments, lo, hi), b, decodeRows, parallelism);
+        return Flux.defer(() -> {
+          Recut recut = new Recut(source.schema(), pool, b, hi - lo);
+          return decoded.concatMapIterable(recut::accept, 1).doFinally(signal -> recut.close());
+        });
+      }
+      // the window shuffle: positions [lo, hi) of the windowed rows [first, last) of the rank
+      long length = cut.last() - cut.first();
+      RangeCuts windowed = new RangeCuts(0, length);
+      windowCuts.forEach(windowed::apply);
+      long[] out = outputRange(windowed.last() - windowed.first());
+      long lo = windowed.first() + out[0];
+      long hi = windowed.first() + out[1];
+      if (lo >= hi) {
+        return Flux.empty();
+      }
+      int perWindow = (window.bufferSize() + MAX_WINDOW_DECODE_ROWS - 1) / MAX_WINDOW_DECODE_ROWS;
+      int decodeRows = (window.bufferSize() + perWindow - 1) / perWindow;
+      long windowRows = (long) perWindow * decodeRows;
+      long firstWindow = lo / windowRows;
+      long endRow = Math.min(length, ((hi + windowRows - 1) / windowRows) * windowRows);
+      long from = cut.first() + firstWindow * windowRows;
+      Flux<Batch> decoded = decode(restrict(segments, from, cut.first() + endRow), decodeRows, decodeRows, parallelism);
+      long seed = window.seed() != null ? window.seed() : context.seed();
+      long epoch = window.reshuffleEachIteration() ? context.epoch() : 0;
+      int rank = shard == null ? 0 : shard.index();
+      return WindowShuffle.serve(decoded, source.schema(), pool, b, windowRows, firstWindow, length, lo, hi,
+          WindowShuffle.key(seed, epoch, rank), source.toString());
+    });
+  }
+
+  /**
+   * The positions {@code [from, to)} the batches cover out of {@code count} rows: whole batches
+   * only with {@code dropRemainder}, and the take / skip stages after {@code batch} as a range of
+   * batch numbers.
+   */
+  private long[] outputRange(long count) {
+    int b = batch.batchSize();
+    RangeCuts numbers = new RangeCuts(0, batch.dropRemainder() ? count / b : (count + b - 1) / b);
+    batchCuts.forEach(numbers::apply);
+    return new long[] {numbers.first() * b, Math.min(count, numbers.last() * b)};
+  }
+
+  /** A row range of one split and where it starts in the rank's row sequence. */
+  record Piece(Split split, long fromRow, long toRow, long position) {
+    long rows() {
+      return toRow - fromRow;
+    }
+  }
+
+  /** The parts of {@code segments} at sequence positions {@code [from, to)}. */
+  static List<Piece> restrict(List<SplitPlan.Segment> segments, long from, long to) {
+    List<Piece> out = new ArrayList<>();
+    long base = 0;
+    for (SplitPlan.Segment s : segments) {
+      long end = base + s.rows();
+      long a = Math.max(from, base);
+      long b = Math.min(to, end);
+      if (a < b) {
+        out.add(new Piece(s.split(), s.fromRow() + (a - base), s.fromRow() + (b - base), a - from));
+      }
+      base = end;
+      if (base >= to) {
+        break;
+      }
+    }
+    return out;
+  }
+
+  /**
+   * The rows of {@code pieces} in order, decoded in batches whose boundaries fall on multiples of
+   * {@code align} rows from the first piece's start ({@code decodeRows} is a multiple of
+   * {@code align}), so that no decoded batch crosses an output batch or a window.
+   */
+  private Flux<Batch> decode(List<Piece> pieces, int align, int decodeRows, int parallelism) {
+    if (parallelism <= 1) {
+      return Flux.fromIterable(pieces).concatMap(p -> piece(p, align, decodeRows), 0);
+    }
+    return OrderedParallel.<Piece, Batch>flatMap(Flux.fromIterable(pieces),
+        (p, out) -> piece(p, align, decodeRows).doOnNext(out).blockLast(),
+        parallelism, Schedulers.boundedElastic(), Batch::close);
+  }
+
+  /** One piece, checked to deliver exactly its rows. */
+  private Flux<Batch> piece(Piece p, int align, int decodeRows) {
+    int into = (int) (p.position() % align);
+    int first = into == 0 ? decodeRows : align - into;
+    return Flux.defer(() -> {
+      long[] seen = {0};
+      return source.readBatches(p.split(), p.fromRow(), p.toRow(), first, decodeRows)
+          .<Batch>handle((b, sink) -> {
+            seen[0] += b.size();
+            if (seen[0] > p.rows()) {
+              b.close();
+              sink.error(SplitPlan.wrongCount(p.split(), p.fromRow(), p.toRow(), "more"));
+            } else {
+              sink.next(b);
+            }
+          })
+          .concatWith(Flux.defer(() -> seen[0] == p.rows() ? Flux.empty()
+              : Flux.error(SplitPlan.wrongCount(p.split(), p.fromRow(), p.toRow(), String.valueOf(seen[0])))));
+    });
+  }
+
+  /** What {@code explain} says about a stage of this plan. */
+  String explain(Stage s) {
+    return switch (s.kind()) {
+      case SHUFFLE -> "split order shuffled per (seed, epoch)"
+          + (window != null && window.isSplitDefault() ? "; window shuffle of " + window.bufferSize() + " rows" : "");
+      case BUFFER_SHUFFLE -> "window shuffle of " + ((BufferShuffleStage) s).bufferSize() + " rows";
+      case SHARD -> "the rank's contiguous rows of the split sequence";
+      case TAKE, SKIP -> "row range";
+      case BATCH -> "readBatches re-cut into " + batch.batchSize() + "-row batches, decode parallelism "
+          + (batch.numParallelCalls() > 1 ? batch.numParallelCalls() : Math.max(1, source.decodeParallelism()));
+      case REPEAT, ELEMENT -> "";
+    };
+  }
+
+  /** Used by {@code explain} for take and skip after {@code batch}. */
+  boolean isBatchCut(Stage s) {
+    return batchCuts.stream().anyMatch(c -> c == s);
+  }
+}

@@ -1,0 +1,205 @@
+package dev.sluice.operators.internal;
+
+import dev.sluice.core.Batch;
+import dev.sluice.core.BatchBuilder;
+import dev.sluice.core.BufferPool;
+import dev.sluice.core.Example;
+import dev.sluice.core.HasSchema;
+import dev.sluice.core.Options;
+import dev.sluice.core.PipelineContext;
+import dev.sluice.core.RandomAccessDataset;
+import dev.sluice.core.Schema;
+import dev.sluice.core.internal.OrderedParallel;
+import java.util.List;
+import reactor.core.publisher.Flux;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * The index path over a {@link RandomAccessDataset}: the leading run of shuffle / shard / take /
+ * skip stages, an optional {@code batch} and the take / skip stages after it become an
+ * {@link IndexSequence} computed from (seed, epoch) per position, and per batch one {@code long[]}
+ * of source indices handed to the source's {@code gather}. No {@code Example} is created per row and
+ * nothing is read that is not emitted.
+ */
+final class IndexPlan {
+  /** Batches one parallel gather task produces in a row (one scheduler hop per run). */
+  static final int CHUNK = 4;
+
+  private IndexPlan() {}
+
+  /** How many leading stages of {@code stages} (normalized) the index path runs. */
+  static int planned(List<Stage> stages) {
+    int i = 0;
+    while (i < stages.size() && isIndexStage(stages.get(i))) {
+      i++;
+    }
+    if (i < stages.size() && stages.get(i).kind() == Stage.Kind.BATCH) {
+      i++;
+      while (i < stages.size() && RangeCuts.isCut(stages.get(i))) {
+        i++;
+      }
+    }
+    return i;
+  }
+
+  /** True for the stages the index sequence computes. */
+  static boolean isIndexStage(Stage s) {
+    return switch (s.kind()) {
+      case SHUFFLE, SHARD, TAKE, SKIP -> true;
+      case BUFFER_SHUFFLE, BATCH, REPEAT, ELEMENT -> false;
+    };
+  }
+
+  /** One planned pass, the schema of its elements (null for batches) and the first stage left. */
+  record Planned(Flux<?> flux, Schema schema, int next) {}
+
+  static Planned plan(RandomAccessDataset<?> source, List<Stage> stages, Options options, PipelineContext ctx) {
+    Sequencer sequencer = new Sequencer(IndexSequence.identity(source.size()), ctx);
+    int i = 0;
+    for (; i < stages.size() && isIndexStage(stages.get(i)); i++) {
+      stages.get(i).accept(sequencer);
+    }
+    IndexSequence seq = sequencer.seq;
+    if (i < stages.size() && stages.get(i) instanceof BatchStage b) {
+      i++;
+      long length = seq.length();
+      RangeCuts batches = new RangeCuts(0, b.dropRemainder() ? length / b.batchSize()
+          : (length + b.batchSize() - 1) / b.batchSize());
+      for (; i < stages.size() && RangeCuts.isCut(stages.get(i)); i++) {
+        batches.apply(stages.get(i));
+      }
+      return new Planned(gatherBatches(source, seq, b, batches.first(), batches.last(), options), null, i);
+    }
+    return new Planned(elements(source, seq), Schemas.declared(source), i);
+  }
+
+  /** Applies the index stages to the sequence. */
+  private static final class Sequencer implements Stage.Visitor<Void> {
+    IndexSequence seq;
+    final PipelineContext ctx;
+    int shuffles;
+
+    Sequencer(IndexSequence seq, PipelineContext ctx) {
+      this.seq = seq;
+      this.ctx = ctx;
+    }
+
+    @Override
+    public Void shuffle(ShuffleStage s) {
+      seq = seq.shuffled(s.seed() != null ? s.seed() : ctx.seed(), ctx.epoch(), shuffles++);
+      return null;
+    }
+
+    @Override
+    public Void shard(ShardStage s) {
+      seq = seq.sharded(s.numShards(), s.index(), s.policy());
+      return null;
+    }
+
+    @Override
+    public Void take(TakeStage s) {
+      seq = seq.taken(s.count());
+      return null;
+    }
+
+    @Override
+    public Void skip(SkipStage s) {
+      seq = seq.skipped(s.count());
+      return null;
+    }
+
+    @Override
+    public Void bufferShuffle(BufferShuffleStage s) {
+      throw notIndex(s);
+    }
+
+    @Override
+    public Void batch(BatchStage s) {
+      throw notIndex(s);
+    }
+
+    @Override
+    public Void repeat(RepeatStage s) {
+      throw notIndex(s);
+    }
+
+    @Override
+    public Void element(FluxStage s) {
+      throw notIndex(s);
+    }
+  }
+
+  private static IllegalStateException notIndex(Stage s) {
+    return new IllegalStateException(s.describe() + " is not an index stage");
+  }
+
+  /**
+   * One element per position of {@code seq}; the indices are computed 256 at a time. A dataset of
+   * examples with a declared schema yields {@link Example#lazy} rows: nothing is read until an
+   * operator looks at a field, and {@code batch} gathers unchanged rows in bulk.
+   */
+  @SuppressWarnings("unchecked")
+  private static Flux<Object> elements(RandomAccessDataset<?> source, IndexSequence seq) {
+    boolean lazy = source instanceof HasSchema h && h.schema() != null;
+    RandomAccessDataset<Example> rows = lazy ? (RandomAccessDataset<Example>) source : null;
+    long length = seq.length();
+    return Flux.generate(() -> new long[][] {{0, 0}, new long[256]}, (state, sink) -> {
+      long[] cursor = state[0]; // next position, index of the next value in the block
+      long[] block = state[1];
+      long p = cursor[0];
+      if (p >= length) {
+        sink.complete();
+        return state;
+      }
+      int at = (int) cursor[1]; // p % block.length, without a 64-bit division per element
+      if (at == 0) {
+        seq.fill(p, block, (int) Math.min(block.length, length - p));
+      }
+      cursor[0] = p + 1;
+      cursor[1] = at + 1 == block.length ? 0 : at + 1;
+      sink.next(lazy ? Example.lazy(rows, block[at]) : source.get(block[at]));
+      return state;
+    });
+  }
+
+  /** Batches {@code first .. last-1} of {@code seq}, each gathered by the source into pooled memory. */
+  private static Flux<Batch> gatherBatches(RandomAccessDataset<?> source, IndexSequence seq, BatchStage b,
+      long first, long last, Options options) {
+    return Flux.defer(() -> {
+      if (first >= last) {
+        return Flux.empty();
+      }
+      Schema schema = Schemas.of(source);
+      BufferPool pool = options.memory().pool("batch");
+      int batchSize = b.batchSize();
+      long length = seq.length();
+      if (b.numParallelCalls() <= 1) {
+        long[] indices = new long[batchSize]; // per subscription; the builder copies what it keeps
+        return PlanCompiler.longRange(first, last).map(n -> gather(source, seq, schema, pool, n, batchSize, length, indices));
+      }
+      // each worker task gathers a run of CHUNK consecutive batches: one scheduler hop per run
+      return OrderedParallel.<Long, Batch>flatMap(PlanCompiler.longRange(0, (last - first + CHUNK - 1) / CHUNK),
+          (c, out) -> {
+            long[] indices = new long[batchSize];
+            for (long n = first + c * CHUNK, end = Math.min(last, first + (c + 1) * CHUNK); n < end; n++) {
+              out.accept(gather(source, seq, schema, pool, n, batchSize, length, indices));
+            }
+          },
+          b.numParallelCalls(), Schedulers.boundedElastic(), Batch::close);
+    });
+  }
+
+  private static Batch gather(RandomAccessDataset<?> source, IndexSequence seq, Schema schema, BufferPool pool,
+      long number, int batchSize, long length, long[] indices) {
+    long from = number * batchSize;
+    int size = (int) Math.min(batchSize, length - from);
+    seq.fill(from, indices, size);
+    try (BatchBuilder builder = BatchBuilder.create(schema, size, pool)) {
+      source.gather(indices, 0, size, builder);
+      if (builder.size() != size) {
+        throw new IllegalStateException(source + ": gather committed " + builder.size() + " of " + size + " rows");
+      }
+      return builder.build();
+    }
+  }
+}

@@ -1,0 +1,250 @@
+package dev.sluice.operators.internal;
+
+import dev.sluice.core.Batch;
+import dev.sluice.core.BatchBuilder;
+import dev.sluice.core.BufferPool;
+import dev.sluice.core.Schema;
+import dev.sluice.core.internal.Mix;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import reactor.core.publisher.Flux;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * The window shuffle of the columnar path: the rank's rows, decoded in order, are cut into windows
+ * of {@code windowRows} rows (window {@code k} holds rows {@code [k·W, (k+1)·W)}, the last one
+ * fewer), its decoded batches joined into one; the rows of window {@code k} are emitted in the
+ * order of a uniform random permutation of the window (Fisher-Yates from a generator keyed by
+ * (seed, epoch, rank) and {@code k}), gathered column by column into {@code B}-row batches
+ * ({@link BatchBuilder#appendRows}); a batch may take rows from two windows.
+ *
+ * <p>Every row of a window is equally likely to land at each of the window's positions, so a
+ * window shuffle of {@code W} rows is at least as random as a buffer shuffle of {@code W} elements
+ * over the same stream (whose element at output position {@code p} comes from input positions
+ * {@code < p + W}), and it depends only on the rows, the seed, the epoch and the rank.
+ *
+ * <p>Memory and threads: the windows are decoded and grouped on a worker, one window ahead: the
+ * window being served plus the next one (being decoded or waiting). On complete, error and cancel
+ * every decoded batch is closed: the window served, the one waiting, the one being filled, and the
+ * output batch being gathered.
+ */
+final class WindowShuffle {
+  /** Salt of the window permutations' random stream. */
+  static final long SALT = 0x3A1D_0F5E_77C4_B92DL;
+
+  private WindowShuffle() {}
+
+  /** The key of a rank's window permutations. */
+  static long key(long seed, long epoch, int rank) {
+    return Mix.seed(Mix.seed(seed, epoch, SALT), rank, SALT);
+  }
+
+  /** The permutation of window {@code window} of {@code rows} rows for {@code key}. */
+  static int[] permutation(long key, long window, int rows) {
+    int[] perm = new int[rows];
+    for (int i = 0; i < rows; i++) {
+      perm[i] = i;
+    }
+    SplittableRandom random = new SplittableRandom(Mix.seed(key, window, SALT));
+    for (int i = rows - 1; i > 0; i--) {
+      int j = random.nextInt(i + 1);
+      int t = perm[i];
+      perm[i] = perm[j];
+      perm[j] = t;
+    }
+    return perm;
+  }
+
+  /**
+   * Serves positions {@code [lo, hi)} of the windowed sequence of {@code length} rows as
+   * {@code batchSize}-row batches.
+   *
+   * @param decoded the rows of windows {@code firstWindow, firstWindow + 1, ..} in order, in
+   *     batches that never cross a window boundary
+   */
+  static Flux<Batch> serve(Flux<Batch> decoded, Schema schema, BufferPool pool, int batchSize, long windowRows,
+      long firstWindow, long length, long lo, long hi, long key, String source) {
+    return Flux.defer(() -> {
+      Grouper grouper = new Grouper(schema, pool, windowRows, firstWindow, length, key, source);
+      Gather gather = new Gather(schema, pool, batchSize, lo, hi);
+      return decoded
+          .<Window>handle((b, sink) -> {
+            Window w = grouper.accept(b);
+            if (w != null) {
+              sink.next(w);
+            }
+          })
+          .doFinally(signal -> grouper.close())
+          .subscribeOn(Schedulers.boundedElastic())
+          .publishOn(Schedulers.parallel(), 1) // one window ahead: decoded while the current one is served
+          .concatMap(w -> Flux.<Batch>generate(sink -> {
+            Batch b = gather.next(w);
+            if (b == null) {
+              w.close(); // before the next window is asked for
+              sink.complete();
+            } else {
+              sink.next(b);
+            }
+          }).doFinally(signal -> w.close()), 0)
+          .concatWith(Flux.defer(gather::finish))
+          .doOnDiscard(Window.class, Window::close)
+          .doFinally(signal -> gather.close());
+    });
+  }
+
+  /** The rows of one window, one batch, and the order they go out in. */
+  static final class Window implements AutoCloseable {
+    final long number;
+    final long start; // position of its first row in the windowed sequence
+    final Batch rows;
+    final int[] order; // output position in the window -> row
+    private int served; // output positions of the window done
+    private boolean closed;
+
+    Window(long number, long start, Batch rows, long key) {
+      this.number = number;
+      this.start = start;
+      this.rows = rows;
+      this.order = permutation(key, number, rows.size());
+    }
+
+    @Override
+    public synchronized void close() {
+      if (!closed) {
+        closed = true;
+        rows.close();
+      }
+    }
+  }
+
+  /** Groups the decoded batches into windows; what it holds is closed on {@link #close()}. */
+  private static final class Grouper {
+    private final Schema schema;
+    private final BufferPool pool;
+    private final long windowRows;
+    private final long length;
+    private final long key;
+    private final String source;
+    private long number;
+    private final List<Batch> pending = new ArrayList<>();
+    private long pendingRows;
+    private boolean closed;
+
+    Grouper(Schema schema, BufferPool pool, long windowRows, long firstWindow, long length, long key, String source) {
+      this.schema = schema;
+      this.pool = pool;
+      this.windowRows = windowRows;
+      this.number = firstWindow;
+      this.length = length;
+      this.key = key;
+      this.source = source;
+    }
+
+    /** Adds a decoded batch; returns the window it completes, or null. */
+    synchronized Window accept(Batch b) {
+      if (closed) {
+        b.close();
+        return null;
+      }
+      pending.add(b);
+      pendingRows += b.size();
+      long start = number * windowRows;
+      long want = Math.min(windowRows, length - start);
+      if (pendingRows > want) {
+        throw new IllegalStateException(source + " delivered a batch that crosses a window boundary ("
+            + pendingRows + " rows where the window holds " + want + ")");
+      }
+      if (pendingRows < want) {
+        return null;
+      }
+      Batch rows = pending.size() == 1 ? pending.get(0) : join(pending, (int) want);
+      pending.clear();
+      pendingRows = 0;
+      return new Window(number++, start, rows, key);
+    }
+
+    /** One batch of the window's batches, in order (a gather then reads one set of buffers). */
+    private Batch join(List<Batch> batches, int rows) {
+      try (BatchBuilder builder = BatchBuilder.create(schema, rows, pool)) {
+        for (Batch b : batches) {
+          builder.appendRange(b, 0, b.size());
+        }
+        return builder.build();
+      } finally {
+        batches.forEach(Batch::close);
+      }
+    }
+
+    synchronized void close() {
+      closed = true;
+      pending.forEach(Batch::close);
+      pending.clear();
+    }
+  }
+
+  /** Gathers output batches from the windows; a partly filled batch carries over to the next window. */
+  private static final class Gather {
+    private final Schema schema;
+    private final BufferPool pool;
+    private final int batchSize;
+    private final long lo;
+    private final long hi;
+    private long done; // positions in [lo, hi) taken so far
+    private BatchBuilder builder;
+    private boolean closed;
+
+    Gather(Schema schema, BufferPool pool, int batchSize, long lo, long hi) {
+      this.schema = schema;
+      this.pool = pool;
+      this.batchSize = batchSize;
+      this.lo = lo;
+      this.hi = hi;
+    }
+
+    /** The next batch completed from {@code w}, or null when {@code w} has no more positions to give. */
+    Batch next(Window w) {
+      synchronized (w) { // the window cannot be closed under the copy
+        synchronized (this) {
+          if (closed || w.closed) {
+            return null;
+          }
+          int from = (int) Math.max(0, lo - w.start) + w.served;
+          int to = (int) Math.min(w.rows.size(), hi - w.start);
+          while (from < to) {
+            if (builder == null) {
+              builder = BatchBuilder.create(schema, (int) Math.min(batchSize, hi - lo - done), pool);
+            }
+            int t = Math.min(to - from, builder.capacity() - builder.size());
+            builder.appendRows(w.rows, w.order, from, t);
+            from += t;
+            w.served += t;
+            done += t;
+            if (builder.isFull()) {
+              Batch b = builder.build();
+              builder = null;
+              return b;
+            }
+          }
+          return null;
+        }
+      }
+    }
+
+    /** After the last window: every position was served. */
+    synchronized Flux<Batch> finish() {
+      if (builder != null || done != hi - lo) {
+        return Flux.error(new IllegalStateException("the window shuffle served " + done + " of " + (hi - lo) + " rows"));
+      }
+      return Flux.empty();
+    }
+
+    synchronized void close() {
+      closed = true;
+      if (builder != null) {
+        builder.close();
+        builder = null;
+      }
+    }
+  }
+}

@@ -1,0 +1,183 @@
+package dev.sluice.operators;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.sluice.core.Batch;
+import dev.sluice.core.Column;
+import dev.sluice.core.Example;
+import dev.sluice.core.PipelineContext;
+import dev.sluice.core.Split;
+import dev.sluice.core.testing.NoLeaks;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.LongStream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import reactor.core.publisher.Flux;
+
+/** The window shuffle of the columnar path, tested as the buffer shuffle is. */
+@ExtendWith(NoLeaks.class)
+class WindowShuffleTest {
+  private static final PipelineContext CTX = PipelineContext.defaults().withSeed(3);
+
+  private static List<Long> order(Pipeline<Batch> p, PipelineContext ctx) {
+    List<Long> out = new ArrayList<>();
+    p.flux(ctx).doOnNext(b -> {
+      try (b) {
+        for (long i : b.indices()) {
+          out.add(i);
+        }
+      }
+    }).blockLast();
+    return out;
+  }
+
+  /**
+   * Position of each row within a window of 8: two windows (a 16-row source in splits of 5 and 11),
+   * 4,000 seeds, batches of 3 that span the windows. Every row stays in its window, and within it a
+   * sum of permutation matrices has fixed row and column sums, so Pearson's statistic scaled by
+   * (n-1)/n is chi-square with 49 df; it must stay below 85.35 (α = 0.001) for each window.
+   */
+  @Test
+  void everyRowIsEquallyLikelyAtEveryPositionOfItsWindow() {
+    int n = 8;
+    int trials = 4000;
+    MemoryBatchSplits source = new MemoryBatchSplits(5, 11);
+    long[][][] tables = new long[2][n][n];
+    for (int seed = 0; seed < trials; seed++) {
+      List<Long> p = order(Pipeline.from(source).shuffle(n).batch(3), CTX.withSeed(seed));
+      assertEquals(2 * n, p.size());
+      for (int pos = 0; pos < 2 * n; pos++) {
+        long row = p.get(pos);
+        assertEquals(pos / n, row / n, "a row stays in its window");
+        tables[pos / n][(int) (row % n)][pos % n]++;
+      }
+    }
+    for (long[][] table : tables) {
+      double expected = (double) trials / n;
+      double chi2 = 0;
+      for (long[] row : table) {
+        for (long c : row) {
+          chi2 += (c - expected) * (c - expected) / expected;
+        }
+      }
+      chi2 *= (n - 1.0) / n;
+      assertTrue(chi2 < 85.35, "scaled chi-square " + chi2);
+    }
+  }
+
+  @Test
+  void theOrderIsAFunctionOfSeedEpochAndRankOnly() {
+    MemoryBatchSplits source = new MemoryBatchSplits(40, 25, 0, 35);
+    List<Long> base = order(Pipeline.from(source).shuffle(16).batch(5), CTX);
+    assertEquals(LongStream.range(0, 100).boxed().toList(), base.stream().sorted().toList());
+    assertNotEquals(LongStream.range(0, 100).boxed().toList(), base);
+    assertEquals(base, order(Pipeline.from(source).shuffle(16).batch(5), CTX), "same context, same order");
+    for (int b : new int[] {1, 7, 64}) {
+      assertEquals(base, order(Pipeline.from(source).shuffle(16).batch(b, false, 3), CTX),
+          "whatever the batch size and decode parallelism");
+    }
+    assertNotEquals(base, order(Pipeline.from(source).shuffle(16).batch(5), CTX.nextEpoch()), "reshuffled per epoch");
+    assertNotEquals(base, order(Pipeline.from(source).shuffle(16).batch(5), CTX.withSeed(4)), "another seed");
+    List<Long> fixed = order(Pipeline.from(source).shuffle(16, 9, false).batch(5), CTX);
+    assertEquals(fixed, order(Pipeline.from(source).shuffle(16, 9, false).batch(5), CTX.withEpoch(5).withSeed(1)),
+        "the shuffle's own seed, the same order every epoch");
+    // the rank: two ranks with the same rows (shard of 1 vs another index of a 1-row-per-rank layout
+    // is not possible), so compare the permutations of rank 0 and 1 over their own halves
+    List<Long> r0 = order(Pipeline.from(source).shard(2, 0).shuffle(50).batch(5), CTX);
+    List<Long> r1 = order(Pipeline.from(source).shard(2, 1).shuffle(50).batch(5), CTX);
+    List<Long> r1Shifted = r1.stream().map(i -> i - 50).toList();
+    assertNotEquals(r0, r1Shifted, "each rank has its own permutations");
+  }
+
+  @Test
+  void everyRowOnceEachEpochAcrossRanks() {
+    MemoryBatchSplits source = new MemoryBatchSplits(17, 3, 40, 9, 31);
+    long n = source.size();
+    for (int k : new int[] {1, 2, 3, 7}) {
+      for (long epoch = 0; epoch < 3; epoch++) {
+        PipelineContext ctx = CTX.withEpoch(epoch);
+        for (EqualLength policy : EqualLength.values()) {
+          Map<Long, Integer> seen = new HashMap<>();
+          for (int r = 0; r < k; r++) {
+            List<Long> mine = order(Pipeline.from(source).shuffle().shuffle(12).shard(k, r, policy).batch(4), ctx);
+            assertEquals(policy.count(n, k, r), mine.size(), k + " " + policy + " rank " + r);
+            mine.forEach(i -> seen.merge(i, 1, Integer::sum));
+          }
+          if (policy != EqualLength.DROP) {
+            assertEquals(LongStream.range(0, n).boxed().toList(), seen.keySet().stream().sorted().toList());
+          }
+          if (policy != EqualLength.PAD) {
+            assertTrue(seen.values().stream().allMatch(c -> c == 1), "disjoint: " + seen);
+          }
+        }
+      }
+    }
+  }
+
+  @Test
+  void gatheredRowsKeepTheirValuesAndNulls() {
+    MemoryBatchSplits source = new MemoryBatchSplits(100, 57, 300);
+    Pipeline.from(source).shuffle(64).batch(10).flux(CTX).doOnNext(b -> {
+      try (b) {
+        for (int r = 0; r < b.size(); r++) {
+          assertEquals(ColumnarPathTest.expected(b.index(r)), ColumnarPathTest.render(b, r));
+        }
+        Column s = b.column("s");
+        assertEquals(s.offsets().getLong(b.size()), s.values().byteSize(), "offsets end at the last value");
+      }
+    }).blockLast();
+  }
+
+  /**
+   * A source that counts the rows it decoded and that are not closed yet: the window shuffle holds
+   * the window being served plus the next one.
+   */
+  @Test
+  void holdsAtMostTwoWindows() {
+    AtomicLong live = new AtomicLong();
+    AtomicLong max = new AtomicLong();
+    MemoryBatchSplits source = new MemoryBatchSplits(7000, 13000, 10000) {
+      @Override
+      public Flux<Batch> readBatches(Split split, long fromRow, long toRow, int first, int size) {
+        return super.readBatches(split, fromRow, toRow, first, size).map(b -> {
+          int n = b.size();
+          max.accumulateAndGet(live.addAndGet(n), Math::max);
+          List<Column> columns = new ArrayList<>();
+          for (int c = 0; c < b.schema().size(); c++) {
+            columns.add(b.column(c));
+          }
+          return Batch.of(b.schema(), columns, b.indices(), () -> {
+            live.addAndGet(-n);
+            b.close();
+          });
+        });
+      }
+    };
+    // windows of 5,000 rows; the one of rows [5000, 10000) joins the ends of two splits
+    List<Long> out = order(Pipeline.from(source).shuffle(5000).batch(64).prefetch(2), CTX);
+    assertEquals(30_000, out.size());
+    assertEquals(0, live.get());
+    assertTrue(max.get() <= 2 * 5000, "at most two windows decoded at once, but " + max.get() + " rows were");
+    assertTrue(max.get() > 5000, "the next window is decoded while one is served: " + max.get());
+  }
+
+  @Test
+  void takeAfterTheShuffleDecodesOnlyTheWindowsItNeeds() {
+    MemoryBatchSplits source = new MemoryBatchSplits(30, 30, 30, 30);
+    List<Long> out = order(Pipeline.from(source).shuffle(40).take(10).batch(4), CTX);
+    assertEquals(10, out.size());
+    assertTrue(out.stream().allMatch(i -> i < 40), "the first window: " + out);
+    assertEquals(List.of("s0[0,30)", "s1[0,10)"), source.reads);
+    List<Long> skipped = order(Pipeline.from(source).shuffle(40).skip(45).batch(4).take(2), CTX);
+    assertEquals(8, skipped.size());
+    assertTrue(skipped.stream().allMatch(i -> i >= 40 && i < 80), "the second window: " + skipped);
+    List<Example> none = Pipeline.from(source).shuffle(40).skip(500).flux().collectList().block();
+    assertEquals(List.of(), none);
+  }
+}
