@@ -91,8 +91,8 @@ final class BenchCommand implements Callable<Integer> {
         p = p.take(numSamples);
       }
       if (shuffle) {
-        // Global permutation on a random-access source, split-order shuffle plus a 10,000-element
-        // buffer on a split source, a 10,000-element buffer on any other stream (as sluice read).
+        // Global permutation on a random-access source, split-order shuffle plus a 10,000-row
+        // window on a split source, a 10,000-element buffer on any other stream (as sluice read).
         p = data instanceof RandomAccessDataset || data instanceof SplitDataset
             ? p.shuffle()
             : p.shuffle(ReadCommand.STREAMING_SHUFFLE_BUFFER);
@@ -112,6 +112,7 @@ final class BenchCommand implements Callable<Integer> {
       long batches = 0;
       long bytes = 0;
       long nanos = 0;
+      long cpu0 = processCpuNanos();
       for (int e = 0; e < epochs; e++) {
         long[] r = epoch(b, ctx.withEpoch(e + 1));
         records += r[0];
@@ -125,6 +126,7 @@ final class BenchCommand implements Callable<Integer> {
           out.printf(Locale.ROOT, "epoch %d: %d records in %.3f s, %.0f records/s, %.1f MB/s%n", e + 1, r[0], s, rates[e], byteRates[e] / 1e6);
         }
       }
+      long cpu = processCpuNanos() - cpu0;
       double medianRate = median(rates);
       double medianBytes = median(byteRates);
       double min = Arrays.stream(rates).min().orElse(0);
@@ -140,10 +142,13 @@ final class BenchCommand implements Callable<Integer> {
         o.put("bytesPerSecond", DatasetRun.decimal(medianBytes));
         o.put("recordsPerSecondMin", DatasetRun.decimal(min));
         o.put("recordsPerSecondMax", DatasetRun.decimal(max));
+        o.put("cpuSeconds", DatasetRun.decimal(cpu / 1e9));
+        o.put("cpuNanosPerRecord", DatasetRun.decimal(records == 0 ? 0 : (double) cpu / records));
         out.println(DatasetRun.line(o));
       } else {
-        out.printf(Locale.ROOT, "median %.0f records/s (min %.0f, max %.0f), %.1f MB/s over %d epochs%n",
-            medianRate, min, max, medianBytes / 1e6, epochs);
+        out.printf(Locale.ROOT, "median %.0f records/s (min %.0f, max %.0f), %.1f MB/s over %d epochs; "
+            + "process CPU %.0f ns per record%n", medianRate, min, max, medianBytes / 1e6, epochs,
+            records == 0 ? 0.0 : (double) cpu / records);
       }
       out.flush();
       return 0;
@@ -165,6 +170,12 @@ final class BenchCommand implements Callable<Integer> {
     }).blockLast(); // the consumer runs on prefetch's thread; this one only waits
     r[3] = System.nanoTime() - t0;
     return r;
+  }
+
+  /** CPU time of the whole process (every thread), ns; -1 when the JVM does not tell. */
+  static long processCpuNanos() {
+    java.lang.management.OperatingSystemMXBean os = java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+    return os instanceof com.sun.management.OperatingSystemMXBean sun ? sun.getProcessCpuTime() : -1;
   }
 
   static double median(double[] values) {

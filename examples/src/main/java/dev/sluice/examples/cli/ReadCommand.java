@@ -36,11 +36,12 @@ final class ReadCommand implements Callable<Integer> {
   String format;
 
   @Option(names = "--shuffle", description = "Shuffle: the global permutation on a random-access source; split-order "
-      + "shuffle plus a 10,000-element buffer on a split or streaming source.")
+      + "shuffle plus a 10,000-row window (with --batch) or buffer on a split source; a 10,000-element buffer on a "
+      + "streaming source.")
   boolean shuffle;
 
   @Option(names = "--buffer", paramLabel = "N", description = "With --shuffle: tf.data's buffer shuffle of N elements "
-      + "(after the shard; on a split source after the split-order shuffle).")
+      + "(after the shard; on a split source after the split-order shuffle, and a window of N rows with --batch).")
   Integer buffer;
 
   @Option(names = "--seed", paramLabel = "S", defaultValue = "0", description = "Seed, shared by every rank (default: ${DEFAULT-VALUE}).")

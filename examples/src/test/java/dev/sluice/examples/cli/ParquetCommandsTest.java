@@ -65,6 +65,7 @@ class ParquetCommandsTest {
     assertThat(bench.exitCode()).as(bench.err()).isZero();
     JsonNode b = JSON.readTree(lastLine(bench.out()));
     assertThat(b.get("recordsPerSecond").asDouble()).isPositive();
+    assertThat(b.get("cpuNanosPerRecord").asDouble()).isPositive();
     assertThat(b.get("examples").asLong()).isEqualTo(2 * 5000);
   }
 
