@@ -17,7 +17,7 @@ jar="$root/benchmarks/target/benchmarks.jar"
 [ -d "$here/target/lib" ] || (cd "$here" && mvn -B -q package)
 flags="--add-opens=java.base/java.nio=ALL-UNNAMED --enable-native-access=ALL-UNNAMED -Xms2g -Xmx2g -XX:+AlwaysPreTouch"
 tmp="${TMPDIR:-/tmp}"
-file="$tmp/sluice-bench/$(echo "$layout" | tr 'A-Z' 'a-z')-1000000x64-rg134217728.parquet"
+file="$tmp/sluice-bench/$(echo "$layout" | tr 'A-Z' 'a-z')-1000000x64-rg134217728-label-score-name.parquet"
 # generate the file (and warm the page cache) with zero measured rounds
 java $flags -cp "$jar" dev.sluice.benchmarks.parquet.QuickRead "$layout" 1000000 64 0 pages >/dev/null 2>&1
 echo "load before: $(uptime)"

@@ -24,9 +24,11 @@ import org.apache.parquet.schema.Types;
 
 /**
  * Generates the benchmark files (never committed): {@code rows} rows of {@code x} = {@code dim}
- * float32 plus {@code label} int64, snappy, stored either as one LIST column in pyarrow's layout
- * ({@code x.list.element}, shape declared in {@code sluice.shape.x}) or as {@code dim} flat float
- * columns {@code x0 … x<dim-1>}. Files are cached under {@code java.io.tmpdir} by their parameters.
+ * float32 plus {@code label} int64, {@code score} a nullable float32 (null in every tenth row) and
+ * {@code name} a string ({@code "item-<row>"}), snappy, with {@code x} stored either as one LIST
+ * column in pyarrow's layout ({@code x.list.element}, shape declared in {@code sluice.shape.x}) or as
+ * {@code dim} flat float columns {@code x0 … x<dim-1>}. Files are cached under
+ * {@code java.io.tmpdir} by their parameters.
  */
 public final class BenchFiles {
   /** How x is stored. */
@@ -45,6 +47,8 @@ public final class BenchFiles {
       }
     }
     fields.add(Types.optional(PrimitiveTypeName.INT64).named("label"));
+    fields.add(Types.optional(PrimitiveTypeName.FLOAT).named("score"));
+    fields.add(Types.optional(PrimitiveTypeName.BINARY).as(LogicalTypeAnnotation.stringType()).named("name"));
     return new MessageType("bench", fields);
   }
 
@@ -58,7 +62,7 @@ public final class BenchFiles {
     Path dir = Path.of(System.getProperty("java.io.tmpdir"), "sluice-bench");
     Files.createDirectories(dir);
     Path f = dir.resolve(layout.name().toLowerCase() + "-" + rows + "x" + dim + "-rg" + rowGroupBytes
-        + (rowGroupRows == Integer.MAX_VALUE ? "" : "-" + rowGroupRows) + ".parquet");
+        + (rowGroupRows == Integer.MAX_VALUE ? "" : "-" + rowGroupRows) + "-label-score-name.parquet");
     if (Files.exists(f)) {
       return f;
     }
@@ -136,6 +140,7 @@ public final class BenchFiles {
         rc.startField("label", 1);
         rc.addLong(row);
         rc.endField("label", 1);
+        extras(row, 2);
       } else {
         for (int i = 0; i < dim; i++) {
           rc.startField("x" + i, i);
@@ -145,8 +150,21 @@ public final class BenchFiles {
         rc.startField("label", dim);
         rc.addLong(row);
         rc.endField("label", dim);
+        extras(row, dim + 1);
       }
       rc.endMessage();
+    }
+
+    /** {@code score} (null in every tenth row) and {@code name} at field positions {@code at, at + 1}. */
+    private void extras(long row, int at) {
+      if (row % 10 != 0) {
+        rc.startField("score", at);
+        rc.addFloat(row * 0.001f);
+        rc.endField("score", at);
+      }
+      rc.startField("name", at + 1);
+      rc.addBinary(org.apache.parquet.io.api.Binary.fromString("item-" + row));
+      rc.endField("name", at + 1);
     }
   }
 

@@ -149,7 +149,14 @@ public final class Readers {
 
     private RecordMaterializer<Row> materializer(MessageType schema) {
       Row row = new Row(dim);
-      boolean list = schema.getFieldCount() == 2;
+      boolean list = schema.getFieldCount() == 4; // x, label, score, name
+      PrimitiveConverter ignored = new PrimitiveConverter() {
+        @Override
+        public void addFloat(float value) {}
+
+        @Override
+        public void addBinary(org.apache.parquet.io.api.Binary value) {}
+      };
       PrimitiveConverter label = new PrimitiveConverter() {
         @Override
         public void addLong(long value) {
@@ -166,14 +173,14 @@ public final class Readers {
         };
         GroupConverter listGroup = new Groups(new Converter[] {element});
         GroupConverter x = new Groups(new Converter[] {listGroup});
-        root = new Groups(new Converter[] {x, label}) {
+        root = new Groups(new Converter[] {x, label, ignored, ignored}) {
           @Override
           public void start() {
             row.n = 0;
           }
         };
       } else {
-        Converter[] cs = new Converter[dim + 1];
+        Converter[] cs = new Converter[dim + 3];
         for (int i = 0; i < dim; i++) {
           int k = i;
           cs[i] = new PrimitiveConverter() {
@@ -184,6 +191,8 @@ public final class Readers {
           };
         }
         cs[dim] = label;
+        cs[dim + 1] = ignored;
+        cs[dim + 2] = ignored;
         root = new Groups(cs);
       }
       GroupConverter r = root;
