@@ -49,8 +49,19 @@ import reactor.core.publisher.Flux;
  * {@code take}, {@code skip} and {@code batch} compile into an index plan: per batch one
  * {@code long[]} of source indices computed in O(1) memory from (seed, epoch, shard), filled by the
  * source's {@code gather} straight into pooled column memory. No {@code Example} is created per row
- * and nothing is read that is not emitted. Operators after the first one the plan cannot express
- * (element operators, and anything after them) run as Reactor transformers on the element path.
+ * and nothing is read that is not emitted.
+ *
+ * <p><b>The columnar path.</b> On a {@link dev.sluice.core.BatchSplitDataset} (Parquet row groups
+ * and other split sources that decode into batches) with known row counts, {@code shuffle},
+ * {@code shard}, {@code take} and {@code skip} before {@code batch} read the rank's row ranges with
+ * the source's {@code readBatches} and cut them into the pipeline's batches by copying column ranges
+ * (a batch may span two splits); no {@code Example} is created per row, and the batches hold exactly
+ * the rows, indices and values the element path would batch. A shuffle within the rank is a window
+ * shuffle there ({@link #shuffle()}).
+ *
+ * <p>Operators after the first one these paths cannot express (element operators, and anything
+ * after them) run as Reactor transformers on the element path; {@link #explain()} says which path
+ * each stage runs on.
  *
  * <pre>{@code
  * PipelineContext ctx = PipelineContext.fromEnvironment().withSeed(42);
@@ -204,7 +215,14 @@ public final class Pipeline<T> implements Dataset<T> {
    * <p>On a {@link dev.sluice.core.SplitDataset} (files, row groups, chunks) it is the split-order
    * shuffle per (seed, epoch), shared by every rank, plus a buffer shuffle of
    * {@value dev.sluice.operators.internal.SplitStages#SPLIT_SHUFFLE_BUFFER} elements within the
-   * rank's stream; {@code shard} then takes each rank's contiguous range of the split sequence.
+   * rank's stream; {@code shard} then takes each rank's contiguous range of the split sequence. On
+   * the columnar path (a {@code batch} follows) that buffer is a <em>window shuffle</em>: the rank's
+   * rows are decoded a window of about 10,000 rows at a time (rounded to whole decoded batches),
+   * the next window on a worker while the current one is served, and each batch gathers its rows
+   * from the window by a uniform random permutation of the window that depends only on (seed,
+   * epoch, rank); memory is the window served plus the one being decoded. Every row of a window is
+   * equally likely at each of its positions, so it is at least as random as a buffer shuffle of the
+   * same size.
    *
    * <p>Caveats: needs a {@link RandomAccessDataset} (or a split source) with only {@code shuffle}, {@code shard},
    * {@code take} and {@code skip} before it; a shuffle written after {@code shard} runs before it,
@@ -240,7 +258,8 @@ public final class Pipeline<T> implements Dataset<T> {
    * are closed.
    *
    * <p>Caveat: on a split source a buffer shuffle runs after {@code shard}, whatever order it was
-   * written in, so each rank shuffles its own range.
+   * written in, so each rank shuffles its own range; on the columnar path it is a window shuffle of
+   * {@code bufferSize} rows ({@link #shuffle()}).
    *
    * @param bufferSize elements held, &gt; 0
    */
@@ -323,14 +342,18 @@ public final class Pipeline<T> implements Dataset<T> {
    * Consecutive examples as {@link Batch}es: one contiguous column per field, in pooled off-heap
    * memory from {@link Options#memory()} (pool {@code "batch"}); the consumer closes each batch.
    * On the index plan the source's {@code gather} copies the rows straight from the source (a
-   * mapping) into the columns; elsewhere examples are collated ({@link Batching}).
+   * mapping) into the columns; on the columnar path the source's decoded batches are cut into
+   * batches by copying column ranges, and a decoded batch that is exactly one batch is handed on as
+   * it is (its memory is the source's); elsewhere examples are collated ({@link Batching}).
    *
    * <p><b>Reactive Streams semantics.</b> With {@code numParallelCalls = 1}, gathers one batch per
    * request on the requesting thread. With more, up to {@code numParallelCalls} workers of
    * {@code boundedElastic} each gather a run of 4 consecutive batches (one scheduler hop per run),
    * emitted in order, so the output does not depend on {@code numParallelCalls}; up to
-   * {@code 4 × numParallelCalls} batches are then held ahead. Completes after the last batch
-   * (smaller unless {@code dropRemainder}); cancel stops new gathers.
+   * {@code 4 × numParallelCalls} batches are then held ahead. On the columnar path,
+   * {@code numParallelCalls} (or, when it is 1, the source's own decode parallelism) row ranges are
+   * decoded at once on workers and kept in order. Completes after the last batch (smaller unless
+   * {@code dropRemainder}); cancel stops new gathers.
    *
    * <p><b>Discard support.</b> Batches gathered but not delivered (cancel, error) go to the discard
    * hook and the pipeline closes them.

@@ -6,11 +6,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.core.Batch;
 import dev.sluice.core.BufferPool;
-import dev.sluice.core.Column;
 import dev.sluice.core.DatasetFormatException;
 import dev.sluice.core.Example;
 import dev.sluice.core.PipelineContext;
 import dev.sluice.core.Split;
+import dev.sluice.core.testing.BatchContents;
 import dev.sluice.core.testing.NoLeaks;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -36,28 +36,12 @@ import reactor.test.StepVerifier;
 class ColumnarPathTest {
   private static final long[] SIZES = {7, 0, 13, 20, 1, 9};
 
-  /** Each row of a batch: its index and every column's value (bytes, or null). */
   static List<List<String>> contents(Flux<Batch> batches) {
-    List<List<String>> out = new ArrayList<>();
-    batches.doOnNext(b -> {
-      try (b) {
-        List<String> rows = new ArrayList<>();
-        for (int r = 0; r < b.size(); r++) {
-          rows.add(render(b, r));
-        }
-        out.add(rows);
-      }
-    }).blockLast();
-    return out;
+    return BatchContents.of(batches);
   }
 
   static String render(Batch b, int r) {
-    StringBuilder s = new StringBuilder().append(b.index(r));
-    for (int c = 0; c < b.schema().size(); c++) {
-      Column col = b.column(c);
-      s.append(' ').append(col.isValid(r) ? Arrays.toString(col.row(r).toByteArray()) : "null");
-    }
-    return s.toString();
+    return BatchContents.render(b, r);
   }
 
   /** The rendering of row {@code i} as the source defines it. */

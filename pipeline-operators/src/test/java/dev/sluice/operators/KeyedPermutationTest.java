@@ -62,18 +62,9 @@ class KeyedPermutationTest {
           counts[(int) p.apply(position)][position]++;
         }
       }
-      double expected = (double) trials / n;
-      double chi2 = 0;
-      for (long[] row : counts) {
-        for (long c : row) {
-          chi2 += (c - expected) * (c - expected) / expected;
-        }
-      }
-      chi2 *= (n - 1.0) / n;
+      double chi2 = PermutationStats.scaledChiSquare(counts, trials);
       int df = (n - 1) * (n - 1);
-      double z = 3.090232; // standard normal 0.999 quantile
-      double h = 2.0 / (9 * df);
-      double critical = df * Math.pow(1 - h + z * Math.sqrt(h), 3);
+      double critical = PermutationStats.critical0001(df);
       assertTrue(chi2 < critical, "n=" + n + ": chi-square " + chi2 + " >= " + critical + " (df " + df + ", alpha 0.001)");
     }
   }

@@ -6,7 +6,6 @@ import dev.sluice.core.BatchSplitDataset;
 import dev.sluice.core.BufferPool;
 import dev.sluice.core.DType;
 import dev.sluice.core.Example;
-import dev.sluice.core.HasSchema;
 import dev.sluice.core.MemoryManager;
 import dev.sluice.core.PipelineContext;
 import dev.sluice.core.Schema;
@@ -15,6 +14,7 @@ import dev.sluice.core.Split;
 import dev.sluice.core.SplitDataset;
 import dev.sluice.core.Tensor;
 import dev.sluice.core.TensorSpec;
+import dev.sluice.core.testing.BatchContents;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
@@ -146,42 +146,7 @@ class MemoryBatchSplits implements BatchSplitDataset<Example> {
 
   /** The same rows without the capability: a plain split source (the element path). */
   SplitDataset<Example> rowsOnly() {
-    MemoryBatchSplits self = this;
-    return new RowsOnly(self);
-  }
-
-  /** A plain split source over the same rows. */
-  static final class RowsOnly implements SplitDataset<Example>, HasSchema {
-    final MemoryBatchSplits source;
-
-    RowsOnly(MemoryBatchSplits source) {
-      this.source = source;
-    }
-
-    @Override
-    public Schema schema() {
-      return SCHEMA;
-    }
-
-    @Override
-    public List<Split> splits() {
-      return source.splits();
-    }
-
-    @Override
-    public Flux<Example> read(Split split, long fromRow, long toRow) {
-      return source.read(split, fromRow, toRow);
-    }
-
-    @Override
-    public Flux<Example> flux(PipelineContext context) {
-      return SplitDataset.super.flux(context);
-    }
-
-    @Override
-    public String toString() {
-      return "rows-only(" + source + ")";
-    }
+    return BatchContents.rowsOnly(this);
   }
 
   @Override

@@ -182,14 +182,7 @@ class ShuffleTest {
         table[p.get(pos)][pos]++;
       }
     }
-    double expected = (double) trials / n;
-    double chi2 = 0;
-    for (long[] row : table) {
-      for (long c : row) {
-        chi2 += (c - expected) * (c - expected) / expected;
-      }
-    }
-    chi2 *= (n - 1.0) / n;
+    double chi2 = PermutationStats.scaledChiSquare(table, trials);
     assertTrue(chi2 < 85.35, "scaled chi-square " + chi2);
   }
 

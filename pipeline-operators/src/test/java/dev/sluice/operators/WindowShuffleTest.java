@@ -39,9 +39,8 @@ class WindowShuffleTest {
 
   /**
    * Position of each row within a window of 8: two windows (a 16-row source in splits of 5 and 11),
-   * 4,000 seeds, batches of 3 that span the windows. Every row stays in its window, and within it a
-   * sum of permutation matrices has fixed row and column sums, so Pearson's statistic scaled by
-   * (n-1)/n is chi-square with 49 df; it must stay below 85.35 (α = 0.001) for each window.
+   * 4,000 seeds, batches of 3 that span the windows. Every row stays in its window, and for each
+   * window the position table passes Pearson's test at α = 0.001 ({@link PermutationStats}).
    */
   @Test
   void everyRowIsEquallyLikelyAtEveryPositionOfItsWindow() {
@@ -59,15 +58,8 @@ class WindowShuffleTest {
       }
     }
     for (long[][] table : tables) {
-      double expected = (double) trials / n;
-      double chi2 = 0;
-      for (long[] row : table) {
-        for (long c : row) {
-          chi2 += (c - expected) * (c - expected) / expected;
-        }
-      }
-      chi2 *= (n - 1.0) / n;
-      assertTrue(chi2 < 85.35, "scaled chi-square " + chi2);
+      double chi2 = PermutationStats.scaledChiSquare(table, trials);
+      assertTrue(chi2 < PermutationStats.critical0001(49), "scaled chi-square " + chi2);
     }
   }
 

@@ -4,13 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.core.Batch;
-import dev.sluice.core.Column;
-import dev.sluice.core.Example;
-import dev.sluice.core.HasSchema;
 import dev.sluice.core.PipelineContext;
-import dev.sluice.core.Schema;
-import dev.sluice.core.Split;
-import dev.sluice.core.SplitDataset;
+import dev.sluice.core.testing.BatchContents;
 import dev.sluice.core.testing.NoLeaks;
 import dev.sluice.io.parquet.Parquet;
 import dev.sluice.io.parquet.ParquetDataset;
@@ -99,46 +94,8 @@ class ColumnarParquetTest {
     return Parquet.open(dir);
   }
 
-  /** The same files as a split source without {@code readBatches}: the element path. */
-  record RowsOnly(ParquetDataset source) implements SplitDataset<Example>, HasSchema {
-    @Override
-    public Schema schema() {
-      return source.schema();
-    }
-
-    @Override
-    public List<Split> splits() {
-      return source.splits();
-    }
-
-    @Override
-    public Flux<Example> read(Split split, long fromRow, long toRow) {
-      return source.read(split, fromRow, toRow);
-    }
-
-    @Override
-    public Flux<Example> flux(PipelineContext context) {
-      return source.flux(context);
-    }
-  }
-
   static List<List<String>> contents(Flux<Batch> batches) {
-    List<List<String>> out = new ArrayList<>();
-    batches.doOnNext(b -> {
-      try (b) {
-        List<String> rows = new ArrayList<>();
-        for (int r = 0; r < b.size(); r++) {
-          StringBuilder s = new StringBuilder().append(b.index(r));
-          for (int c = 0; c < b.schema().size(); c++) {
-            Column col = b.column(c);
-            s.append(' ').append(col.isValid(r) ? Arrays.toString(col.row(r).toByteArray()) : "null");
-          }
-          rows.add(s.toString());
-        }
-        out.add(rows);
-      }
-    }).blockLast();
-    return out;
+    return BatchContents.of(batches);
   }
 
   private record Plan(boolean shuffle, int k, int r, EqualLength policy, long[] cuts, int batch, boolean drop,
@@ -179,7 +136,7 @@ class ColumnarParquetTest {
       Pipeline<Batch> columnar = plan.apply(Pipeline.from(parquet));
       assertTrue(columnar.toString().contains("[columnar]"), columnar.toString());
       List<List<String>> got = contents(columnar.flux(ctx));
-      List<List<String>> element = contents(plan.apply(Pipeline.from(new RowsOnly(parquet))).flux(ctx));
+      List<List<String>> element = contents(plan.apply(Pipeline.from(BatchContents.rowsOnly(parquet))).flux(ctx));
       String what = plan + " " + Arrays.toString(plan.cuts) + " " + Arrays.toString(plan.batchCuts);
       if (!shuffle) {
         assertEquals(element, got, what);
@@ -227,7 +184,7 @@ class ColumnarParquetTest {
       StringBuilder expected = new StringBuilder();
       for (long epoch = 0; epoch < 2; epoch++) {
         long e = epoch;
-        Pipeline.from(new RowsOnly(parquet)).shard(world, rank, policy).batch(batch, drop).flux(
+        Pipeline.from(BatchContents.rowsOnly(parquet)).shard(world, rank, policy).batch(batch, drop).flux(
             PipelineContext.defaults().withSeed(3).withEpoch(epoch)).doOnNext(b -> {
               try (b) {
                 expected.append(e);

@@ -54,12 +54,25 @@ final class IndexPlan {
   record Planned(Flux<?> flux, Schema schema, int next) {}
 
   static Planned plan(RandomAccessDataset<?> source, List<Stage> stages, Options options, PipelineContext ctx) {
-    Sequencer sequencer = new Sequencer(IndexSequence.identity(source.size()), ctx);
+    IndexSequence seq = IndexSequence.identity(source.size());
     int i = 0;
+    int shuffles = 0;
     for (; i < stages.size() && isIndexStage(stages.get(i)); i++) {
-      stages.get(i).accept(sequencer);
+      Stage s = stages.get(i);
+      seq = switch (s.kind()) {
+        case SHUFFLE -> {
+          Long seed = ((ShuffleStage) s).seed();
+          yield seq.shuffled(seed != null ? seed : ctx.seed(), ctx.epoch(), shuffles++);
+        }
+        case SHARD -> {
+          ShardStage sh = (ShardStage) s;
+          yield seq.sharded(sh.numShards(), sh.index(), sh.policy());
+        }
+        case TAKE -> seq.taken(((TakeStage) s).count());
+        case SKIP -> seq.skipped(((SkipStage) s).count());
+        case BUFFER_SHUFFLE, BATCH, REPEAT, ELEMENT -> throw new IllegalStateException(s.describe() + " is not an index stage");
+      };
     }
-    IndexSequence seq = sequencer.seq;
     if (i < stages.size() && stages.get(i) instanceof BatchStage b) {
       i++;
       long length = seq.length();
@@ -71,66 +84,6 @@ final class IndexPlan {
       return new Planned(gatherBatches(source, seq, b, batches.first(), batches.last(), options), null, i);
     }
     return new Planned(elements(source, seq), Schemas.declared(source), i);
-  }
-
-  /** Applies the index stages to the sequence. */
-  private static final class Sequencer implements Stage.Visitor<Void> {
-    IndexSequence seq;
-    final PipelineContext ctx;
-    int shuffles;
-
-    Sequencer(IndexSequence seq, PipelineContext ctx) {
-      this.seq = seq;
-      this.ctx = ctx;
-    }
-
-    @Override
-    public Void shuffle(ShuffleStage s) {
-      seq = seq.shuffled(s.seed() != null ? s.seed() : ctx.seed(), ctx.epoch(), shuffles++);
-      return null;
-    }
-
-    @Override
-    public Void shard(ShardStage s) {
-      seq = seq.sharded(s.numShards(), s.index(), s.policy());
-      return null;
-    }
-
-    @Override
-    public Void take(TakeStage s) {
-      seq = seq.taken(s.count());
-      return null;
-    }
-
-    @Override
-    public Void skip(SkipStage s) {
-      seq = seq.skipped(s.count());
-      return null;
-    }
-
-    @Override
-    public Void bufferShuffle(BufferShuffleStage s) {
-      throw notIndex(s);
-    }
-
-    @Override
-    public Void batch(BatchStage s) {
-      throw notIndex(s);
-    }
-
-    @Override
-    public Void repeat(RepeatStage s) {
-      throw notIndex(s);
-    }
-
-    @Override
-    public Void element(FluxStage s) {
-      throw notIndex(s);
-    }
-  }
-
-  private static IllegalStateException notIndex(Stage s) {
-    return new IllegalStateException(s.describe() + " is not an index stage");
   }
 
   /**

@@ -118,7 +118,7 @@ public final class PlanCompiler {
     for (int i = next; i < ordered.size(); i++) {
       Stage s = ordered.get(i);
       flux = s.accept(new ElementPath(flux, schema, options, context));
-      schema = s.accept(new SchemaAfter(schema));
+      schema = schemaAfter(schema, s);
     }
     return flux;
   }
@@ -195,52 +195,18 @@ public final class PlanCompiler {
   /** The schema of the examples after {@code stages} when it is {@code schema} before (null: unknown). */
   private static Schema schemaAfter(Schema schema, List<Stage> stages) {
     for (Stage s : stages) {
-      schema = s.accept(new SchemaAfter(schema));
+      schema = schemaAfter(schema, s);
     }
     return schema;
   }
 
-  /** The schema after one stage on the element path. */
-  private record SchemaAfter(Schema in) implements Stage.Visitor<Schema> {
-    @Override
-    public Schema shuffle(ShuffleStage s) {
-      return in;
-    }
-
-    @Override
-    public Schema bufferShuffle(BufferShuffleStage s) {
-      return s.schemaAfter(in);
-    }
-
-    @Override
-    public Schema shard(ShardStage s) {
-      return in;
-    }
-
-    @Override
-    public Schema take(TakeStage s) {
-      return in;
-    }
-
-    @Override
-    public Schema skip(SkipStage s) {
-      return in;
-    }
-
-    @Override
-    public Schema batch(BatchStage s) {
-      return null;
-    }
-
-    @Override
-    public Schema repeat(RepeatStage s) {
-      return null;
-    }
-
-    @Override
-    public Schema element(FluxStage s) {
-      return s.schemaAfter(in);
-    }
+  /** The schema after one stage on the element path when it is {@code in} before (null: unknown). */
+  private static Schema schemaAfter(Schema in, Stage s) {
+    return switch (s.kind()) {
+      case SHUFFLE, SHARD, TAKE, SKIP -> in;
+      case BATCH, REPEAT -> null;
+      case BUFFER_SHUFFLE, ELEMENT -> ((FluxStage) s).schemaAfter(in);
+    };
   }
 
   /** A stage on the element path: its Flux transformer. */

@@ -3,11 +3,13 @@ package dev.sluice.operators.internal;
 /**
  * One step of a {@link dev.sluice.operators.Pipeline}, in the order the user wrote it.
  *
- * <p>The hierarchy is closed, and the planner's decisions are exhaustive by construction: typed
- * decisions are {@link Visitor}s, whose methods the compiler requires one by one, and
- * classifications are {@code switch} expressions over {@link #kind()}, which the compiler rejects
- * unless every {@link Kind} has a case. Adding a kind of stage therefore fails to compile until
- * every planner decision (index path, columnar path, split plan, element path, explain) handles it. The
+ * <p>The hierarchy is closed, and the planner's decisions are exhaustive by construction: they are
+ * {@code switch} expressions over {@link #kind()} (Java 17 has no pattern matching in
+ * {@code switch}, but a switch expression over an enum must cover every constant, or it does not
+ * compile; a case casts to its kind's type) or {@link Visitor}s, whose methods the compiler requires
+ * one by one. {@link Kind} is itself derived by a visitor, so adding a kind of stage fails to
+ * compile until every planner decision (index path, columnar path, split plan, element path,
+ * explain) handles it. The
  * index stages ({@link ShuffleStage}, {@link ShardStage}, {@link TakeStage}, {@link SkipStage},
  * {@link BatchStage}) compile into an index or columnar plan when they follow a suitable source
  * directly; element operators implement {@link FluxStage} and run as Flux transformers.
