@@ -172,4 +172,19 @@ class WindowShuffleTest {
     List<Example> none = Pipeline.from(source).shuffle(40).skip(500).flux().collectList().block();
     assertEquals(List.of(), none);
   }
+
+  @Test
+  void aSourceWithoutRowCountsTakesTheElementPath() {
+    MemoryBatchSplits known = new MemoryBatchSplits(5, 7);
+    MemoryBatchSplits unknown = new MemoryBatchSplits(5, 7) {
+      @Override
+      public List<dev.sluice.core.Split> splits() {
+        return super.splits().stream().map(sp -> new dev.sluice.core.Split(sp.id(), dev.sluice.core.Split.UNKNOWN_ROWS))
+            .toList();
+      }
+    };
+    assertTrue(Pipeline.from(known).shard(2, 1).batch(4).toString().contains("batch(4, false, 1) [columnar]"));
+    String plan = Pipeline.from(unknown).shard(2, 1).batch(4).toString();
+    assertTrue(plan.contains("shard(2, 1, PAD) [element] -> batch(4, false, 1) [element]"), plan);
+  }
 }

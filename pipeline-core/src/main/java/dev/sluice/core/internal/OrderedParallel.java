@@ -31,8 +31,8 @@ import reactor.core.scheduler.Scheduler;
  * results not yet emitted when the flux completes, fails or is cancelled, the results of a task that
  * finishes after that (a running task is not interrupted; its next result is released at once and
  * the task is stopped), and the partial output of a failed task. Emitted results belong to the
- * subscriber. Results are never handed to Reactor's discard hook, so a pipeline's own discard hook
- * cannot release them a second time.
+ * subscriber; one on its way down when the subscriber cancels goes to Reactor's discard hook (as
+ * with any operator), never also to {@code release}.
  */
 public final class OrderedParallel {
   private OrderedParallel() {}

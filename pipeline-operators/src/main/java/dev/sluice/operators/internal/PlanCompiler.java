@@ -39,7 +39,12 @@ public final class PlanCompiler {
 
   /** The path a stage runs on. */
   public enum Path {
-    INDEX, COLUMNAR, ELEMENT;
+    /** Positions computed per batch, rows gathered by the source ({@link IndexPlan}). */
+    INDEX,
+    /** Row ranges decoded into batches and re-cut ({@link ColumnarPlan}). */
+    COLUMNAR,
+    /** A Flux transformer over the elements. */
+    ELEMENT;
 
     @Override
     public String toString() {

@@ -26,9 +26,24 @@ public sealed interface Stage permits ShuffleStage, ShardStage, TakeStage, SkipS
     return accept(Kind.OF);
   }
 
-  /** The kinds of stage, one per {@link Visitor} method. */
+  /** The kinds of stage, one per {@link Visitor} method (and so one per stage type but the element operators). */
   enum Kind {
-    SHUFFLE, BUFFER_SHUFFLE, SHARD, TAKE, SKIP, BATCH, REPEAT, ELEMENT;
+    /** {@link ShuffleStage}. */
+    SHUFFLE,
+    /** {@link BufferShuffleStage}. */
+    BUFFER_SHUFFLE,
+    /** {@link ShardStage}. */
+    SHARD,
+    /** {@link TakeStage}. */
+    TAKE,
+    /** {@link SkipStage}. */
+    SKIP,
+    /** {@link BatchStage}. */
+    BATCH,
+    /** {@link RepeatStage}. */
+    REPEAT,
+    /** Any other {@link FluxStage}. */
+    ELEMENT;
 
     private static final Visitor<Kind> OF = new Visitor<>() {
       @Override

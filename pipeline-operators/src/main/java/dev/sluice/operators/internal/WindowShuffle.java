@@ -26,8 +26,8 @@ import reactor.core.scheduler.Schedulers;
  *
  * <p>Memory and threads: the windows are decoded and grouped on a worker, one window ahead: the
  * window being served plus the next one (being decoded or waiting). On complete, error and cancel
- * every decoded batch is closed: the window served, the one waiting, the one being filled, and the
- * output batch being gathered.
+ * every decoded batch is closed exactly once: the window served, the one waiting, the one being
+ * filled, and the output batch being gathered.
  */
 final class WindowShuffle {
   /** Salt of the window permutations' random stream. */
@@ -68,6 +68,9 @@ final class WindowShuffle {
     return Flux.defer(() -> {
       Grouper grouper = new Grouper(schema, pool, windowRows, firstWindow, length, key, source);
       Gather gather = new Gather(schema, pool, batchSize, lo, hi);
+      // The windows are tracked here and closed when the pass ends, not left to the discard hook:
+      // publishOn loses what it has queued when a cancel disposes its worker before a scheduled drain
+      // runs (reactor/reactor-core#4396).
       return decoded
           .<Window>handle((b, sink) -> {
             Window w = grouper.accept(b);
@@ -75,7 +78,6 @@ final class WindowShuffle {
               sink.next(w);
             }
           })
-          .doFinally(signal -> grouper.close())
           .subscribeOn(Schedulers.boundedElastic())
           .publishOn(Schedulers.parallel(), 1) // one window ahead: decoded while the current one is served
           .concatMap(w -> Flux.<Batch>generate(sink -> {
@@ -88,13 +90,16 @@ final class WindowShuffle {
             }
           }).doFinally(signal -> w.close()), 0)
           .concatWith(Flux.defer(gather::finish))
-          .doOnDiscard(Window.class, Window::close)
-          .doFinally(signal -> gather.close());
+          .doFinally(signal -> {
+            gather.close();
+            grouper.close();
+          });
     });
   }
 
   /** The rows of one window, one batch, and the order they go out in. */
   static final class Window implements AutoCloseable {
+    private final Grouper owner;
     final long number;
     final long start; // position of its first row in the windowed sequence
     final Batch rows;
@@ -102,7 +107,8 @@ final class WindowShuffle {
     private int served; // output positions of the window done
     private boolean closed;
 
-    Window(long number, long start, Batch rows, long key) {
+    Window(Grouper owner, long number, long start, Batch rows, long key) {
+      this.owner = owner;
       this.number = number;
       this.start = start;
       this.rows = rows;
@@ -110,15 +116,23 @@ final class WindowShuffle {
     }
 
     @Override
-    public synchronized void close() {
-      if (!closed) {
+    public void close() {
+      synchronized (this) {
+        if (closed) {
+          return;
+        }
         closed = true;
         rows.close();
       }
+      owner.forget(this);
     }
   }
 
-  /** Groups the decoded batches into windows; what it holds is closed on {@link #close()}. */
+  /**
+   * Groups the decoded batches into windows and keeps every window it made until the window is
+   * closed; {@link #close()} closes the batches of the window being filled and every window still
+   * open (waiting in a queue, or dropped by an operator).
+   */
   private static final class Grouper {
     private final Schema schema;
     private final BufferPool pool;
@@ -128,6 +142,7 @@ final class WindowShuffle {
     private final String source;
     private long number;
     private final List<Batch> pending = new ArrayList<>();
+    private final java.util.Set<Window> open = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
     private long pendingRows;
     private boolean closed;
 
@@ -161,7 +176,13 @@ final class WindowShuffle {
       Batch rows = pending.size() == 1 ? pending.get(0) : join(pending, (int) want);
       pending.clear();
       pendingRows = 0;
-      return new Window(number++, start, rows, key);
+      Window w = new Window(this, number++, start, rows, key);
+      open.add(w);
+      return w;
+    }
+
+    synchronized void forget(Window w) {
+      open.remove(w);
     }
 
     /** One batch of the window's batches, in order (a gather then reads one set of buffers). */
@@ -176,10 +197,15 @@ final class WindowShuffle {
       }
     }
 
-    synchronized void close() {
-      closed = true;
-      pending.forEach(Batch::close);
-      pending.clear();
+    void close() {
+      List<Window> left;
+      synchronized (this) {
+        closed = true;
+        pending.forEach(Batch::close);
+        pending.clear();
+        left = new ArrayList<>(open);
+      }
+      left.forEach(Window::close); // a window being served is closed once its gather step ends
     }
   }
 
