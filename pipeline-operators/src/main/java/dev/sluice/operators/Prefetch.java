@@ -38,9 +38,12 @@ import reactor.core.scheduler.Schedulers;
 public final class Prefetch {
   /**
    * How long an idle consumer waits for the next element before it gives its worker back: the
-   * system property {@code sluice.prefetch.spinMicros}, 50 microseconds by default, 0 to never spin.
+   * system property {@code sluice.prefetch.spinMicros}, 0 to never spin; by default 50
+   * microseconds, or 0 when the process may run on one processor only (a consumer spinning there
+   * only keeps the producer it waits for off the processor).
    */
-  static final long SPIN_NANOS = Long.getLong("sluice.prefetch.spinMicros", 50L) * 1_000L;
+  static final long SPIN_NANOS = Long.getLong("sluice.prefetch.spinMicros",
+      Runtime.getRuntime().availableProcessors() > 1 ? 50L : 0L) * 1_000L;
 
   private Prefetch() {}
 

@@ -7,6 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.sluice.core.Batch;
 import dev.sluice.core.Column;
 import dev.sluice.core.Example;
+import dev.sluice.core.MemoryManager;
+import dev.sluice.core.Options;
 import dev.sluice.core.PipelineContext;
 import dev.sluice.core.Split;
 import dev.sluice.core.testing.NoLeaks;
@@ -14,6 +16,8 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.LongStream;
 import org.junit.jupiter.api.Test;
@@ -127,19 +131,31 @@ class WindowShuffleTest {
   }
 
   /**
-   * A source that counts the rows it decoded and that are not closed yet: the window shuffle holds
-   * the window being served plus the next one.
+   * Memory: the source counts the rows it decoded that are not closed yet (at most the window being
+   * decoded: a decoded window is permuted into the pipeline's memory and closed), and the pipeline's
+   * own pool holds the permuted window being served, the next one and the batches in flight. The
+   * consumer holds its first batch until the source has decoded past the first window: the next
+   * window is decoded while the current one is served.
    */
   @Test
-  void holdsAtMostTwoWindows() {
+  void decodesTheNextWindowWhileOneIsServedAndHoldsAboutTwo() throws InterruptedException {
+    int window = 5000;
+    MemoryManager memory = new MemoryManager();
     AtomicLong live = new AtomicLong();
-    AtomicLong max = new AtomicLong();
+    AtomicLong decoded = new AtomicLong();
+    AtomicLong maxLive = new AtomicLong();
+    AtomicLong maxPipeline = new AtomicLong();
+    CountDownLatch nextWindow = new CountDownLatch(1);
     MemoryBatchSplits source = new MemoryBatchSplits(7000, 13000, 10000) {
       @Override
       public Flux<Batch> readBatches(Split split, long fromRow, long toRow, int first, int size) {
         return super.readBatches(split, fromRow, toRow, first, size).map(b -> {
           int n = b.size();
-          max.accumulateAndGet(live.addAndGet(n), Math::max);
+          maxLive.accumulateAndGet(live.addAndGet(n), Math::max);
+          maxPipeline.accumulateAndGet(memory.outstandingBytes(), Math::max);
+          if (decoded.addAndGet(n) > window) {
+            nextWindow.countDown();
+          }
           List<Column> columns = new ArrayList<>();
           for (int c = 0; c < b.schema().size(); c++) {
             columns.add(b.column(c));
@@ -152,11 +168,31 @@ class WindowShuffleTest {
       }
     };
     // windows of 5,000 rows; the one of rows [5000, 10000) joins the ends of two splits
-    List<Long> out = order(Pipeline.from(source).shuffle(5000).batch(64).prefetch(2), CTX);
-    assertEquals(30_000, out.size());
+    Pipeline<Batch> p = Pipeline.from(source).shuffle(window).batch(64).prefetch(2)
+        .withOptions(Options.builder().memory(memory).build());
+    long[] rows = {0};
+    long[] windowBytes = {0};
+    boolean[] first = {true};
+    p.flux(CTX).doOnNext(b -> {
+      try (b) {
+        if (first[0]) {
+          first[0] = false;
+          windowBytes[0] = b.byteSize() * (window / b.size());
+          try {
+            assertTrue(nextWindow.await(10, TimeUnit.SECONDS), "the next window is decoded while the first is served");
+          } catch (InterruptedException e) {
+            throw new IllegalStateException(e);
+          }
+        }
+        rows[0] += b.size();
+      }
+    }).blockLast();
+    assertEquals(30_000, rows[0]);
     assertEquals(0, live.get());
-    assertTrue(max.get() <= 2 * 5000, "at most two windows decoded at once, but " + max.get() + " rows were");
-    assertTrue(max.get() > 5000, "the next window is decoded while one is served: " + max.get());
+    assertTrue(maxLive.get() <= window, "at most one window decoded at a time, but " + maxLive.get() + " rows were");
+    assertTrue(maxPipeline.get() <= 3 * windowBytes[0], "about two permuted windows and the batches in flight, but "
+        + maxPipeline.get() + " bytes for windows of " + windowBytes[0]);
+    memory.checkNoOutstanding();
   }
 
   @Test

@@ -14,10 +14,11 @@ import reactor.core.scheduler.Schedulers;
 /**
  * The window shuffle of the columnar path: the rank's rows, decoded in order, are cut into windows
  * of {@code windowRows} rows (window {@code k} holds rows {@code [k·W, (k+1)·W)}, the last one
- * fewer), its decoded batches joined into one; the rows of window {@code k} are emitted in the
- * order of a uniform random permutation of the window (Fisher-Yates from a generator keyed by
- * (seed, epoch, rank) and {@code k}), gathered column by column into {@code B}-row batches
- * ({@link BatchBuilder#appendRows}); a batch may take rows from two windows.
+ * fewer), its decoded batches joined into one; the rows of window {@code k} are gathered, column by
+ * column ({@link BatchBuilder#appendRows}), in the order of a uniform random permutation of the
+ * window (Fisher-Yates from a generator keyed by (seed, epoch, rank) and {@code k}), and the
+ * {@code B}-row batches are cut from the permuted windows by range copies; a batch may take rows
+ * from two windows.
  *
  * <p>Every row of a window is equally likely to land at each of the window's positions, so a
  * window shuffle of {@code W} rows is at least as random as a buffer shuffle of {@code W} elements
@@ -97,22 +98,20 @@ final class WindowShuffle {
     });
   }
 
-  /** The rows of one window, one batch, and the order they go out in. */
+  /** The rows of one window, one batch, already in the order they go out in. */
   static final class Window implements AutoCloseable {
     private final Grouper owner;
     final long number;
     final long start; // position of its first row in the windowed sequence
     final Batch rows;
-    final int[] order; // output position in the window -> row
     private int served; // output positions of the window done
     private boolean closed;
 
-    Window(Grouper owner, long number, long start, Batch rows, long key) {
+    Window(Grouper owner, long number, long start, Batch rows) {
       this.owner = owner;
       this.number = number;
       this.start = start;
       this.rows = rows;
-      this.order = permutation(key, number, rows.size());
     }
 
     @Override
@@ -176,9 +175,22 @@ final class WindowShuffle {
       Batch rows = pending.size() == 1 ? pending.get(0) : join(pending, (int) want);
       pending.clear();
       pendingRows = 0;
-      Window w = new Window(this, number++, start, rows, key);
+      Window w = new Window(this, number, start, permute(rows, permutation(key, number, (int) want)));
+      number++;
       open.add(w);
       return w;
+    }
+
+    /**
+     * The rows of {@code rows} in the given order, in one batch ({@code rows} is closed): a gather of
+     * the whole window column by column, so that each column of the window is read while it is in
+     * the cache, and the batches served from the window are range copies.
+     */
+    private Batch permute(Batch rows, int[] order) {
+      try (rows; BatchBuilder builder = BatchBuilder.create(schema, order.length, pool)) {
+        builder.appendRows(rows, order, 0, order.length);
+        return builder.build();
+      }
     }
 
     synchronized void forget(Window w) {
@@ -242,7 +254,7 @@ final class WindowShuffle {
               builder = BatchBuilder.create(schema, (int) Math.min(batchSize, hi - lo - done), pool);
             }
             int t = Math.min(to - from, builder.capacity() - builder.size());
-            builder.appendRows(w.rows, w.order, from, t);
+            builder.appendRange(w.rows, from, t);
             from += t;
             w.served += t;
             done += t;
