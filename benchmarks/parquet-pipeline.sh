@@ -9,12 +9,14 @@
 # snappy, of x = 64 float32 (FLAT: 64 float columns x0..x63; LIST: one list column with its shape
 # declared), label int64, score a nullable float32 (null every tenth row) and name a string.
 #
-# Contenders, each: one warm-up pass, then 5 measured passes, median records/s, and the process CPU
+# Contenders, each: one warm-up pass, then 8 measured passes, median records/s, and the process CPU
 # time per record over the measured passes (all threads, so Arrow's native threads count too):
 #   arrow-cpp   Arrow C++'s Parquet reader through arrow-dataset's JNI (benchmarks/arrow-cpp-parquet)
-#   pipeline    sluice bench FILE --batch B          (Pipeline.from(parquet).shard(1, 0).batch(B).prefetch(4))
-#   shuffled    sluice bench FILE --batch B --shuffle (split order + 10,000-row window shuffle)
+#   pipeline    sluice bench FILE --batch B --prefetch 0  (Pipeline.from(parquet).shard(1, 0).batch(B))
+#   shuffled    the same with --shuffle (split order + 10,000-row window shuffle)
 #   batches     ParquetDataset.batches(B) (benchmarks' BatchesBench)
+# (no prefetch stage: on one core a prefetch thread only adds hand-offs; the comparison is of the
+# decoding paths)
 # Ratios: pipeline / arrow-cpp (targets: >= 1.0 FLAT, >= 2.0 LIST), pipeline / batches (>= 0.9),
 # shuffled / pipeline (>= 0.8).
 #
@@ -51,14 +53,14 @@ for layout in $layouts; do
   r_arrow=(); r_batches=(); r_shuffle=()
   for r in $(seq 1 "$rounds"); do
     a=$(taskset -c 0 java $arrowflags -cp "$arrow/target/classes:$arrow/target/lib/*" \
-        dev.sluice.benchmarks.arrowcpp.ArrowParquetRead "$file" 1 5 2>/dev/null)
+        dev.sluice.benchmarks.arrowcpp.ArrowParquetRead "$file" 1 8 2>/dev/null)
     a_rate=$(echo "$a" | awk '{ print $3 }' | median)
     a_cpu=$(echo "$a" | awk '{ print 1e9 / $4 }' | median)
-    p=$(taskset -c 0 java $flags -jar "$sluice" bench "$file" --batch "$batch" --epochs 5 --json)
+    p=$(taskset -c 0 java $flags -jar "$sluice" bench "$file" --batch "$batch" --epochs 8 --prefetch 0 --json)
     p_rate=$(echo "$p" | json recordsPerSecond); p_cpu=$(echo "$p" | json cpuNanosPerRecord)
-    s=$(taskset -c 0 java $flags -jar "$sluice" bench "$file" --batch "$batch" --epochs 5 --shuffle --json)
+    s=$(taskset -c 0 java $flags -jar "$sluice" bench "$file" --batch "$batch" --epochs 8 --prefetch 0 --shuffle --json)
     s_rate=$(echo "$s" | json recordsPerSecond); s_cpu=$(echo "$s" | json cpuNanosPerRecord)
-    b=$(taskset -c 0 java $flags -cp "$bench" dev.sluice.benchmarks.parquet.BatchesBench "$file" "$batch" 5)
+    b=$(taskset -c 0 java $flags -cp "$bench" dev.sluice.benchmarks.parquet.BatchesBench "$file" "$batch" 8)
     b_rate=$(echo "$b" | json recordsPerSecond); b_cpu=$(echo "$b" | json cpuNanosPerRecord)
     r_arrow+=("$(ratio "$p_rate" "$a_rate")"); r_batches+=("$(ratio "$p_rate" "$b_rate")")
     r_shuffle+=("$(ratio "$s_rate" "$p_rate")")
