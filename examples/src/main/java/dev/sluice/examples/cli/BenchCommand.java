@@ -44,7 +44,8 @@ final class BenchCommand implements Callable<Integer> {
   @Option(names = "--seed", paramLabel = "S", defaultValue = "0", description = "Seed (default: ${DEFAULT-VALUE}).")
   long seed;
 
-  @Option(names = "--num-workers", paramLabel = "W", defaultValue = "1", description = "Gather threads (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--num-workers", paramLabel = "W", defaultValue = "1", description = "Gather (index path) or decode "
+      + "(columnar path) threads (default: ${DEFAULT-VALUE}).")
   int numWorkers;
 
   @Option(names = "--batch", paramLabel = "B", defaultValue = "256", description = "Batch size (default: ${DEFAULT-VALUE}).")

@@ -66,8 +66,8 @@ final class ReadCommand implements Callable<Integer> {
   @Option(names = "--drop-remainder", description = "Drop a last batch smaller than B.")
   boolean dropRemainder;
 
-  @Option(names = "--parallelism", paramLabel = "P", defaultValue = "1", description = "Batches gathered (index path) "
-      + "or collated (element path) in parallel, in order (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--parallelism", paramLabel = "P", defaultValue = "1", description = "Batches gathered (index path), "
+      + "row ranges decoded (columnar path) or batches collated (element path) in parallel, in order (default: ${DEFAULT-VALUE}).")
   int parallelism;
 
   @Option(names = "--prefetch", paramLabel = "P", defaultValue = "4", description = "Elements produced ahead on another thread, 0 for none (default: ${DEFAULT-VALUE}).")
