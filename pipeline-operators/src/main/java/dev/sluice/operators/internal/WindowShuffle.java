@@ -68,7 +68,7 @@ final class WindowShuffle {
       long firstWindow, long length, long lo, long hi, long key, String source) {
     return Flux.defer(() -> {
       Grouper grouper = new Grouper(schema, pool, windowRows, firstWindow, length, key, source);
-      Gather gather = new Gather(schema, pool, batchSize, lo, hi);
+      Recut recut = new Recut(schema, pool, batchSize, hi - lo);
       // The windows are tracked here and closed when the pass ends, not left to the discard hook:
       // publishOn loses what it has queued when a cancel disposes its worker before a scheduled drain
       // runs (reactor/reactor-core#4396).
@@ -82,7 +82,7 @@ final class WindowShuffle {
           .subscribeOn(Schedulers.boundedElastic())
           .publishOn(Schedulers.parallel(), 1) // one window ahead: decoded while the current one is served
           .concatMap(w -> Flux.<Batch>generate(sink -> {
-            Batch b = gather.next(w);
+            Batch b = w.next(recut, lo, hi);
             if (b == null) {
               w.close(); // before the next window is asked for
               sink.complete();
@@ -90,9 +90,9 @@ final class WindowShuffle {
               sink.next(b);
             }
           }).doFinally(signal -> w.close()), 0)
-          .concatWith(Flux.defer(gather::finish))
+          .concatWith(Flux.defer(recut::finish))
           .doFinally(signal -> {
-            gather.close();
+            recut.close();
             grouper.close();
           });
     });
@@ -104,7 +104,7 @@ final class WindowShuffle {
     final long number;
     final long start; // position of its first row in the windowed sequence
     final Batch rows;
-    private int served; // output positions of the window done
+    private final int[] position = {-1}; // the next row to serve, once started
     private boolean closed;
 
     Window(Grouper owner, long number, long start, Batch rows) {
@@ -112,6 +112,21 @@ final class WindowShuffle {
       this.number = number;
       this.start = start;
       this.rows = rows;
+    }
+
+    /**
+     * The next batch {@code recut} completes from the window's rows at positions {@code [lo, hi)} of
+     * the windowed sequence, or null when the window has no more to give (a batch being filled
+     * carries over to the next window).
+     */
+    synchronized Batch next(Recut recut, long lo, long hi) { // the window is not closed under the copy
+      if (closed) {
+        return null;
+      }
+      if (position[0] < 0) {
+        position[0] = (int) Math.max(0, lo - start);
+      }
+      return recut.fill(rows, position, (int) Math.min(rows.size(), hi - start));
     }
 
     @Override
@@ -218,71 +233,6 @@ final class WindowShuffle {
         left = new ArrayList<>(open);
       }
       left.forEach(Window::close); // a window being served is closed once its gather step ends
-    }
-  }
-
-  /** Gathers output batches from the windows; a partly filled batch carries over to the next window. */
-  private static final class Gather {
-    private final Schema schema;
-    private final BufferPool pool;
-    private final int batchSize;
-    private final long lo;
-    private final long hi;
-    private long done; // positions in [lo, hi) taken so far
-    private BatchBuilder builder;
-    private boolean closed;
-
-    Gather(Schema schema, BufferPool pool, int batchSize, long lo, long hi) {
-      this.schema = schema;
-      this.pool = pool;
-      this.batchSize = batchSize;
-      this.lo = lo;
-      this.hi = hi;
-    }
-
-    /** The next batch completed from {@code w}, or null when {@code w} has no more positions to give. */
-    Batch next(Window w) {
-      synchronized (w) { // the window cannot be closed under the copy
-        synchronized (this) {
-          if (closed || w.closed) {
-            return null;
-          }
-          int from = (int) Math.max(0, lo - w.start) + w.served;
-          int to = (int) Math.min(w.rows.size(), hi - w.start);
-          while (from < to) {
-            if (builder == null) {
-              builder = BatchBuilder.create(schema, (int) Math.min(batchSize, hi - lo - done), pool);
-            }
-            int t = Math.min(to - from, builder.capacity() - builder.size());
-            builder.appendRange(w.rows, from, t);
-            from += t;
-            w.served += t;
-            done += t;
-            if (builder.isFull()) {
-              Batch b = builder.build();
-              builder = null;
-              return b;
-            }
-          }
-          return null;
-        }
-      }
-    }
-
-    /** After the last window: every position was served. */
-    synchronized Flux<Batch> finish() {
-      if (builder != null || done != hi - lo) {
-        return Flux.error(new IllegalStateException("the window shuffle served " + done + " of " + (hi - lo) + " rows"));
-      }
-      return Flux.empty();
-    }
-
-    synchronized void close() {
-      closed = true;
-      if (builder != null) {
-        builder.close();
-        builder = null;
-      }
     }
   }
 }
