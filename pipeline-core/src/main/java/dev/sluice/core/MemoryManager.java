@@ -113,6 +113,19 @@ public final class MemoryManager {
     return n;
   }
 
+  /**
+   * Bytes of fresh off-heap memory the pools of this manager have ever allocated (reuse of a kept
+   * buffer does not count). With no retention ({@code new MemoryManager(0)}) every allocation counts,
+   * so a test can tell whether anything allocated from the manager after a given moment.
+   */
+  public long allocatedBytesTotal() {
+    long n = 0;
+    for (BufferPool p : pools.values()) {
+      n += p.allocatedBytesTotal();
+    }
+    return n;
+  }
+
   /** Outstanding bytes per stage, for the stages that have any. */
   public Map<String, Long> outstandingBytesByStage() {
     Map<String, Long> out = new TreeMap<>();

@@ -1,5 +1,6 @@
 package dev.sluice.core;
 
+import dev.sluice.core.internal.PassTasks;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Iterator;
@@ -45,11 +46,20 @@ import reactor.util.context.Context;
  * <p><b>Closing.</b> {@link #close()} cancels the pass, closes every element that arrived and was
  * not handed out ({@link AutoCloseable} elements: batches), and closes elements that arrive after
  * it; the pipeline closes the batches its stages hold (prefetch queues, parallel map chunks)
- * through its discard hook. When the pass was built over a scope of memory
- * ({@link #of(MemoryManager, Function)}, which {@code Pipeline.iterate} uses), {@code close()}
- * also waits, up to {@value #CLOSE_WAIT_SECONDS} s, until the workers of the pass gave back
- * everything except the batches the consumer still holds, so that the memory is back when it
- * returns. Closing twice is harmless; {@link #hasNext()} and {@link #next()} after close throw
+ * through its discard hook. Then it waits until the pass is quiescent: no task of the pass is
+ * running or queued on any scheduler. A task belongs to the pass when a stage of Sluice scheduled it
+ * on behalf of the pass (during this iterator's subscribe, request and cancel calls, or from another
+ * task of the pass): the prefetch's producer and consumer, parallel map chunks, parallel gathers,
+ * decodes and collations, interleave readers. So when {@code close()} returns, no worker of the pass
+ * is still building a batch or decoding, and none will start: what the pass allocated, from any
+ * memory manager, has been handed out or given back, and nothing allocates for it afterwards. When
+ * the pass was built over a scope of memory ({@link #of(MemoryManager, Function)}, which
+ * {@code Pipeline.iterate} uses), {@code close()} then also checks that the scope holds nothing
+ * beyond the batches the consumer still holds, and waits for that too. Each wait is bounded: after
+ * {@value #CLOSE_WAIT_SECONDS} s in all, {@code close()} logs a warning with what is left and
+ * returns. Work a stage runs on a thread or scheduler Sluice did not give it is not waited for;
+ * called from a task of the pass itself, {@code close()} cancels and returns without waiting.
+ * Closing twice is harmless; {@link #hasNext()} and {@link #next()} after close throw
  * {@link IllegalStateException}. A {@link #stream()} closes the iterator when the stream is closed.
  *
  * <p><b>Errors.</b> A failure of the pass is thrown by {@link #hasNext()} (and {@link #next()})
@@ -62,7 +72,7 @@ import reactor.util.context.Context;
  * @param <T> the element type
  */
 public final class PipelineIterator<T> implements Iterator<T>, Iterable<T>, AutoCloseable {
-  /** How long {@link #close()} waits for the workers of a pass to give their memory back. */
+  /** How long {@link #close()} waits for the pass to become quiescent and give its memory back. */
   static final long CLOSE_WAIT_SECONDS = 10;
 
   private static final Logger LOG = LoggerFactory.getLogger(PipelineIterator.class);
@@ -71,6 +81,7 @@ public final class PipelineIterator<T> implements Iterator<T>, Iterable<T>, Auto
       AtomicReferenceFieldUpdater.newUpdater(PipelineIterator.class, Subscription.class, "upstream");
 
   private final MemoryManager scope; // null: the pass's memory is not accounted for
+  private final PassTasks tasks = new PassTasks();
   private final ConcurrentLinkedQueue<T> queue = new ConcurrentLinkedQueue<>();
   private final Receiver receiver = new Receiver();
   private volatile Subscription upstream;
@@ -93,19 +104,20 @@ public final class PipelineIterator<T> implements Iterator<T>, Iterable<T>, Auto
 
   /**
    * Iterates {@code source}: subscribes to it now and requests one element at a time. {@link #close()}
-   * cancels it and closes what arrived and was not handed out.
+   * cancels it, closes what arrived and was not handed out, and waits until no task of the pass is
+   * queued or running (without a scope, it does not check memory).
    */
   public static <T> PipelineIterator<T> of(Publisher<? extends T> source) {
     Objects.requireNonNull(source, "source");
     PipelineIterator<T> it = new PipelineIterator<>(null);
-    source.subscribe(it.receiver);
+    it.subscribe(source);
     return it;
   }
 
   /**
    * Iterates the pass {@code pass} builds over a scope of {@code memory}: a manager that allocates
    * from {@code memory} and counts what the pass holds, so that {@link #close()} returns once the
-   * pass's workers gave everything back except the batches the consumer still holds.
+   * pass is quiescent and gave everything back except the batches the consumer still holds.
    *
    * @param memory the manager the pass allocates from
    * @param pass builds the pass, allocating through the manager it is given
@@ -116,8 +128,17 @@ public final class PipelineIterator<T> implements Iterator<T>, Iterable<T>, Auto
     MemoryManager scope = memory.newScope("iterate");
     PipelineIterator<T> it = new PipelineIterator<>(scope);
     Publisher<? extends T> source = Objects.requireNonNull(pass.apply(scope), "pass returned null");
-    source.subscribe(it.receiver);
+    it.subscribe(source);
     return it;
+  }
+
+  private void subscribe(Publisher<? extends T> source) {
+    PassTasks previous = tasks.enter();
+    try {
+      source.subscribe(receiver);
+    } finally {
+      tasks.exit(previous);
+    }
   }
 
   /**
@@ -148,7 +169,12 @@ public final class PipelineIterator<T> implements Iterator<T>, Iterable<T>, Auto
         Subscription s = upstream;
         if (s != null) {
           requested = true;
-          s.request(1);
+          PassTasks previous = tasks.enter();
+          try {
+            s.request(1);
+          } finally {
+            tasks.exit(previous);
+          }
           continue;
         }
       }
@@ -211,8 +237,9 @@ public final class PipelineIterator<T> implements Iterator<T>, Iterable<T>, Auto
   }
 
   /**
-   * Cancels the pass, closes the elements that arrived and were not handed out, and waits for the
-   * pass's workers to give back their memory (see the class description). Idempotent.
+   * Cancels the pass, closes the elements that arrived and were not handed out, and waits until no
+   * task of the pass is queued or running and its memory is back (see the class description).
+   * Idempotent.
    */
   @Override
   public void close() {
@@ -220,13 +247,18 @@ public final class PipelineIterator<T> implements Iterator<T>, Iterable<T>, Auto
       return;
     }
     closed = true;
-    Operators.terminate(UPSTREAM, this);
+    PassTasks previous = tasks.enter();
+    try {
+      Operators.terminate(UPSTREAM, this);
+    } finally {
+      tasks.exit(previous);
+    }
     drainQueue();
     Thread w = waiter;
     if (w != null) {
       LockSupport.unpark(w);
     }
-    awaitPassMemory();
+    awaitQuiescence();
   }
 
   private void checkNotClosed() {
@@ -292,14 +324,24 @@ public final class PipelineIterator<T> implements Iterator<T>, Iterable<T>, Auto
     }
   }
 
-  /** Waits until the pass holds nothing beyond what the consumer holds, or gives up after the wait. */
-  private void awaitPassMemory() {
-    if (scope == null) {
-      return;
+  /**
+   * Waits until no task of the pass is queued or running, and then until the pass holds no memory
+   * beyond what the consumer holds; warns and returns when that takes longer than the wait.
+   */
+  private void awaitQuiescence() {
+    if (PassTasks.current() == tasks) {
+      return; // closed by a task of the pass itself, which cannot wait for its own end
     }
     long deadline = System.nanoTime() + Duration.ofSeconds(CLOSE_WAIT_SECONDS).toNanos();
     try {
-      if (!scope.await(this::passSettled, deadline)) {
+      if (!tasks.awaitIdle(deadline)) {
+        LOG.warn("closing a pipeline iterator: after {} s {} tasks of its pass are still queued or running{}",
+            CLOSE_WAIT_SECONDS, tasks.active(), scope == null ? ""
+                : " (the pass and its consumer hold " + scope.outstandingBytes() + " bytes, per stage "
+                    + scope.outstandingBytesByStage() + ")");
+        return;
+      }
+      if (scope != null && !scope.await(this::passSettled, deadline)) {
         LOG.warn("closing a pipeline iterator: after {} s its pass and consumer still hold {} bytes (per stage: {}), "
             + "{} of them in batches the consumer holds", CLOSE_WAIT_SECONDS, scope.outstandingBytes(),
             scope.outstandingBytesByStage(), heldByConsumer());

@@ -1,5 +1,6 @@
 package dev.sluice.operators;
 
+import dev.sluice.core.internal.TrackedScheduler;
 import dev.sluice.operators.internal.FluxInterleave;
 import java.util.Objects;
 import java.util.function.Function;
@@ -62,7 +63,7 @@ public final class Interleave {
     if (numParallelCalls <= 0) {
       throw new IllegalArgumentException("numParallelCalls > 0 required but it was " + numParallelCalls);
     }
-    Scheduler scheduler = numParallelCalls > 1 ? Schedulers.boundedElastic() : null;
+    Scheduler scheduler = numParallelCalls > 1 ? TrackedScheduler.of(Schedulers.boundedElastic()) : null;
     int prefetch = numParallelCalls > 1 ? Math.max(blockLength, 32) : blockLength;
     if (deterministic) {
       return f -> new FluxInterleave<>(f, fn, cycleLength, blockLength, prefetch, scheduler);

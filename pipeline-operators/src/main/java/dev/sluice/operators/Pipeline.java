@@ -148,8 +148,10 @@ public final class Pipeline<T> implements Dataset<T> {
    * One pass for {@code context} as a blocking iterator that cannot leak, for plain Java loops:
    * closing it (try-with-resources, also after {@code break} or an exception) cancels the pass and
    * closes every batch that was produced and not handed out, in the iterator's queue and in the
-   * pipeline's stages (prefetch queues, parallel map chunks), and returns once the pass's workers
-   * gave that memory back. The consumer closes the batches it takes.
+   * pipeline's stages (prefetch queues, parallel map chunks), and returns once no worker of the
+   * pass is running or queued any more and that memory is back: a worker that was building a batch
+   * at the moment of the close has finished and given it back. The consumer closes the batches it
+   * takes.
    *
    * <pre>{@code
    * try (PipelineIterator<Batch> batches = pipeline.iterate(ctx)) {

@@ -11,6 +11,7 @@ import dev.sluice.core.MemoryManager;
 import dev.sluice.core.PipelineContext;
 import dev.sluice.core.PipelineIterator;
 import dev.sluice.core.Tensor;
+import dev.sluice.core.testing.CloseRounds;
 import dev.sluice.core.testing.NoLeaks;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -18,8 +19,10 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.NoSuchElementException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Stream;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
@@ -33,6 +36,8 @@ import reactor.test.StepVerifier;
  */
 @ExtendWith(NoLeaks.class)
 class IterateTest {
+  /** How long a close waits for a pass before it gives up (PipelineIterator's bound). */
+  private static final long CLOSE_WAIT_SECONDS = 10;
   private static final PipelineContext CTX = PipelineContext.defaults().withSeed(11);
 
   /** Many batches, a parallel map of batches (chunks on workers) and a prefetch on another thread. */
@@ -273,6 +278,63 @@ class IterateTest {
     } finally {
       Thread.interrupted();
     }
+  }
+
+  @Test
+  void closeLeavesNothingBehindOnTheElementPathWithPrefetchParallelMapsAndPaddedBatch() {
+    // the sequential map's work lies between the parallel map's last look at the cancel and the
+    // padded batch's allocation: a close that arrives then must wait for that batch
+    Pipeline<Batch> p = Pipeline.from(Datasets.range(100_000)).shuffle(1_000).map(e -> e, 2, true)
+        .map(IterateTest::busyIdentity).paddedBatch(16).map(b -> b, 2, true).prefetch(4);
+    CloseRounds.closeRightAway(300, 21, (round, memory) -> over(p, memory).iterate(CTX.withEpoch(round)));
+  }
+
+  @Test
+  void closeLeavesNothingBehindAfterAParallelGatherOnTheIndexPath() {
+    // a gather of 1,024 permuted rows computes its indices before it allocates the batch
+    Pipeline<Batch> p = Pipeline.from(Datasets.synthetic(1_000_000, 4, 1)).shuffle().batch(1_024, false, 2).prefetch(4);
+    CloseRounds.closeRightAway(300, 22, (round, memory) -> over(p, memory).iterate(CTX.withEpoch(round)));
+  }
+
+  @Test
+  void closingFromAStageOfThePassItselfDoesNotWaitForItself() throws Exception {
+    AtomicReference<PipelineIterator<Batch>> self = new AtomicReference<>();
+    CountDownLatch closeReturned = new CountDownLatch(1);
+    Pipeline<Batch> p = Pipeline.from(Datasets.range(10_000)).batch(10).map(b -> {
+      if (b.index(0) == 100) {
+        self.get().close(); // on the prefetch's producer thread, a task of the pass
+        closeReturned.countDown();
+      }
+      return b;
+    }).prefetch(2);
+    List<Long> firsts = new ArrayList<>();
+    try (PipelineIterator<Batch> it = p.iterate(CTX)) {
+      self.set(it);
+      assertThatThrownBy(() -> {
+        while (it.hasNext()) {
+          try (Batch b = it.next()) {
+            firsts.add(b.index(0));
+          }
+        }
+      }).isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+    }
+    assertThat(closeReturned.await(CLOSE_WAIT_SECONDS / 2, TimeUnit.SECONDS)).as("close() called by a stage returned")
+        .isTrue();
+    assertThat(firsts).startsWith(0L, 10L).allMatch(i -> i < 100);
+    TestSources.awaitNoOutstanding();
+  }
+
+  /** Returns {@code e} after a few microseconds of arithmetic (a stand-in for an augmentation). */
+  private static Example busyIdentity(Example e) {
+    long x = e.index();
+    for (int i = 0; i < 2_000; i++) {
+      x = x * 6364136223846793005L + 1442695040888963407L;
+    }
+    return x == 42 ? e : e; // keeps the loop
+  }
+
+  private static <T> Pipeline<T> over(Pipeline<T> p, MemoryManager memory) {
+    return p.withOptions(p.options().toBuilder().memory(memory).build());
   }
 
   @Test

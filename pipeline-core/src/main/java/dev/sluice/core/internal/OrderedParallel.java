@@ -68,13 +68,14 @@ public final class OrderedParallel {
     if (parallelism <= 0) {
       throw new IllegalArgumentException("parallelism > 0 required but it was " + parallelism);
     }
+    Scheduler workers = TrackedScheduler.of(scheduler);
     return Flux.defer(() -> {
       Runs<R> runs = new Runs<>(release);
       // Each finished task is one Run: flatMapSequential keeps them in order. It drops the values
       // queued in its inners on cancel and on an immediate error without a discard
       // (reactor/reactor-core#4379), so the runs are tracked here and released when the stage ends.
       return inputs
-          .flatMapSequential(t -> Mono.fromCallable(() -> runs.execute(task, t)).subscribeOn(scheduler),
+          .flatMapSequential(t -> Mono.fromCallable(() -> runs.execute(task, t)).subscribeOn(workers),
               parallelism, 1)
           .concatMap(Run::flux, 0)
           .doFinally(signal -> runs.terminate());

@@ -1,5 +1,6 @@
 package dev.sluice.operators.internal;
 
+import dev.sluice.core.internal.TrackedScheduler;
 import java.util.ArrayDeque;
 import java.util.Iterator;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -63,7 +64,7 @@ public final class FluxChunkedMap<T, R> extends Flux<R> implements Scannable {
     this.deterministic = deterministic;
     this.chunkSize = chunkSize;
     this.adaptive = adaptive;
-    this.scheduler = scheduler;
+    this.scheduler = TrackedScheduler.of(scheduler);
   }
 
   @Override

@@ -1,5 +1,6 @@
 package dev.sluice.operators.internal;
 
+import dev.sluice.core.internal.TrackedScheduler;
 import java.util.ArrayDeque;
 import java.util.Objects;
 import java.util.Queue;
@@ -65,7 +66,7 @@ public final class FluxInterleave<T, R> extends FluxOperator<T, R> {
     this.cycleLength = cycleLength;
     this.blockLength = blockLength;
     this.prefetch = prefetch;
-    this.scheduler = scheduler;
+    this.scheduler = scheduler == null ? null : TrackedScheduler.of(scheduler);
   }
 
   @Override

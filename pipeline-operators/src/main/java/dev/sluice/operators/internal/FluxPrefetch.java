@@ -1,5 +1,6 @@
 package dev.sluice.operators.internal;
 
+import dev.sluice.core.internal.TrackedScheduler;
 import java.util.Queue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
@@ -64,8 +65,8 @@ public final class FluxPrefetch<T> extends Flux<T> implements Scannable {
     }
     this.source = source;
     this.bufferSize = bufferSize;
-    this.producer = producer;
-    this.consumer = consumer;
+    this.producer = TrackedScheduler.of(producer);
+    this.consumer = TrackedScheduler.of(consumer);
     this.spinNanos = spinNanos;
   }
 

@@ -5,6 +5,7 @@ import dev.sluice.core.BatchBuilder;
 import dev.sluice.core.BufferPool;
 import dev.sluice.core.Schema;
 import dev.sluice.core.internal.Mix;
+import dev.sluice.core.internal.TrackedScheduler;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
@@ -79,8 +80,8 @@ final class WindowShuffle {
               sink.next(w);
             }
           })
-          .subscribeOn(Schedulers.boundedElastic())
-          .publishOn(Schedulers.parallel(), 1) // one window ahead: decoded while the current one is served
+          .subscribeOn(TrackedScheduler.of(Schedulers.boundedElastic()))
+          .publishOn(TrackedScheduler.of(Schedulers.parallel()), 1) // one window ahead: decoded while the current one is served
           .concatMap(w -> Flux.<Batch>generate(sink -> {
             Batch b = w.next(recut, lo, hi);
             if (b == null) {

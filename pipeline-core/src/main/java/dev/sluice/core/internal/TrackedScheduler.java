@@ -1,0 +1,329 @@
+package dev.sluice.core.internal;
+
+import java.util.Objects;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
+import reactor.core.Disposable;
+import reactor.core.Disposables;
+import reactor.core.Exceptions;
+import reactor.core.Scannable;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Scheduler;
+
+/**
+ * A scheduler that counts the tasks it is given for the pass that is current when they are
+ * scheduled ({@link PassTasks}), so that closing the pass can wait until none of them is queued or
+ * running. Every stage of Sluice that runs work on a scheduler (our own operators and Reactor's
+ * {@code subscribeOn}, {@code publishOn}, {@code flatMap} alike) is given its scheduler through
+ * {@link #of(Scheduler)}.
+ *
+ * <p>A task belongs to its pass from the moment it is scheduled until it returns, or until it is
+ * disposed before it started (directly, or by disposing the worker it was scheduled on); a task
+ * disposed before it started does not run, also when the scheduler it was handed to had already
+ * picked it up. The task runs with its pass current, so what it schedules belongs to the pass as
+ * well. A periodic task belongs to its pass until it is disposed. A task scheduled while no pass is
+ * current goes to the decorated scheduler as it is: one thread-local read is the whole cost.
+ * Everything else (time, disposal, workers' lifecycle) is the decorated scheduler's.
+ */
+public final class TrackedScheduler implements Scheduler, Scannable {
+  private final Scheduler delegate;
+
+  private TrackedScheduler(Scheduler delegate) {
+    this.delegate = delegate;
+  }
+
+  /** {@code scheduler}, counting its tasks for the current pass ({@code scheduler} itself when it does already). */
+  public static Scheduler of(Scheduler scheduler) {
+    Objects.requireNonNull(scheduler, "scheduler");
+    return scheduler instanceof TrackedScheduler ? scheduler : new TrackedScheduler(scheduler);
+  }
+
+  /** True when {@code task} is what a tracked scheduler hands to the scheduler it decorates for a pass's task. */
+  public static boolean isPassTask(Runnable task) {
+    return task instanceof Task;
+  }
+
+  @Override
+  public Disposable schedule(Runnable task) {
+    PassTasks pass = PassTasks.current();
+    if (pass == null) {
+      return delegate.schedule(task);
+    }
+    Task t = Task.begin(task, pass, null, false);
+    try {
+      return t.started(delegate.schedule(t));
+    } catch (RuntimeException | Error e) {
+      t.rejected();
+      throw e;
+    }
+  }
+
+  @Override
+  public Disposable schedule(Runnable task, long delay, TimeUnit unit) {
+    PassTasks pass = PassTasks.current();
+    if (pass == null) {
+      return delegate.schedule(task, delay, unit);
+    }
+    Task t = Task.begin(task, pass, null, false);
+    try {
+      return t.started(delegate.schedule(t, delay, unit));
+    } catch (RuntimeException | Error e) {
+      t.rejected();
+      throw e;
+    }
+  }
+
+  @Override
+  public Disposable schedulePeriodically(Runnable task, long initialDelay, long period, TimeUnit unit) {
+    PassTasks pass = PassTasks.current();
+    if (pass == null) {
+      return delegate.schedulePeriodically(task, initialDelay, period, unit);
+    }
+    Task t = Task.begin(task, pass, null, true);
+    try {
+      return t.started(delegate.schedulePeriodically(t, initialDelay, period, unit));
+    } catch (RuntimeException | Error e) {
+      t.rejected();
+      throw e;
+    }
+  }
+
+  @Override
+  public long now(TimeUnit unit) {
+    return delegate.now(unit);
+  }
+
+  @Override
+  public Worker createWorker() {
+    return new TrackedWorker(delegate.createWorker());
+  }
+
+  @Override
+  public void dispose() {
+    delegate.dispose();
+  }
+
+  @Override
+  public Mono<Void> disposeGracefully() {
+    return delegate.disposeGracefully();
+  }
+
+  @Override
+  public boolean isDisposed() {
+    return delegate.isDisposed();
+  }
+
+  @Override
+  public void init() {
+    delegate.init();
+  }
+
+  @Override
+  @SuppressWarnings("deprecation")
+  public void start() {
+    delegate.start();
+  }
+
+  @Override
+  public Object scanUnsafe(Attr key) {
+    return Scannable.from(delegate).scanUnsafe(key);
+  }
+
+  @Override
+  public String toString() {
+    return "tracked(" + delegate + ")";
+  }
+
+  /** A worker of the decorated scheduler; disposing it drops the pass tasks it has not started. */
+  static final class TrackedWorker implements Worker, Scannable {
+    private final Worker delegate;
+    private final Disposable.Composite tasks = Disposables.composite(); // the pass tasks not finished
+
+    TrackedWorker(Worker delegate) {
+      this.delegate = delegate;
+    }
+
+    @Override
+    public Disposable schedule(Runnable task) {
+      PassTasks pass = PassTasks.current();
+      if (pass == null) {
+        return delegate.schedule(task);
+      }
+      Task t = Task.begin(task, pass, tasks, false);
+      try {
+        return t.started(delegate.schedule(t));
+      } catch (RuntimeException | Error e) {
+        t.rejected();
+        throw e;
+      }
+    }
+
+    @Override
+    public Disposable schedule(Runnable task, long delay, TimeUnit unit) {
+      PassTasks pass = PassTasks.current();
+      if (pass == null) {
+        return delegate.schedule(task, delay, unit);
+      }
+      Task t = Task.begin(task, pass, tasks, false);
+      try {
+        return t.started(delegate.schedule(t, delay, unit));
+      } catch (RuntimeException | Error e) {
+        t.rejected();
+        throw e;
+      }
+    }
+
+    @Override
+    public Disposable schedulePeriodically(Runnable task, long initialDelay, long period, TimeUnit unit) {
+      PassTasks pass = PassTasks.current();
+      if (pass == null) {
+        return delegate.schedulePeriodically(task, initialDelay, period, unit);
+      }
+      Task t = Task.begin(task, pass, tasks, true);
+      try {
+        return t.started(delegate.schedulePeriodically(t, initialDelay, period, unit));
+      } catch (RuntimeException | Error e) {
+        t.rejected();
+        throw e;
+      }
+    }
+
+    @Override
+    public void dispose() {
+      tasks.dispose(); // first: a task the delegate already picked up then finds itself dropped
+      delegate.dispose();
+    }
+
+    @Override
+    public boolean isDisposed() {
+      return delegate.isDisposed();
+    }
+
+    @Override
+    public Object scanUnsafe(Attr key) {
+      return Scannable.from(delegate).scanUnsafe(key);
+    }
+
+    @Override
+    public String toString() {
+      return "tracked(" + delegate + ")";
+    }
+  }
+
+  /**
+   * A task of a pass: counted from {@link #begin} until it returns or is dropped before it starts.
+   * The state decides between the two: the first of {@link #run()} and {@link #dispose()} to leave
+   * {@code WAITING} wins.
+   */
+  static final class Task implements Runnable, Disposable {
+    static final int WAITING = 0;
+    static final int RUNNING = 1;
+    static final int RUNNING_DISPOSED = 2; // disposed while running: ends when the run returns
+    static final int FINISHED = 3;
+
+    private static final AtomicIntegerFieldUpdater<Task> STATE = AtomicIntegerFieldUpdater.newUpdater(Task.class, "state");
+
+    private final Runnable task;
+    private final PassTasks pass;
+    private final Disposable.Composite parent; // the worker's tasks, or null
+    private final boolean periodic;
+    private volatile int state;
+    private volatile boolean disposed;
+    private volatile Disposable scheduled; // what the decorated scheduler returned
+
+    private Task(Runnable task, PassTasks pass, Disposable.Composite parent, boolean periodic) {
+      this.task = task;
+      this.pass = pass;
+      this.parent = parent;
+      this.periodic = periodic;
+    }
+
+    /** A task counted for {@code pass} from now on, registered with its worker's tasks. */
+    static Task begin(Runnable task, PassTasks pass, Disposable.Composite parent, boolean periodic) {
+      Objects.requireNonNull(task, "task");
+      Task t = new Task(task, pass, parent, periodic);
+      pass.begin();
+      if (parent != null && !parent.add(t)) { // the worker is disposed (and a Reactor composite disposes t)
+        t.rejected();
+        throw Exceptions.failWithRejected();
+      }
+      return t;
+    }
+
+    /** Remembers what the decorated scheduler returned, disposing it when this was disposed meanwhile. */
+    Disposable started(Disposable d) {
+      scheduled = d;
+      if (disposed) {
+        d.dispose();
+      }
+      return this;
+    }
+
+    /** The decorated scheduler refused the task: it will never run. */
+    void rejected() {
+      if (STATE.compareAndSet(this, WAITING, FINISHED)) {
+        finished();
+      }
+    }
+
+    @Override
+    public void run() {
+      if (!STATE.compareAndSet(this, WAITING, RUNNING)) {
+        return; // disposed before it started
+      }
+      PassTasks previous = pass.enter();
+      boolean again = false;
+      try {
+        task.run();
+        again = periodic;
+      } finally {
+        pass.exit(previous);
+        if (!again || !STATE.compareAndSet(this, RUNNING, WAITING)) {
+          STATE.set(this, FINISHED);
+          finished();
+        }
+      }
+    }
+
+    @Override
+    public void dispose() {
+      disposed = true;
+      for (;;) {
+        int s = state;
+        if (s == WAITING) {
+          if (STATE.compareAndSet(this, WAITING, FINISHED)) {
+            finished();
+            break;
+          }
+        } else if (s == RUNNING) {
+          if (STATE.compareAndSet(this, RUNNING, RUNNING_DISPOSED)) {
+            break;
+          }
+        } else {
+          break;
+        }
+      }
+      Disposable d = scheduled;
+      if (d != null) {
+        d.dispose();
+      }
+    }
+
+    @Override
+    public boolean isDisposed() {
+      return disposed || state == FINISHED;
+    }
+
+    private void finished() {
+      if (parent != null) {
+        parent.remove(this);
+      }
+      pass.end();
+    }
+
+    @Override
+    public String toString() {
+      return "pass task " + task;
+    }
+  }
+}
