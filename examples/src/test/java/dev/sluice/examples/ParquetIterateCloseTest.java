@@ -18,16 +18,19 @@ import dev.sluice.operators.Pipeline;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
+import reactor.core.publisher.Hooks;
 
 /**
  * A Parquet split source through a pipeline: closing the iterator while row groups are being
  * decoded leaves nothing outstanding at once, the decode buffers (which the source allocates from
- * its own memory manager, not from the pass's) included.
+ * its own memory manager, not from the pass's) included, and the cancel drops no error.
  */
 @ExtendWith(NoLeaks.class)
 class ParquetIterateCloseTest {
@@ -43,9 +46,18 @@ class ParquetIterateCloseTest {
     new ParquetFormat().write(Datasets.synthetic(20_000, 16, 3), file, WriteOptions.defaults().withRowGroupBytes(64_000));
   }
 
+  private final Queue<Throwable> dropped = new ConcurrentLinkedQueue<>();
+
+  @BeforeEach
+  void watchDroppedErrors() {
+    Hooks.onErrorDropped(dropped::add);
+  }
+
   @AfterEach
   void closeSources() {
+    Hooks.resetOnErrorDropped();
     opened.forEach(ParquetDataset::close);
+    assertTrue(dropped.isEmpty(), () -> "errors nobody could receive (Reactor drops and logs them): " + dropped);
   }
 
   /** The file, decoding two row groups at once into {@code memory}, the pipeline's memory too. */

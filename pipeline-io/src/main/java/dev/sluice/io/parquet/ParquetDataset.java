@@ -226,9 +226,15 @@ public final class ParquetDataset implements BatchSplitDataset<Example>, AutoClo
       return Flux.empty();
     }
     BufferPool pool = options.memory().pool(STAGE);
+    // A downstream that fused this generate (flatMapIterable) may poll it once more after a cancel
+    // cleaned its state up, and Reactor then hands the generator and the cleanup a null state.
     return Flux.<Batch, RangeReader>generate(
             () -> new RangeReader(open(r, pool), fromRow, end),
             (state, sink) -> {
+              if (state == null) {
+                sink.complete();
+                return null;
+              }
               Batch b = state.next(state.started() ? batchSize : firstBatchSize);
               if (b == null) {
                 sink.complete();
@@ -237,7 +243,11 @@ public final class ParquetDataset implements BatchSplitDataset<Example>, AutoClo
               }
               return state;
             },
-            RangeReader::close)
+            state -> {
+              if (state != null) {
+                state.close();
+              }
+            })
         .doOnDiscard(Batch.class, Batch::close);
   }
 
