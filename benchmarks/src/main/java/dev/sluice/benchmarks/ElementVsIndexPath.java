@@ -15,6 +15,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.function.Function;
+import java.util.function.ToDoubleBiFunction;
 
 /**
  * The element path against the index path over the same page-cached {@code .npy}, in alternating
@@ -26,11 +27,13 @@ import java.util.function.Function;
  *       source in one bulk call);
  *   <li>element path with {@code map(identity, 2)} before the batch.
  * </ol>
- * Prints each round's records/s and the median ratios element/index and map/element.
+ * Prints each round's records/s and the median ratios element/index and map/element. The
+ * pipelines are consumed as a flux ({@code flux}, the default) or through {@code Pipeline.iterate}
+ * ({@code iterate}: the blocking iterator, whose pass tracks its workers' tasks).
  *
  * <pre>
  * java -Xms2g -Xmx2g -XX:+AlwaysPreTouch -cp benchmarks/target/benchmarks.jar \
- *     dev.sluice.benchmarks.ElementVsIndexPath [FILE.npy] [rows] [rounds]
+ *     dev.sluice.benchmarks.ElementVsIndexPath [FILE.npy] [rows] [rounds] [flux|iterate]
  * </pre>
  */
 public final class ElementVsIndexPath {
@@ -40,6 +43,11 @@ public final class ElementVsIndexPath {
     Path file = Path.of(args.length > 0 ? args[0] : "/tmp/sluice-bench/x.npy");
     long rows = args.length > 1 ? Long.parseLong(args[1]) : 2_000_000L;
     int rounds = args.length > 2 ? Integer.parseInt(args[2]) : 5;
+    boolean iterate = args.length > 3 && args[3].equals("iterate");
+    if (args.length > 3 && !iterate && !args[3].equals("flux")) {
+      throw new IllegalArgumentException("consumption must be flux or iterate but it was " + args[3]);
+    }
+    ToDoubleBiFunction<Pipeline<Batch>, Long> epoch = iterate ? HandLoopVsPipeline::sluiceIterate : HandLoopVsPipeline::sluice;
     if (!Files.exists(file) || Files.size(file) < rows * HandLoopVsPipeline.ROW_BYTES) {
       HandLoopVsPipeline.writeNpy(file, rows);
     }
@@ -49,21 +57,22 @@ public final class ElementVsIndexPath {
       Pipeline<Batch> index = Pipeline.from(data).shuffle().batch(256).prefetch(4);
       Pipeline<Batch> element = Pipeline.from(data).shuffle(10_000).batch(256).prefetch(4);
       Pipeline<Batch> mapped = Pipeline.from(data).shuffle(10_000).map(Function.identity(), 2).batch(256).prefetch(4);
-      System.out.printf(Locale.ROOT, "%d rows x %d bytes, batch 256; warm-up...%n", data.size(), HandLoopVsPipeline.ROW_BYTES);
-      for (int w = 0; w < HandLoopVsPipeline.WARMUP_EPOCHS; w++) {
-        HandLoopVsPipeline.sluice(index, 1_000 + w);
-        HandLoopVsPipeline.sluice(element, 1_000 + w);
-        HandLoopVsPipeline.sluice(mapped, 1_000 + w);
+      System.out.printf(Locale.ROOT, "%d rows x %d bytes, batch 256, consumed by %s; warm-up...%n", data.size(),
+          HandLoopVsPipeline.ROW_BYTES, iterate ? "iterate" : "flux");
+      for (long w = 0; w < HandLoopVsPipeline.WARMUP_EPOCHS; w++) {
+        epoch.applyAsDouble(index, 1_000 + w);
+        epoch.applyAsDouble(element, 1_000 + w);
+        epoch.applyAsDouble(mapped, 1_000 + w);
       }
       List<Double> elementOverIndex = new ArrayList<>();
       List<Double> mapOverElement = new ArrayList<>();
-      for (int r = 0; r < rounds; r++) {
+      for (long r = 0; r < rounds; r++) {
         long c0 = HandLoopVsPipeline.cpuNanos();
-        double i = HandLoopVsPipeline.sluice(index, r);
+        double i = epoch.applyAsDouble(index, r);
         long c1 = HandLoopVsPipeline.cpuNanos();
-        double e = HandLoopVsPipeline.sluice(element, r);
+        double e = epoch.applyAsDouble(element, r);
         long c2 = HandLoopVsPipeline.cpuNanos();
-        double m = HandLoopVsPipeline.sluice(mapped, r);
+        double m = epoch.applyAsDouble(mapped, r);
         long c3 = HandLoopVsPipeline.cpuNanos();
         elementOverIndex.add(e / i);
         mapOverElement.add(m / e);

@@ -2,6 +2,7 @@ package dev.sluice.benchmarks;
 
 import dev.sluice.core.Batch;
 import dev.sluice.core.PipelineContext;
+import dev.sluice.core.PipelineIterator;
 import dev.sluice.io.npy.Npy;
 import dev.sluice.io.npy.NpyDataset;
 import dev.sluice.operators.Pipeline;
@@ -136,6 +137,22 @@ public final class HandLoopVsPipeline {
         count[1] += b.column(0).values().data().getLong(0);
       }
     }).blockLast();
+    double s = (System.nanoTime() - t0) / 1e9;
+    return count[0] / s;
+  }
+
+  /** As {@link #sluice}, consumed with {@link Pipeline#iterate} (the blocking iterator) instead of a flux. */
+  static double sluiceIterate(Pipeline<Batch> pipeline, long epoch) {
+    long[] count = new long[2];
+    long t0 = System.nanoTime();
+    try (PipelineIterator<Batch> batches = pipeline.iterate(PipelineContext.defaults().withSeed(42).withEpoch(epoch))) {
+      for (Batch b : batches) {
+        try (b) {
+          count[0] += b.size();
+          count[1] += b.column(0).values().data().getLong(0);
+        }
+      }
+    }
     double s = (System.nanoTime() - t0) / 1e9;
     return count[0] / s;
   }
