@@ -3,6 +3,7 @@ package dev.sluice.core.internal;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
+import java.util.function.Function;
 import reactor.core.Disposable;
 import reactor.core.Disposables;
 import reactor.core.Exceptions;
@@ -45,47 +46,17 @@ public final class TrackedScheduler implements Scheduler, Scannable {
 
   @Override
   public Disposable schedule(Runnable task) {
-    PassTasks pass = PassTasks.current();
-    if (pass == null) {
-      return delegate.schedule(task);
-    }
-    Task t = Task.begin(task, pass, null, false);
-    try {
-      return t.started(delegate.schedule(t));
-    } catch (RuntimeException | Error e) {
-      t.rejected();
-      throw e;
-    }
+    return Task.schedule(task, null, false, r -> delegate.schedule(r));
   }
 
   @Override
   public Disposable schedule(Runnable task, long delay, TimeUnit unit) {
-    PassTasks pass = PassTasks.current();
-    if (pass == null) {
-      return delegate.schedule(task, delay, unit);
-    }
-    Task t = Task.begin(task, pass, null, false);
-    try {
-      return t.started(delegate.schedule(t, delay, unit));
-    } catch (RuntimeException | Error e) {
-      t.rejected();
-      throw e;
-    }
+    return Task.schedule(task, null, false, r -> delegate.schedule(r, delay, unit));
   }
 
   @Override
   public Disposable schedulePeriodically(Runnable task, long initialDelay, long period, TimeUnit unit) {
-    PassTasks pass = PassTasks.current();
-    if (pass == null) {
-      return delegate.schedulePeriodically(task, initialDelay, period, unit);
-    }
-    Task t = Task.begin(task, pass, null, true);
-    try {
-      return t.started(delegate.schedulePeriodically(t, initialDelay, period, unit));
-    } catch (RuntimeException | Error e) {
-      t.rejected();
-      throw e;
-    }
+    return Task.schedule(task, null, true, r -> delegate.schedulePeriodically(r, initialDelay, period, unit));
   }
 
   @Override
@@ -145,47 +116,17 @@ public final class TrackedScheduler implements Scheduler, Scannable {
 
     @Override
     public Disposable schedule(Runnable task) {
-      PassTasks pass = PassTasks.current();
-      if (pass == null) {
-        return delegate.schedule(task);
-      }
-      Task t = Task.begin(task, pass, tasks, false);
-      try {
-        return t.started(delegate.schedule(t));
-      } catch (RuntimeException | Error e) {
-        t.rejected();
-        throw e;
-      }
+      return Task.schedule(task, tasks, false, r -> delegate.schedule(r));
     }
 
     @Override
     public Disposable schedule(Runnable task, long delay, TimeUnit unit) {
-      PassTasks pass = PassTasks.current();
-      if (pass == null) {
-        return delegate.schedule(task, delay, unit);
-      }
-      Task t = Task.begin(task, pass, tasks, false);
-      try {
-        return t.started(delegate.schedule(t, delay, unit));
-      } catch (RuntimeException | Error e) {
-        t.rejected();
-        throw e;
-      }
+      return Task.schedule(task, tasks, false, r -> delegate.schedule(r, delay, unit));
     }
 
     @Override
     public Disposable schedulePeriodically(Runnable task, long initialDelay, long period, TimeUnit unit) {
-      PassTasks pass = PassTasks.current();
-      if (pass == null) {
-        return delegate.schedulePeriodically(task, initialDelay, period, unit);
-      }
-      Task t = Task.begin(task, pass, tasks, true);
-      try {
-        return t.started(delegate.schedulePeriodically(t, initialDelay, period, unit));
-      } catch (RuntimeException | Error e) {
-        t.rejected();
-        throw e;
-      }
+      return Task.schedule(task, tasks, true, r -> delegate.schedulePeriodically(r, initialDelay, period, unit));
     }
 
     @Override
@@ -238,8 +179,19 @@ public final class TrackedScheduler implements Scheduler, Scannable {
       this.periodic = periodic;
     }
 
+    /**
+     * Hands {@code task} to the decorated scheduler ({@code schedule}): as it is when no pass is
+     * current, else wrapped in a task of the current pass, registered with its worker's tasks
+     * ({@code parent}, null for a task without a worker).
+     */
+    static Disposable schedule(Runnable task, Disposable.Composite parent, boolean periodic,
+        Function<Runnable, Disposable> schedule) {
+      PassTasks pass = PassTasks.current();
+      return pass == null ? schedule.apply(task) : begin(task, pass, parent, periodic).handTo(schedule);
+    }
+
     /** A task counted for {@code pass} from now on, registered with its worker's tasks. */
-    static Task begin(Runnable task, PassTasks pass, Disposable.Composite parent, boolean periodic) {
+    private static Task begin(Runnable task, PassTasks pass, Disposable.Composite parent, boolean periodic) {
       Objects.requireNonNull(task, "task");
       Task t = new Task(task, pass, parent, periodic);
       pass.begin();
@@ -250,17 +202,27 @@ public final class TrackedScheduler implements Scheduler, Scannable {
       return t;
     }
 
-    /** Remembers what the decorated scheduler returned, disposing it when this was disposed meanwhile. */
-    Disposable started(Disposable d) {
+    /**
+     * Hands this task to the decorated scheduler ({@code schedule}) and returns it as the handle; when
+     * the scheduler refuses it, it no longer counts.
+     */
+    private Disposable handTo(Function<Runnable, Disposable> schedule) {
+      Disposable d;
+      try {
+        d = schedule.apply(this);
+      } catch (RuntimeException | Error e) {
+        rejected();
+        throw e;
+      }
       scheduled = d;
-      if (disposed) {
+      if (disposed) { // disposed meanwhile: the decorated scheduler may drop it now
         d.dispose();
       }
       return this;
     }
 
-    /** The decorated scheduler refused the task: it will never run. */
-    void rejected() {
+    /** The task will never run: it no longer counts. */
+    private void rejected() {
       if (STATE.compareAndSet(this, WAITING, FINISHED)) {
         finished();
       }
