@@ -70,13 +70,13 @@ class ParquetIterateCloseTest {
 
   @Test
   void closeLeavesNothingBehindWhileRowGroupsAreDecoded() {
-    CloseRounds.closeRightAway(200, 31,
+    CloseRounds.closeRightAway(150, 31,
         (round, memory) -> source(memory).shuffle(500).batch(64).prefetch(4).iterate(CTX.withEpoch(round)));
   }
 
   @Test
   void closeLeavesNothingBehindWithParallelMapsOverRowsAndBatches() {
-    CloseRounds.closeRightAway(200, 32, (round, memory) -> source(memory).map(e -> e, 2, true).batch(64)
+    CloseRounds.closeRightAway(150, 32, (round, memory) -> source(memory).map(e -> e, 2, true).batch(64)
         .map(b -> b, 2, true).prefetch(4).iterate(CTX.withEpoch(round)));
   }
 }

@@ -338,6 +338,14 @@ class IterateTest {
   }
 
   @Test
+  void closeLeavesNothingBehindWhileInterleaveReadersRunAhead() {
+    // odd rounds interleave in tf.data's order, even rounds in arrival order (Reactor's flatMap)
+    CloseRounds.closeRightAway(200, 23, (round, memory) -> over(Pipeline.from(Datasets.range(32))
+        .interleave(e -> Datasets.synthetic(2_000, 16, e.index()), 4, 8, 2, round % 2 == 1)
+        .batch(64).map(b -> b, 2, true).prefetch(2), memory).iterate(CTX.withEpoch(round)));
+  }
+
+  @Test
   void aPaddedBatchTheConsumerStillHoldsIsAccountedFor() {
     Pipeline<Batch> padded = Pipeline.from(Datasets.range(10_000)).map(e -> e, 2, true).paddedBatch(16).prefetch(4);
     Batch kept;
