@@ -47,11 +47,13 @@ import reactor.util.context.Context;
  * not handed out ({@link AutoCloseable} elements: batches), and closes elements that arrive after
  * it; the pipeline closes the batches its stages hold (prefetch queues, parallel map chunks)
  * through its discard hook. Then it waits until the pass is quiescent: no task of the pass is
- * running or queued on any scheduler. A task belongs to the pass when a stage of Sluice scheduled it
- * on behalf of the pass (during this iterator's subscribe, request and cancel calls, or from another
- * task of the pass): the prefetch's producer and consumer, parallel map chunks, parallel gathers,
- * decodes and collations, interleave readers. So when {@code close()} returns, no worker of the pass
- * is still building a batch or decoding, and none will start: what the pass allocated, from any
+ * running or queued on any scheduler, and no call of this iterator into the pass (a {@code request}
+ * from {@link #hasNext()} on another thread, which may build a batch on that thread) is under way.
+ * A task belongs to the pass when a stage of Sluice scheduled it on behalf of the pass (during this
+ * iterator's subscribe, request and cancel calls, or from another task of the pass): the prefetch's
+ * producer and consumer, parallel map chunks, parallel gathers, decodes and collations, interleave
+ * readers. So when {@code close()} returns, no worker of the pass is still building a batch or
+ * decoding, and none will start: what the pass allocated, from any
  * memory manager, has been handed out or given back, and nothing allocates for it afterwards. When
  * the pass was built over a scope of memory ({@link #of(MemoryManager, Function)}, which
  * {@code Pipeline.iterate} uses), {@code close()} then also checks that the scope holds nothing
@@ -133,11 +135,11 @@ public final class PipelineIterator<T> implements Iterator<T>, Iterable<T>, Auto
   }
 
   private void subscribe(Publisher<? extends T> source) {
-    PassTasks previous = tasks.enter();
+    PassTasks previous = tasks.enterCall();
     try {
       source.subscribe(receiver);
     } finally {
-      tasks.exit(previous);
+      tasks.exitCall(previous);
     }
   }
 
@@ -169,11 +171,11 @@ public final class PipelineIterator<T> implements Iterator<T>, Iterable<T>, Auto
         Subscription s = upstream;
         if (s != null) {
           requested = true;
-          PassTasks previous = tasks.enter();
+          PassTasks previous = tasks.enterCall();
           try {
             s.request(1);
           } finally {
-            tasks.exit(previous);
+            tasks.exitCall(previous);
           }
           continue;
         }
@@ -247,11 +249,11 @@ public final class PipelineIterator<T> implements Iterator<T>, Iterable<T>, Auto
       return;
     }
     closed = true;
-    PassTasks previous = tasks.enter();
+    PassTasks previous = tasks.enterCall();
     try {
       Operators.terminate(UPSTREAM, this);
     } finally {
-      tasks.exit(previous);
+      tasks.exitCall(previous);
     }
     drainQueue();
     Thread w = waiter;
@@ -335,7 +337,7 @@ public final class PipelineIterator<T> implements Iterator<T>, Iterable<T>, Auto
     long deadline = System.nanoTime() + Duration.ofSeconds(CLOSE_WAIT_SECONDS).toNanos();
     try {
       if (!tasks.awaitIdle(deadline)) {
-        LOG.warn("closing a pipeline iterator: after {} s {} tasks of its pass are still queued or running{}",
+        LOG.warn("closing a pipeline iterator: after {} s {} tasks or calls of its pass are still under way{}",
             CLOSE_WAIT_SECONDS, tasks.active(), scope == null ? ""
                 : " (the pass and its consumer hold " + scope.outstandingBytes() + " bytes, per stage "
                     + scope.outstandingBytesByStage() + ")");

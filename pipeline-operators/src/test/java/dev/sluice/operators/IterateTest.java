@@ -297,6 +297,38 @@ class IterateTest {
   }
 
   @Test
+  void closeFromAnotherThreadWaitsForTheBatchTheConsumersRequestIsBuilding() throws Exception {
+    MemoryManager memory = new MemoryManager(0);
+    AtomicReference<PipelineIterator<Batch>> self = new AtomicReference<>();
+    CountDownLatch building = new CountDownLatch(1);
+    // no asynchronous stage: the consumer's request builds each batch on the consumer's thread
+    Pipeline<Batch> p = over(Pipeline.from(Datasets.range(1_000)).map(e -> {
+      if (e.index() == 47) { // the last row of the third batch
+        building.countDown();
+        while (!self.get().isClosed()) {
+          Thread.onSpinWait();
+        }
+        for (int i = 0; i < 500; i++) { // the close has begun: the batch is allocated well after it
+          busyIdentity(e);
+        }
+      }
+      return e;
+    }).batch(16), memory);
+    PipelineIterator<Batch> it = p.iterate(CTX);
+    self.set(it);
+    it.next().close();
+    it.next().close();
+    CompletableFuture<Void> consumer = CompletableFuture.runAsync(
+        () -> assertThatThrownBy(it::hasNext).isInstanceOf(IllegalStateException.class).hasMessageContaining("closed"));
+    assertThat(building.await(10, TimeUnit.SECONDS)).isTrue();
+    it.close();
+    long allocated = memory.allocatedBytesTotal();
+    assertThat(memory.outstandingBytes()).isZero();
+    consumer.get(10, TimeUnit.SECONDS); // the batch went to the closed iterator, which closed it
+    assertThat(memory.allocatedBytesTotal()).as("allocated after close() returned").isEqualTo(allocated);
+  }
+
+  @Test
   void closingFromAStageOfThePassItselfDoesNotWaitForItself() throws Exception {
     AtomicReference<PipelineIterator<Batch>> self = new AtomicReference<>();
     CountDownLatch closeReturned = new CountDownLatch(1);

@@ -4,16 +4,18 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * The tasks of one pass of a pipeline that are queued or running on a scheduler, so that whoever
- * ends the pass can wait until none is left.
+ * The work of one pass of a pipeline that is under way, so that whoever ends the pass can wait until
+ * none is left: the calls the consumer makes into the pass, and the pass's tasks queued or running
+ * on a scheduler.
  *
- * <p>A pass is <em>current</em> on a thread while that thread works on the pass's behalf: while the
- * consumer subscribes to, requests from or cancels the pass ({@link #enter()} / {@link #exit}), and
- * while a task of the pass runs. A task that a {@link TrackedScheduler} schedules while a pass is
- * current belongs to that pass from the moment it is scheduled until it returns, or until it is
- * disposed before it started; it runs with its pass current, so the tasks it schedules belong to the
- * pass too. {@link #awaitIdle(long)} returns once no task of the pass is queued or running: from
- * then on nothing of the pass runs again unless the pass is entered again.
+ * <p>A pass is <em>current</em> on a thread while that thread works on the pass's behalf: during a
+ * call of the consumer into the pass (subscribe, request, cancel: {@link #enterCall()} /
+ * {@link #exitCall}), which counts as work of the pass while it lasts, and while a task of the pass
+ * runs. A task that a {@link TrackedScheduler} schedules while a pass is current belongs to that pass
+ * from the moment it is scheduled until it returns, or until it is disposed before it started; it
+ * runs with its pass current, so the tasks it schedules belong to the pass too.
+ * {@link #awaitIdle(long)} returns once no call is under way and no task is queued or running: from
+ * then on nothing of the pass runs again unless the consumer calls into it again.
  *
  * <p>Thread-safe.
  */
@@ -29,10 +31,23 @@ public final class PassTasks {
   }
 
   /**
-   * Makes this pass current on the calling thread and returns the pass that was current (possibly
-   * null), to be handed to {@link #exit(PassTasks)} in a {@code finally} block.
+   * A call of the consumer into the pass begins: it counts as work of the pass, and the pass is
+   * current on the calling thread, until {@link #exitCall(PassTasks)} (in a {@code finally} block)
+   * with what this returns (the pass that was current, possibly null).
    */
-  public PassTasks enter() {
+  public PassTasks enterCall() {
+    begin();
+    return enter();
+  }
+
+  /** The call {@link #enterCall()} began has returned. */
+  public void exitCall(PassTasks previous) {
+    exit(previous);
+    end();
+  }
+
+  /** Makes this pass current on the calling thread; returns the pass that was current, for {@link #exit}. */
+  PassTasks enter() {
     PassTasks previous = CURRENT.get();
     if (previous != this) {
       CURRENT.set(this);
@@ -41,20 +56,21 @@ public final class PassTasks {
   }
 
   /** Makes {@code previous}, which {@link #enter()} returned, current again. */
-  public void exit(PassTasks previous) {
+  void exit(PassTasks previous) {
     if (previous != this) {
       CURRENT.set(previous);
     }
   }
 
-  /** Tasks of this pass queued or running now. */
+  /** Calls under way and tasks queued or running now. */
   public int active() {
     return active.get();
   }
 
   /**
-   * Parks until no task of this pass is queued or running, or the deadline ({@link System#nanoTime()})
-   * passes; returns whether the pass became idle. Called by one thread at a time.
+   * Parks until no call into this pass is under way and no task of it is queued or running, or the
+   * deadline ({@link System#nanoTime()}) passes; returns whether the pass became idle. Called by one
+   * thread at a time.
    *
    * @throws InterruptedException if the calling thread is interrupted while it waits
    */
@@ -80,12 +96,12 @@ public final class PassTasks {
     }
   }
 
-  /** A task was scheduled. */
+  /** A task was scheduled, or a call began. */
   void begin() {
     active.incrementAndGet();
   }
 
-  /** A task returned, or was disposed before it started. */
+  /** A task returned or was disposed before it started, or a call returned. */
   void end() {
     if (active.decrementAndGet() == 0) {
       Thread w = waiter;

@@ -34,11 +34,11 @@ class TrackedSchedulerTest {
 
   /** Runs {@code action} with the pass current, as the iterator does around its calls. */
   private <T> T inPass(java.util.function.Supplier<T> action) {
-    PassTasks previous = pass.enter();
+    PassTasks previous = pass.enterCall();
     try {
       return action.get();
     } finally {
-      pass.exit(previous);
+      pass.exitCall(previous);
     }
   }
 
