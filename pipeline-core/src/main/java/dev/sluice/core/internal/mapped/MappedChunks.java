@@ -50,6 +50,29 @@ public final class MappedChunks {
     this.chunks = new AtomicReferenceArray<>(Math.toIntExact(n));
   }
 
+  /**
+   * A region that is already mapped (a view of a larger mapping): one chunk, {@code mapped} itself,
+   * so that row gathers work on any mapped range without mapping it again.
+   *
+   * @param resource the file, for messages
+   * @param mapped the region's bytes (position 0); it is used as it is, not copied
+   */
+  public static MappedChunks ofRegion(String resource, ByteBuffer mapped) {
+    return new MappedChunks(resource, mapped);
+  }
+
+  private MappedChunks(String resource, ByteBuffer mapped) {
+    this.resource = resource;
+    this.channel = null;
+    this.dataOffset = 0;
+    this.length = mapped.remaining();
+    this.chunkBytes = Math.max(1, length);
+    this.chunks = new AtomicReferenceArray<>(length == 0 ? 0 : 1);
+    if (length > 0) {
+      chunks.set(0, mapped.slice().order(ByteOrder.LITTLE_ENDIAN));
+    }
+  }
+
   /** Bytes of the region. */
   public long length() {
     return length;

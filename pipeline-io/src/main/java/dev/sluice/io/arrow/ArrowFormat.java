@@ -1,0 +1,64 @@
+package dev.sluice.io.arrow;
+
+import dev.sluice.core.Dataset;
+import dev.sluice.core.Example;
+import dev.sluice.io.DatasetFormat;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * The {@code arrow} entry of the format registry. Probe: a file that starts with the magic
+ * {@code ARROW1} (the IPC file format, Feather version 2), or with a stream's schema message. A file
+ * named {@code .arrow}, {@code .arrows}, {@code .feather} or {@code .ipc} is claimed by name, so
+ * that a damaged one is reported by the Arrow reader.
+ */
+public final class ArrowFormat implements DatasetFormat {
+  @Override
+  public String name() {
+    return "arrow";
+  }
+
+  @Override
+  public boolean probe(Path path) throws IOException {
+    if (!Files.isRegularFile(path) || Files.size(path) < 8) {
+      return false;
+    }
+    byte[] head = new byte[8];
+    try (InputStream in = Files.newInputStream(path)) {
+      if (in.readNBytes(head, 0, 8) < 8) {
+        return false;
+      }
+    }
+    if (new String(head, 0, 6, java.nio.charset.StandardCharsets.ISO_8859_1).equals("ARROW1")) {
+      return true;
+    }
+    ByteBuffer b = ByteBuffer.wrap(head).order(ByteOrder.LITTLE_ENDIAN);
+    // a stream: the continuation marker and a metadata length, then a schema message
+    return b.getInt(0) == 0xFFFFFFFF && b.getInt(4) > 0 && b.getInt(4) <= Files.size(path) - 8
+        && StreamProbe.isSchemaMessage(path, 8, b.getInt(4));
+  }
+
+  @Override
+  public boolean claimsByName(Path path) {
+    String n = path.getFileName() == null ? "" : path.getFileName().toString().toLowerCase(Locale.ROOT);
+    return Files.isRegularFile(path)
+        && (n.endsWith(".arrow") || n.endsWith(".arrows") || n.endsWith(".feather") || n.endsWith(".ipc"));
+  }
+
+  @Override
+  public Dataset<Example> open(Path path) {
+    return Arrow.open(path);
+  }
+
+  /** Reads only these columns: a column Sluice cannot read is refused only when selected. */
+  @Override
+  public Dataset<Example> open(Path path, List<String> columns) {
+    return Arrow.open(path, ArrowOptions.builder().columns(columns).build());
+  }
+}

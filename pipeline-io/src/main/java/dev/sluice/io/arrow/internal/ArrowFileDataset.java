@@ -1,0 +1,531 @@
+package dev.sluice.io.arrow.internal;
+
+import dev.sluice.core.Batch;
+import dev.sluice.core.BatchBuilder;
+import dev.sluice.core.BufferPool;
+import dev.sluice.core.Column;
+import dev.sluice.core.ColumnBuilder;
+import dev.sluice.core.DatasetClosedException;
+import dev.sluice.core.DatasetFormatException;
+import dev.sluice.core.Example;
+import dev.sluice.core.RandomAccessDataset;
+import dev.sluice.core.Schema;
+import dev.sluice.core.Split;
+import dev.sluice.core.Tensor;
+import dev.sluice.io.arrow.ArrowDataset;
+import dev.sluice.io.arrow.ArrowOptions;
+import dev.sluice.io.arrow.IpcFormat;
+import dev.sluice.core.internal.mapped.GroupedRows;
+import dev.sluice.core.internal.mapped.MappedChunks;
+import dev.sluice.core.internal.mapped.MappedReads;
+import dev.sluice.core.internal.mapped.MappedRows;
+import dev.sluice.core.internal.RowRange;
+import java.lang.ref.SoftReference;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+import org.apache.arrow.flatbuf.RecordBatch;
+import reactor.core.publisher.Flux;
+
+/** An Arrow IPC file or stream file, mapped: see {@link ArrowDataset}. */
+public final class ArrowFileDataset implements ArrowDataset {
+  private final Path path;
+  private final String resource;
+  private final MappedFile file;
+  private final IpcFile ipc;
+  private final SchemaPlan plan;
+  private final List<FieldPlan> fields;
+  private final Schema schema;
+  private final BufferPool pool;
+  private final long[] starts; // starts[k] = first global row of record batch k; starts[n] = total
+  private final long equalRows; // rows of every batch but the last when they are all equal, else 0
+  private final List<Split> splits;
+  private final Map<Split, Integer> splitNumbers = new HashMap<>();
+  private final AtomicReferenceArray<SoftReference<Decoded>> decoded;
+  private volatile boolean closed;
+
+  private ArrowFileDataset(Path path, MappedFile file, IpcFile ipc, SchemaPlan plan, List<FieldPlan> fields,
+      ArrowOptions options) {
+    this.path = path;
+    this.resource = path.toString();
+    this.file = file;
+    this.ipc = ipc;
+    this.plan = plan;
+    this.fields = fields;
+    this.schema = SchemaPlan.schemaOf(fields);
+    this.pool = options.memory().pool(ArrowOptions.STAGE);
+    List<IpcFile.BatchRef> batches = ipc.batches();
+    int n = batches.size();
+    this.starts = new long[n + 1];
+    List<Split> s = new ArrayList<>(n);
+    String name = path.getFileName() == null ? resource : path.getFileName().toString();
+    long equal = n > 1 ? batches.get(0).rows() : 0;
+    for (int k = 0; k < n; k++) {
+      long rows = batches.get(k).rows();
+      starts[k + 1] = starts[k] + rows;
+      if (k < n - 1 && rows != equal) {
+        equal = 0;
+      }
+      Split split = new Split(name + "#" + k, rows);
+      s.add(split);
+      splitNumbers.put(split, k);
+    }
+    this.equalRows = equal;
+    this.splits = List.copyOf(s);
+    this.decoded = new AtomicReferenceArray<>(n);
+  }
+
+  /**
+   * Opens and maps {@code path}, reads its structure and maps its schema; closes the file when
+   * anything fails.
+   */
+  public static ArrowFileDataset open(Path path, ArrowOptions options) {
+    MappedFile f = MappedFile.open(path, options.maxChunkBytes());
+    try {
+      IpcFile ipc = IpcFile.read(f);
+      MappedReads.endRead();
+      SchemaPlan plan = SchemaPlan.of(ipc.schema());
+      List<FieldPlan> fields = plan.select(path.toString(), options.columns());
+      return new ArrowFileDataset(path, f, ipc, plan, fields, options);
+    } catch (InternalError e) {
+      RuntimeException x = MappedReads.changedWhileMapped(path.toString(), null, e);
+      closeAfter(f, x);
+      throw x;
+    } catch (RuntimeException e) {
+      closeAfter(f, e);
+      throw e;
+    }
+  }
+
+  private static void closeAfter(MappedFile f, RuntimeException e) {
+    try {
+      f.close();
+    } catch (RuntimeException suppressed) {
+      e.addSuppressed(suppressed);
+    }
+  }
+
+  @Override
+  public Path path() {
+    return path;
+  }
+
+  @Override
+  public IpcFormat format() {
+    return ipc.kind() == IpcFile.Kind.FILE ? IpcFormat.FILE : IpcFormat.STREAM;
+  }
+
+  @Override
+  public org.apache.arrow.vector.types.pojo.Schema arrowSchema() {
+    return ipc.schema();
+  }
+
+  @Override
+  public int recordBatches() {
+    return ipc.batches().size();
+  }
+
+  @Override
+  public Schema schema() {
+    return schema;
+  }
+
+  @Override
+  public long size() {
+    return starts[starts.length - 1];
+  }
+
+  private void checkOpen() {
+    if (closed) {
+      throw new DatasetClosedException(resource);
+    }
+  }
+
+  /** The record batch holding global row {@code index} (which must exist). */
+  private int batchOf(long index) {
+    int n = starts.length - 1;
+    if (equalRows > 0) {
+      return (int) Math.min(index / equalRows, n - 1);
+    }
+    int k = Arrays.binarySearch(starts, index);
+    k = k >= 0 ? k : -k - 2;
+    while (starts[k + 1] <= index) { // skip empty batches
+      k++;
+    }
+    return k;
+  }
+
+  // ------------------------------------------------------------------ decoding
+
+  /** The data of record batch {@code k}, checked; compressed buffers decompress into {@code memory}. */
+  private IpcBatchBuffers open(int k, Memory memory) {
+    IpcFile.BatchRef b = ipc.batches().get(k);
+    String where = "record batch " + k;
+    IpcMessages.Parsed p = b.message();
+    ByteBuffer meta = file.region(p.metadataOffset(), p.metadataLength(), "metadata of " + where);
+    RecordBatch rb = IpcMessages.recordBatch(IpcMessages.message(meta, resource, where), resource, where);
+    ByteBuffer body = file.region(p.bodyOffset(), p.bodyLength(), "body of " + where);
+    return IpcBatchBuffers.open(resource, where, plan, rb, body, memory);
+  }
+
+  private ColumnAssembler.Dictionaries dictionaries(int k) {
+    Map<Long, IpcFile.DictionaryChain> chains = ipc.batches().get(k).dictionaries();
+    return id -> {
+      IpcFile.DictionaryChain c = chains.get(id);
+      if (c == null) {
+        throw new DatasetFormatException(resource, "record batch " + k, "dictionary " + id + " is not defined"
+            + (ipc.kind() == IpcFile.Kind.STREAM ? " before this record batch" : " in the file"));
+      }
+      return c.values(file, plan.dictionaries().get(id));
+    };
+  }
+
+  private Column[] assemble(IpcBatchBuffers data, int k, long from, int count, Memory memory) {
+    ColumnAssembler.Dictionaries dicts = dictionaries(k);
+    Column[] cols = new Column[fields.size()];
+    for (int f = 0; f < cols.length; f++) {
+      cols[f] = ColumnAssembler.assemble(fields.get(f), data, from, count, memory, dicts);
+    }
+    return cols;
+  }
+
+  /** Record batch {@code k} decoded whole into heap memory (what examples and gathers read), kept softly. */
+  private Decoded decoded(int k) {
+    SoftReference<Decoded> ref = decoded.get(k);
+    Decoded d = ref == null ? null : ref.get();
+    if (d != null) {
+      return d;
+    }
+    try {
+      IpcBatchBuffers data = open(k, Memory.heap());
+      d = new Decoded(assemble(data, k, 0, (int) data.rows(), Memory.heap()));
+      MappedReads.endRead();
+    } catch (InternalError e) {
+      throw MappedReads.changedWhileMapped(resource, "record batch " + k, e);
+    }
+    decoded.set(k, new SoftReference<>(d));
+    return d;
+  }
+
+  /** The columns of one record batch, and row gathers over its fixed-length ones. */
+  private final class Decoded {
+    final Column[] columns;
+    final MappedRows[] rows;
+
+    Decoded(Column[] columns) {
+      this.columns = columns;
+      this.rows = new MappedRows[columns.length];
+      for (int f = 0; f < columns.length; f++) {
+        Column c = columns[f];
+        if (c.spec().isFixedLength()) {
+          int rowBytes = Math.toIntExact(c.spec().rowBytes());
+          ByteBuffer values = c.values().data();
+          rows[f] = new MappedRows(resource, MappedChunks.ofRegion(resource, values), c.size(), rowBytes);
+        }
+      }
+    }
+  }
+
+  // ------------------------------------------------------------------ random access
+
+  @Override
+  public Example get(long index) {
+    checkOpen();
+    RandomAccessDataset.checkIndex(index, size(), this);
+    int k = batchOf(index);
+    int row = (int) (index - starts[k]);
+    Decoded d = decoded(k);
+    Example.Builder b = Example.builder(index);
+    try {
+      for (Column c : d.columns) {
+        if (c.isValid(row)) {
+          b.put(c.name(), c.row(row));
+        } else {
+          b.putNull(c.name());
+        }
+      }
+      MappedReads.endRead();
+    } catch (InternalError e) {
+      throw MappedReads.changedWhileMapped(resource, "record batch " + k + ", row " + row, e);
+    }
+    return b.build();
+  }
+
+  /**
+   * Copies the rows field by field: fixed-length fields with bulk copies from each record batch
+   * (the rows of a scattered batch grouped by record batch, their first cache lines touched before
+   * any is copied), the others row by row in order.
+   */
+  @Override
+  public void gather(long[] indices, int from, int count, BatchBuilder target) {
+    checkOpen();
+    long total = size();
+    boolean oneRun = MappedRows.isOneRun(indices, from, count);
+    if (oneRun) {
+      RandomAccessDataset.checkIndex(indices[from], total, this);
+      RandomAccessDataset.checkIndex(indices[from + count - 1], total, this);
+    } else {
+      for (int i = from; i < from + count; i++) {
+        RandomAccessDataset.checkIndex(indices[i], total, this);
+      }
+    }
+    int start = target.size();
+    if (count > 0) {
+      int k0 = batchOf(indices[from]);
+      boolean oneBatch = oneRun ? indices[from + count - 1] < starts[k0 + 1] : inBatch(indices, from, count, k0);
+      int[] batch = new int[count];
+      long[] local = new long[count];
+      for (int i = 0; i < count; i++) {
+        int k = oneBatch ? k0 : batchOf(indices[from + i]);
+        batch[i] = k;
+        local[i] = indices[from + i] - starts[k];
+      }
+      GroupedRows grouped = oneBatch ? null : new GroupedRows(batch, starts.length - 1);
+      Decoded[] byBatch = new Decoded[starts.length - 1];
+      for (int i = 0; i < count; i++) {
+        if (byBatch[batch[i]] == null) {
+          byBatch[batch[i]] = decoded(batch[i]);
+        }
+      }
+      try {
+        for (int f = 0; f < fields.size(); f++) {
+          if (fields.get(f).spec().isFixedLength()) {
+            ByteBuffer dst = target.fixedColumn(f);
+            if (oneBatch) {
+              byBatch[k0].rows[f].copy(local, 0, count, 0, dst, start, oneRun);
+            } else {
+              copyScattered(byBatch, f, grouped, local, dst, start);
+            }
+            for (int i = 0; i < count; i++) {
+              Column c = byBatch[batch[i]].columns[f];
+              if (c.hasValidity() && !c.isValid((int) local[i])) {
+                target.setNull(f, start + i);
+              }
+            }
+          } else {
+            ColumnBuilder column = target.column(f);
+            for (int i = 0; i < count; i++) {
+              appendRow(column, byBatch[batch[i]].columns[f], (int) local[i]);
+            }
+          }
+        }
+        MappedReads.endRead();
+      } catch (InternalError e) {
+        throw MappedReads.changedWhileMapped(resource, "rows " + indices[from] + "..", e);
+      }
+    }
+    if (oneRun) {
+      target.commitRange(indices[from], count);
+    } else {
+      target.commitRows(indices, from, count);
+    }
+  }
+
+  private boolean inBatch(long[] indices, int from, int count, int k) {
+    long lo = starts[k];
+    long hi = starts[k + 1];
+    boolean in = true;
+    for (int i = from; i < from + count; i++) {
+      in &= indices[i] >= lo & indices[i] < hi;
+    }
+    return in;
+  }
+
+  private static void copyScattered(Decoded[] byBatch, int f, GroupedRows grouped, long[] local, ByteBuffer dst,
+      int start) {
+    int rowBytes = byBatch[grouped.sources[0]].rows[f].rowBytes();
+    if (rowBytes == 0) {
+      return;
+    }
+    if (rowBytes > 8) {
+      int sum = 0;
+      for (int k : grouped.sources) {
+        sum += byBatch[k].rows[f].touch(local, grouped.positions, grouped.from[k], grouped.from[k + 1]);
+      }
+      MappedReads.consume(sum);
+    }
+    for (int k : grouped.sources) {
+      byBatch[k].rows[f].copy(local, grouped.positions, grouped.from[k], grouped.from[k + 1], dst, start);
+    }
+  }
+
+  /** Appends row {@code row} of {@code c} (null, a single-level value in one copy, or a nested value). */
+  static void appendRow(ColumnBuilder column, Column c, int row) {
+    if (!c.isValid(row)) {
+      column.addNull(0);
+      return;
+    }
+    Tensor t = c.row(row);
+    if (!t.hasNulls() && !t.isRagged() && c.offsetLevels() == 1
+        && (c.spec().raggedRank() == 0 || !c.spec().dtype().isVariableLength())) {
+      column.appendVariable(t.data());
+    } else {
+      column.appendRow(t);
+    }
+  }
+
+  // ------------------------------------------------------------------ splits
+
+  @Override
+  public List<Split> splits() {
+    checkOpen();
+    return splits;
+  }
+
+  private int splitNumber(Split split) {
+    Integer k = splitNumbers.get(split);
+    if (k == null) {
+      throw new IllegalArgumentException("split " + split + " is not a record batch of " + this);
+    }
+    return k;
+  }
+
+  private static void checkRange(Split split, long fromRow, long toRow) {
+    if (fromRow < 0 || toRow < fromRow) {
+      throw new IllegalArgumentException("rows [" + fromRow + ", " + toRow + ") of " + split
+          + ": expected 0 <= fromRow <= toRow");
+    }
+  }
+
+  @Override
+  public Flux<Example> read(Split split, long fromRow, long toRow) {
+    return Flux.defer(() -> {
+      checkOpen();
+      int k = splitNumber(split);
+      checkRange(split, fromRow, toRow);
+      long first = starts[k] + Math.min(fromRow, split.rowCount());
+      long end = starts[k] + Math.min(toRow, split.rowCount());
+      return RowRange.flux(this, first, end);
+    });
+  }
+
+  /**
+   * Rows of one record batch decoded into batches: the record batch's buffers are checked once
+   * (and, when compressed, decompressed once into pooled memory that the batches share), and each
+   * batch shares what it can with the mapping and owns its conversions.
+   */
+  @Override
+  public Flux<Batch> readBatches(Split split, long fromRow, long toRow, int batchSize) {
+    return readBatches(split, fromRow, toRow, batchSize, batchSize);
+  }
+
+  /** As {@link #readBatches(Split, long, long, int)} with a first batch of {@code firstBatchSize} rows, decoded once. */
+  @Override
+  public Flux<Batch> readBatches(Split split, long fromRow, long toRow, int firstBatchSize, int batchSize) {
+    if (batchSize <= 0) {
+      throw new IllegalArgumentException("batchSize > 0 required but it was " + batchSize);
+    }
+    if (firstBatchSize <= 0) {
+      throw new IllegalArgumentException("firstBatchSize > 0 required but it was " + firstBatchSize);
+    }
+    int k = splitNumber(split);
+    checkRange(split, fromRow, toRow);
+    return Flux.defer(() -> {
+      checkOpen();
+      long first = Math.min(fromRow, split.rowCount());
+      long end = Math.min(toRow, split.rowCount());
+      return Flux.using(() -> new Shared(Memory.pooled(pool)),
+          shared -> Flux.<Batch, long[]>generate(() -> new long[] {first}, (state, sink) -> {
+            long pos = state[0];
+            if (pos >= end) {
+              sink.complete();
+              return state;
+            }
+            int n = (int) Math.min(pos == first ? firstBatchSize : batchSize, end - pos);
+            sink.next(slice(shared, k, pos, n));
+            state[0] = pos + n;
+            return state;
+          }),
+          Shared::release);
+    });
+  }
+
+  @Override
+  public Flux<Batch> batches() {
+    return Flux.defer(() -> {
+      checkOpen();
+      return Flux.fromIterable(splits).concatMap(s -> s.rowCount() == 0
+          ? Flux.defer(() -> {
+            try (Shared shared = new Shared(Memory.pooled(pool))) {
+              return Flux.just(slice(shared, splitNumber(s), 0, 0));
+            }
+          })
+          : readBatches(s, 0, Long.MAX_VALUE, (int) s.rowCount()), 0);
+    });
+  }
+
+  /** Rows {@code [from, from + n)} of record batch {@code k} as a batch owning its conversions. */
+  private Batch slice(Shared shared, int k, long from, int n) {
+    Memory memory = Memory.pooled(pool);
+    try {
+      if (shared.data == null) {
+        shared.data = open(k, shared.decompressed);
+      }
+      Column[] cols = assemble(shared.data, k, from, n, memory);
+      MappedReads.endRead();
+      long[] indices = new long[n];
+      long base = starts[k] + from;
+      for (int i = 0; i < n; i++) {
+        indices[i] = base + i;
+      }
+      shared.retain();
+      return Batch.of(schema, Arrays.asList(cols), indices, () -> {
+        try {
+          memory.close();
+        } finally {
+          shared.release();
+        }
+      });
+    } catch (InternalError e) {
+      memory.close();
+      throw MappedReads.changedWhileMapped(resource, "record batch " + k, e);
+    } catch (RuntimeException e) {
+      memory.close();
+      throw e;
+    }
+  }
+
+  /** What the batches cut from one record batch share: its checked buffers and its decompressed memory. */
+  private static final class Shared implements AutoCloseable {
+    final Memory decompressed;
+    final AtomicInteger refs = new AtomicInteger(1);
+    IpcBatchBuffers data;
+
+    Shared(Memory decompressed) {
+      this.decompressed = decompressed;
+    }
+
+    void retain() {
+      refs.incrementAndGet();
+    }
+
+    void release() {
+      if (refs.decrementAndGet() == 0) {
+        decompressed.close();
+      }
+    }
+
+    @Override
+    public void close() {
+      release();
+    }
+  }
+
+  @Override
+  public void close() {
+    closed = true;
+    file.close();
+  }
+
+  @Override
+  public String toString() {
+    return "arrow(" + path + ", " + format().name().toLowerCase(java.util.Locale.ROOT) + ", " + recordBatches()
+        + " record batches, rows=" + size() + ")";
+  }
+}

@@ -1,0 +1,665 @@
+package dev.sluice.io.arrow.internal;
+
+import dev.sluice.core.Column;
+import dev.sluice.core.DType;
+import dev.sluice.core.DatasetFormatException;
+import dev.sluice.core.Shape;
+import dev.sluice.core.Tensor;
+import dev.sluice.core.TensorSpec;
+import dev.sluice.core.UnsupportedFormatException;
+import java.math.BigDecimal;
+import java.math.BigInteger;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * Builds the Sluice column of one field from a record batch's arrays, for rows
+ * {@code [from, from + rows)}.
+ *
+ * <p>What the file's layout allows is shared, not copied: fixed-width values (also inside
+ * fixed-size lists), int64 offsets that start at 0 (large lists, large strings and binaries), and
+ * the bytes of strings and binaries. The rest is written to {@link Memory}: validity bitmaps become
+ * one byte per item (the validities of the struct arrays on the way are combined with the level's
+ * own), int32 offsets are widened, booleans unpacked, times scaled to nanoseconds, decimals
+ * converted, dictionary indices replaced by their values. Arrow lets a null slot hold anything; a
+ * Sluice null is zeros or empty, so a null's values are zeroed and a null list or string that
+ * spans values has them cut out.
+ *
+ * <p>Every offset is checked against the array below before it is followed, and every buffer
+ * against the bytes it must hold, so a damaged file fails with a {@link DatasetFormatException}
+ * naming the file, the record batch and the column, and nothing is read outside a buffer.
+ */
+final class ColumnAssembler {
+  /** The decoded values of the dictionaries the record batch refers to. */
+  interface Dictionaries {
+    /**
+     * The values of dictionary {@code id}: a column of one leaf value per row.
+     *
+     * @throws DatasetFormatException when the dictionary is not defined
+     */
+    Column values(long id);
+  }
+
+  private final FieldPlan plan;
+  private final TensorSpec spec;
+  private final BatchBuffers data;
+  private final Memory memory;
+  private final Dictionaries dictionaries;
+
+  private ColumnAssembler(FieldPlan plan, BatchBuffers data, Memory memory, Dictionaries dictionaries) {
+    this.plan = plan;
+    this.spec = plan.spec();
+    this.data = data;
+    this.memory = memory;
+    this.dictionaries = dictionaries;
+  }
+
+  /**
+   * The column of {@code plan}'s field for rows {@code [from, from + rows)} of {@code data}: views
+   * of its buffers where they can be shared, else buffers of {@code memory}.
+   */
+  static Column assemble(FieldPlan plan, BatchBuffers data, long from, int rows, Memory memory,
+      Dictionaries dictionaries) {
+    try {
+      return new ColumnAssembler(plan, data, memory, dictionaries).assemble(from, rows);
+    } catch (Memory.TooLarge e) {
+      throw new UnsupportedFormatException(data.resource(), data.position() + ", column '" + plan.name() + "'",
+          e.getMessage() + "; write the file with smaller record batches");
+    }
+  }
+
+  private Column assemble(long from, int rows) {
+    int ragged = spec.raggedRank();
+    ByteBuffer[] valid = new ByteBuffer[ragged + 1];
+    long[] counts = new long[ragged + 1];
+    List<Tensor> offsets = new ArrayList<>(ragged + 1);
+    Slots cur = Slots.range(from, from + rows);
+    counts[0] = rows;
+    long mul = 1; // slots of the current array per item: the fixed dimensions above it at this depth
+    int depth = 0;
+    List<FieldPlan.Step> steps = plan.steps();
+    for (int k = 0; k < steps.size(); k++) {
+      FieldPlan.Step s = steps.get(k);
+      long len = data.length(s.node());
+      long used = times(cur.limit(), mul, s);
+      if (used > len) {
+        throw format("array '" + s.name() + "' has " + len + " slots but the arrays above it use " + used);
+      }
+      if (s.insideItem()) {
+        checkNoNulls(s, cur, mul, valid[depth]);
+      } else {
+        valid[depth] = and(valid[depth], s, cur);
+      }
+      if (s.isList()) {
+        checkNullable(depth, valid[depth], cur.size());
+        FieldPlan.Step next = steps.get(k + 1);
+        ListLevel l = list(s, cur, valid[depth], data.length(next.node()));
+        offsets.add(l.offsets);
+        cur = l.child;
+        depth++;
+        counts[depth] = cur.size();
+        mul = 1;
+      } else if (s.kind() == FieldPlan.Kind.FIXED) {
+        mul = times(mul, s.size(), s);
+      }
+    }
+    FieldPlan.Step leafStep = steps.get(steps.size() - 1);
+    Tensor values = leaf(leafStep, cur, mul, valid, depth, offsets);
+    checkNullable(depth, valid[depth], cur.size());
+    List<Tensor> validity = new ArrayList<>(ragged + 1);
+    boolean any = false;
+    for (int d = 0; d <= ragged; d++) {
+      ByteBuffer v = valid[d];
+      any |= v != null;
+      validity.add(v == null ? null : Tensor.wrap(DType.BOOL, Shape.of(counts[d]), v.slice(0, (int) counts[d])));
+    }
+    try {
+      return Column.of(spec, rows, values, offsets, any ? validity : List.of());
+    } catch (IllegalArgumentException e) {
+      throw format("the arrays do not make a column of " + spec + " (" + e.getMessage() + ")");
+    }
+  }
+
+  // ------------------------------------------------------------------ validity
+
+  /** The level's validity combined with array {@code s}'s over the items {@code cur}; null while all are valid. */
+  private ByteBuffer and(ByteBuffer v, FieldPlan.Step s, Slots cur) {
+    if (data.nullCount(s.node()) == 0) {
+      return v;
+    }
+    ByteBuffer bits = bitmap(s);
+    int n = cur.size();
+    for (int i = 0; i < n; i++) {
+      if (!bit(bits, cur.at(i))) {
+        if (v == null) {
+          v = ones(n);
+        }
+        v.put(i, (byte) 0);
+      }
+    }
+    return v;
+  }
+
+  private ByteBuffer bitmap(FieldPlan.Step s) {
+    long len = data.length(s.node());
+    long bytes = (len + 7) >>> 3;
+    return data.buffer(s.node(), 0, bytes, bytes, "validity bitmap of array '" + s.name() + "'");
+  }
+
+  private static boolean bit(ByteBuffer bits, long slot) {
+    return (bits.get((int) (slot >>> 3)) >> (int) (slot & 7) & 1) != 0;
+  }
+
+  private ByteBuffer ones(int n) {
+    ByteBuffer v = memory.allocate(n);
+    int i = 0;
+    for (; i + 8 <= n; i += 8) {
+      v.putLong(i, 0x0101010101010101L);
+    }
+    for (; i < n; i++) {
+      v.put(i, (byte) 1);
+    }
+    return v;
+  }
+
+  private static boolean valid(ByteBuffer v, int i) {
+    return v == null || v.get(i) != 0;
+  }
+
+  /** Arrays inside an item (below a fixed dimension) may not hold nulls where the item is valid. */
+  private void checkNoNulls(FieldPlan.Step s, Slots cur, long mul, ByteBuffer v) {
+    if (data.nullCount(s.node()) == 0) {
+      return;
+    }
+    ByteBuffer bits = bitmap(s);
+    for (int i = 0, n = cur.size(); i < n; i++) {
+      if (!valid(v, i)) {
+        continue;
+      }
+      long base = cur.at(i) * mul;
+      for (long j = 0; j < mul; j++) {
+        if (!bit(bits, base + j)) {
+          throw unsupported("item " + i + " holds a null inside a fixed-size list (array '" + s.name()
+              + "'); a fixed-shape Sluice tensor has no null elements");
+        }
+      }
+    }
+  }
+
+  private void checkNullable(int depth, ByteBuffer v, int n) {
+    if (v == null || spec.nullableAt(depth)) {
+      return;
+    }
+    for (int i = 0; i < n; i++) {
+      if (v.get(i) == 0) {
+        throw format((depth == 0 ? "row " + i : "element " + i + " of list level " + (depth - 1))
+            + " is null but the schema declares " + (depth == 0 ? "the column" : "those elements") + " not nullable");
+      }
+    }
+  }
+
+  // ------------------------------------------------------------------ lists
+
+  private record ListLevel(Tensor offsets, Slots child) { }
+
+  /** The int64 offsets of the items {@code cur} of list array {@code s}, and the slots of their elements. */
+  private ListLevel list(FieldPlan.Step s, Slots cur, ByteBuffer v, long childLength) {
+    int n = cur.size();
+    int w = s.kind() == FieldPlan.Kind.LIST32 ? 4 : s.kind() == FieldPlan.Kind.LIST64 ? 8 : 0;
+    long size = s.size();
+    ByteBuffer ob = null;
+    if (w > 0 && n > 0) {
+      long len = data.length(s.node());
+      ob = data.buffer(s.node(), 1, (cur.limit() + 1) * w, (len + 1) * w, "offsets of array '" + s.name() + "'");
+    }
+    long total = 0;
+    boolean cut = false;
+    long first = 0;
+    for (int i = 0; i < n; i++) {
+      long slot = cur.at(i);
+      long st = w == 0 ? slot * size : offset(ob, w, slot);
+      long en = w == 0 ? st + size : offset(ob, w, slot + 1);
+      if (i == 0) {
+        first = st;
+      }
+      if (st < 0 || en < st || en > childLength) {
+        throw format("list " + i + " of array '" + s.name() + "' spans [" + st + ", " + en + ") but its elements are "
+            + "[0, " + childLength + ")" + (en < st ? " (offsets decrease)" : ""));
+      }
+      if (valid(v, i)) {
+        total += en - st;
+      } else if (en > st) {
+        cut = true;
+      }
+    }
+    if (total > Integer.MAX_VALUE - 8) {
+      throw unsupported("the lists of array '" + s.name() + "' hold " + total + " elements in one record batch");
+    }
+    boolean contiguous = cur.isRange() && !cut;
+    Tensor offsets;
+    if (contiguous && w == 8 && n > 0 && first == 0) {
+      offsets = Tensor.wrap(DType.INT64, Shape.of(n + 1L), ob.slice((int) (cur.start * 8), (n + 1) * 8));
+    } else {
+      ByteBuffer o = memory.allocate((n + 1L) * 8);
+      long acc = 0;
+      o.putLong(0, 0);
+      for (int i = 0; i < n; i++) {
+        if (valid(v, i)) {
+          long slot = cur.at(i);
+          acc += w == 0 ? size : offset(ob, w, slot + 1) - offset(ob, w, slot);
+        }
+        o.putLong((i + 1) * 8, acc);
+      }
+      offsets = Tensor.wrap(DType.INT64, Shape.of(n + 1L), o);
+    }
+    if (contiguous) {
+      return new ListLevel(offsets, Slots.range(first, first + total));
+    }
+    long[] child = new long[(int) total];
+    int at = 0;
+    for (int i = 0; i < n; i++) {
+      if (valid(v, i)) {
+        long slot = cur.at(i);
+        long st = w == 0 ? slot * size : offset(ob, w, slot);
+        long en = w == 0 ? st + size : offset(ob, w, slot + 1);
+        for (long c = st; c < en; c++) {
+          child[at++] = c;
+        }
+      }
+    }
+    return new ListLevel(offsets, Slots.of(child));
+  }
+
+  private static long offset(ByteBuffer ob, int w, long slot) {
+    return w == 4 ? ob.getInt((int) (slot * 4)) : ob.getLong((int) (slot * 8));
+  }
+
+  // ------------------------------------------------------------------ values
+
+  /** The innermost values of the items {@code cur} (with the string offsets of a string leaf added to {@code offsets}). */
+  private Tensor leaf(FieldPlan.Step s, Slots cur, long mul, ByteBuffer[] valid, int depth, List<Tensor> offsets) {
+    Leaf leaf = plan.leaf();
+    int n = cur.size();
+    long len = data.length(s.node());
+    switch (leaf.kind()) {
+      case FIXED: {
+        long itemBytes = times(mul, leaf.width(), s);
+        ByteBuffer vb = data.buffer(s.node(), 1, times(cur.limit(), itemBytes, s), times(len, leaf.width(), s),
+            "values of array '" + s.name() + "'");
+        ByteBuffer v = valid[depth];
+        ByteBuffer out;
+        if (cur.isRange() && v == null) {
+          out = vb.slice((int) (cur.start * itemBytes), (int) (n * itemBytes));
+        } else {
+          out = memory.allocate(n * itemBytes);
+          int ib = (int) itemBytes;
+          for (int i = 0; i < n; i++) {
+            if (valid(v, i)) {
+              out.put(i * ib, vb, (int) (cur.at(i) * itemBytes), ib);
+            } else {
+              zero(out, i * ib, ib);
+            }
+          }
+        }
+        return fixedValues(out, n);
+      }
+      case BOOL: {
+        ByteBuffer bits = data.buffer(s.node(), 1, (times(cur.limit(), mul, s) + 7) >>> 3, (len + 7) >>> 3,
+            "values of array '" + s.name() + "'");
+        ByteBuffer v = valid[depth];
+        int m = (int) mul;
+        ByteBuffer out = memory.allocate((long) n * m);
+        for (int i = 0; i < n; i++) {
+          long base = cur.at(i) * m;
+          boolean ok = valid(v, i);
+          for (int j = 0; j < m; j++) {
+            out.put(i * m + j, (byte) (ok && bit(bits, base + j) ? 1 : 0));
+          }
+        }
+        return fixedValues(out, n);
+      }
+      case SCALED:
+      case DATE64:
+      case DECIMAL:
+        return converted(s, leaf, cur, mul, valid[depth], n, len);
+      case BINARY32:
+      case BINARY64:
+        return binary(s, leaf, cur, valid[depth], n, len, offsets);
+      case FIXED_BINARY:
+        return fixedBinary(s, leaf, cur, valid[depth], n, len, offsets);
+      case DICTIONARY:
+        return dictionary(s, leaf, cur, mul, valid, depth, n, len, offsets);
+      default:
+        throw new IllegalStateException("leaf kind " + leaf.kind());
+    }
+  }
+
+  private Tensor fixedValues(ByteBuffer out, int n) {
+    return Tensor.wrap(spec.dtype(), spec.itemShape().prepend(n), out);
+  }
+
+  /** Times, dates and decimals: one value at a time into the Sluice dtype; nulls are 0. */
+  private Tensor converted(FieldPlan.Step s, Leaf leaf, Slots cur, long mul, ByteBuffer v, int n, long len) {
+    int w = leaf.width();
+    ByteBuffer vb = data.buffer(s.node(), 1, times(times(cur.limit(), mul, s), w, s), times(len, w, s),
+        "values of array '" + s.name() + "'");
+    int m = (int) mul;
+    int outWidth = spec.dtype().byteSize();
+    ByteBuffer out = memory.allocate((long) n * m * outWidth);
+    byte[] scratch = leaf.kind() == Leaf.Kind.DECIMAL && w > 8 ? new byte[w] : null;
+    for (int i = 0; i < n; i++) {
+      boolean ok = valid(v, i);
+      long base = cur.at(i) * m;
+      for (int j = 0; j < m; j++) {
+        int at = (i * m + j) * outWidth;
+        if (!ok) {
+          zero(out, at, outWidth);
+          continue;
+        }
+        int p = (int) ((base + j) * w);
+        switch (leaf.kind()) {
+          case SCALED -> {
+            long x = w == 4 ? vb.getInt(p) : vb.getLong(p);
+            try {
+              out.putLong(at, Math.multiplyExact(x, leaf.scale()));
+            } catch (ArithmeticException e) {
+              throw unsupported("value " + x + " of " + leaf.arrowType() + " at item " + i
+                  + " does not fit int64 nanoseconds");
+            }
+          }
+          case DATE64 -> out.putInt(at, (int) Math.floorDiv(vb.getLong(p), 86_400_000L));
+          default -> out.putDouble(at, decimal(vb, p, w, (int) leaf.scale(), scratch));
+        }
+      }
+    }
+    return fixedValues(out, n);
+  }
+
+  private static double decimal(ByteBuffer vb, int p, int w, int scale, byte[] scratch) {
+    if (w == 4) {
+      return BigDecimal.valueOf(vb.getInt(p), scale).doubleValue();
+    }
+    if (w == 8) {
+      return BigDecimal.valueOf(vb.getLong(p), scale).doubleValue();
+    }
+    for (int b = 0; b < w; b++) {
+      scratch[w - 1 - b] = vb.get(p + b); // little-endian two's complement to BigInteger's big-endian
+    }
+    return new BigDecimal(new BigInteger(scratch), scale).doubleValue();
+  }
+
+  /** Strings and binaries with int32 or int64 offsets. */
+  private Tensor binary(FieldPlan.Step s, Leaf leaf, Slots cur, ByteBuffer v, int n, long len, List<Tensor> offsets) {
+    int w = leaf.kind() == Leaf.Kind.BINARY32 ? 4 : 8;
+    ByteBuffer ob = null;
+    if (n > 0) {
+      ob = data.buffer(s.node(), 1, (cur.limit() + 1) * w, (len + 1) * w, "offsets of array '" + s.name() + "'");
+    }
+    long maxEnd = 0;
+    long total = 0;
+    boolean cut = false;
+    long first = 0;
+    for (int i = 0; i < n; i++) {
+      long slot = cur.at(i);
+      long st = offset(ob, w, slot);
+      long en = offset(ob, w, slot + 1);
+      if (i == 0) {
+        first = st;
+      }
+      if (st < 0 || en < st) {
+        throw format("value " + i + " of array '" + s.name() + "' spans bytes [" + st + ", " + en + ")"
+            + (en < st ? " (offsets decrease)" : ""));
+      }
+      maxEnd = Math.max(maxEnd, en);
+      if (valid(v, i)) {
+        total += en - st;
+      } else if (en > st) {
+        cut = true;
+      }
+    }
+    if (total > Integer.MAX_VALUE - 8) {
+      throw unsupported("array '" + s.name() + "' holds " + total + " bytes of values in one record batch");
+    }
+    long whole = maxEnd;
+    if (ob != null && ob.remaining() >= (len + 1) * w) {
+      whole = Math.max(whole, offset(ob, w, len));
+    }
+    ByteBuffer db = data.buffer(s.node(), 2, maxEnd, whole, "data of array '" + s.name() + "'");
+    boolean contiguous = cur.isRange() && !cut;
+    ByteBuffer off;
+    if (contiguous && w == 8 && n > 0 && first == 0) {
+      off = ob.slice((int) (cur.start * 8), (n + 1) * 8);
+    } else {
+      off = memory.allocate((n + 1L) * 8);
+      long acc = 0;
+      off.putLong(0, 0);
+      for (int i = 0; i < n; i++) {
+        if (valid(v, i)) {
+          long slot = cur.at(i);
+          acc += offset(ob, w, slot + 1) - offset(ob, w, slot);
+        }
+        off.putLong((i + 1) * 8, acc);
+      }
+    }
+    ByteBuffer bytes;
+    if (contiguous) {
+      bytes = db.slice((int) first, (int) total);
+    } else {
+      bytes = memory.allocate(total);
+      int at = 0;
+      for (int i = 0; i < n; i++) {
+        if (valid(v, i)) {
+          long slot = cur.at(i);
+          int st = (int) offset(ob, w, slot);
+          int l = (int) offset(ob, w, slot + 1) - st;
+          bytes.put(at, db, st, l);
+          at += l;
+        }
+      }
+    }
+    offsets.add(Tensor.wrap(DType.INT64, Shape.of(n + 1L), off));
+    return Tensor.wrapVariable(spec.dtype(), bytes, off);
+  }
+
+  /** Fixed-size binaries as Sluice bytes: the values shared, the offsets made up. */
+  private Tensor fixedBinary(FieldPlan.Step s, Leaf leaf, Slots cur, ByteBuffer v, int n, long len,
+      List<Tensor> offsets) {
+    int w = leaf.width();
+    ByteBuffer db = data.buffer(s.node(), 1, times(cur.limit(), w, s), times(len, w, s),
+        "values of array '" + s.name() + "'");
+    ByteBuffer off = memory.allocate((n + 1L) * 8);
+    long acc = 0;
+    off.putLong(0, 0);
+    for (int i = 0; i < n; i++) {
+      if (valid(v, i)) {
+        acc += w;
+      }
+      off.putLong((i + 1) * 8, acc);
+    }
+    ByteBuffer bytes;
+    if (cur.isRange() && v == null) {
+      bytes = db.slice((int) (cur.start * w), n * w);
+    } else {
+      bytes = memory.allocate(acc);
+      int at = 0;
+      for (int i = 0; i < n; i++) {
+        if (valid(v, i)) {
+          bytes.put(at, db, (int) (cur.at(i) * w), w);
+          at += w;
+        }
+      }
+    }
+    offsets.add(Tensor.wrap(DType.INT64, Shape.of(n + 1L), off));
+    return Tensor.wrapVariable(spec.dtype(), bytes, off);
+  }
+
+  /** Dictionary indices replaced by the dictionary's values; a null value makes the item null. */
+  private Tensor dictionary(FieldPlan.Step s, Leaf leaf, Slots cur, long mul, ByteBuffer[] valid, int depth, int n,
+      long len, List<Tensor> offsets) {
+    Column dict = dictionaries.values(leaf.dictionaryId());
+    long size = dict.size();
+    int iw = leaf.width();
+    int m = (int) mul;
+    ByteBuffer ib = data.buffer(s.node(), 1, times(times(cur.limit(), mul, s), iw, s), times(len, iw, s),
+        "indices of array '" + s.name() + "'");
+    int[] index = new int[Math.multiplyExact(n, m)];
+    ByteBuffer dictValid = dict.hasValidity() ? dict.validity().data() : null;
+    for (int i = 0; i < n; i++) {
+      boolean ok = valid(valid[depth], i);
+      long base = cur.at(i) * m;
+      for (int j = 0; j < m; j++) {
+        if (!ok) {
+          index[i * m + j] = -1;
+          continue;
+        }
+        int p = (int) ((base + j) * iw);
+        long x = switch (iw) {
+          case 1 -> leaf.signed() ? ib.get(p) : ib.get(p) & 0xffL;
+          case 2 -> leaf.signed() ? ib.getShort(p) : ib.getShort(p) & 0xffffL;
+          case 4 -> leaf.signed() ? ib.getInt(p) : ib.getInt(p) & 0xffffffffL;
+          default -> ib.getLong(p);
+        };
+        if (x < 0 || x >= size) {
+          throw format("item " + i + " has dictionary index " + (leaf.signed() || iw < 8 ? Long.toString(x)
+              : Long.toUnsignedString(x)) + " but dictionary " + leaf.dictionaryId() + " holds " + size + " values");
+        }
+        index[i * m + j] = (int) x;
+        if (dictValid != null && dictValid.get((int) x) == 0) {
+          if (m != 1) {
+            throw unsupported("item " + i + " holds a null dictionary value inside a fixed-size list; a fixed-shape "
+                + "Sluice tensor has no null elements");
+          }
+          if (valid[depth] == null) {
+            valid[depth] = ones(n);
+          }
+          valid[depth].put(i, (byte) 0);
+          index[i] = -1;
+        }
+      }
+    }
+    if (!spec.dtype().isVariableLength()) {
+      int bs = spec.dtype().byteSize();
+      ByteBuffer dv = dict.values().data();
+      ByteBuffer out = memory.allocate((long) index.length * bs);
+      for (int k = 0; k < index.length; k++) {
+        if (index[k] < 0) {
+          zero(out, k * bs, bs);
+        } else {
+          out.put(k * bs, dv, index[k] * bs, bs);
+        }
+      }
+      return fixedValues(out, n);
+    }
+    ByteBuffer doff = dict.offsets().data();
+    ByteBuffer dbytes = dict.values().data();
+    ByteBuffer off = memory.allocate((n + 1L) * 8);
+    long acc = 0;
+    off.putLong(0, 0);
+    for (int i = 0; i < n; i++) {
+      if (index[i] >= 0) {
+        acc += doff.getLong((index[i] + 1) * 8) - doff.getLong(index[i] * 8);
+      }
+      off.putLong((i + 1) * 8, acc);
+    }
+    if (acc > Integer.MAX_VALUE - 8) {
+      throw unsupported("array '" + s.name() + "' decodes to " + acc + " bytes of values in one record batch");
+    }
+    ByteBuffer bytes = memory.allocate(acc);
+    int at = 0;
+    for (int i = 0; i < n; i++) {
+      if (index[i] >= 0) {
+        int st = (int) doff.getLong(index[i] * 8);
+        int l = (int) doff.getLong((index[i] + 1) * 8) - st;
+        bytes.put(at, dbytes, st, l);
+        at += l;
+      }
+    }
+    offsets.add(Tensor.wrap(DType.INT64, Shape.of(n + 1L), off));
+    return Tensor.wrapVariable(spec.dtype(), bytes, off);
+  }
+
+  // ------------------------------------------------------------------ helpers
+
+  private long times(long a, long b, FieldPlan.Step s) {
+    try {
+      return Math.multiplyExact(a, b);
+    } catch (ArithmeticException e) {
+      throw format("array '" + s.name() + "': " + a + " × " + b + " overflows");
+    }
+  }
+
+  private static void zero(ByteBuffer b, int from, int len) {
+    int i = from;
+    int end = from + len;
+    for (; i + 8 <= end; i += 8) {
+      b.putLong(i, 0L);
+    }
+    for (; i < end; i++) {
+      b.put(i, (byte) 0);
+    }
+  }
+
+  private String position() {
+    return data.position() + ", column '" + spec.name() + "'";
+  }
+
+  private DatasetFormatException format(String message) {
+    return new DatasetFormatException(data.resource(), position(), message);
+  }
+
+  private UnsupportedFormatException unsupported(String message) {
+    return new UnsupportedFormatException(data.resource(), position(), message);
+  }
+
+  /** The slots (positions in one array) of the items at one depth: a range, or a list once nulls were cut out. */
+  private static final class Slots {
+    final long start;
+    final long end;
+    final long[] list;
+
+    private Slots(long start, long end, long[] list) {
+      this.start = start;
+      this.end = end;
+      this.list = list;
+    }
+
+    static Slots range(long start, long end) {
+      return new Slots(start, end, null);
+    }
+
+    static Slots of(long[] list) {
+      return new Slots(0, 0, list);
+    }
+
+    boolean isRange() {
+      return list == null;
+    }
+
+    int size() {
+      return list == null ? (int) (end - start) : list.length;
+    }
+
+    long at(int i) {
+      return list == null ? start + i : list[i];
+    }
+
+    /** One past the largest slot (0 when empty). */
+    long limit() {
+      if (list == null) {
+        return end > start ? end : 0;
+      }
+      long max = 0;
+      for (long s : list) {
+        max = Math.max(max, s + 1);
+      }
+      return max;
+    }
+
+    @Override
+    public String toString() {
+      return list == null ? "[" + start + ", " + end + ")" : Arrays.toString(list);
+    }
+  }
+}

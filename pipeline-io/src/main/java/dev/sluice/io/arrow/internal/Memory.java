@@ -1,0 +1,94 @@
+package dev.sluice.io.arrow.internal;
+
+import dev.sluice.core.BufferPool;
+import dev.sluice.core.PooledBuffer;
+import dev.sluice.core.internal.Resources;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Where decoding writes what it cannot share with the file (widened offsets, validity bytes,
+ * decompressed buffers, decoded dictionaries): pooled memory owned by the batches it goes into, or
+ * heap memory left to the garbage collector (the views that examples and the random-access cache
+ * hold).
+ */
+abstract class Memory implements AutoCloseable {
+  /** A zeroed-or-reused little-endian buffer of exactly {@code bytes} bytes (position 0, limit {@code bytes}). */
+  abstract ByteBuffer allocate(long bytes);
+
+  /** Gives back what was allocated (pooled memory); idempotent. */
+  @Override
+  public abstract void close();
+
+  /** Heap memory: nothing to give back. */
+  static Memory heap() {
+    return Heap.INSTANCE;
+  }
+
+  /** Pooled memory from {@code pool}, given back by {@link #close()}. */
+  static Memory pooled(BufferPool pool) {
+    return new Pooled(pool);
+  }
+
+  private static void checkSize(long bytes, long max) {
+    if (bytes < 0 || bytes > max) {
+      throw new TooLarge("a decoded buffer of " + bytes + " bytes is larger than the " + max + " bytes one buffer holds");
+    }
+  }
+
+  /** A buffer larger than the memory can hand out in one piece. */
+  static final class TooLarge extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    TooLarge(String message) {
+      super(message);
+    }
+  }
+
+  private static final class Heap extends Memory {
+    static final Heap INSTANCE = new Heap();
+
+    @Override
+    ByteBuffer allocate(long bytes) {
+      checkSize(bytes, Integer.MAX_VALUE - 8);
+      return ByteBuffer.allocate((int) bytes).order(ByteOrder.LITTLE_ENDIAN);
+    }
+
+    @Override
+    public void close() {
+      // the collector frees heap buffers
+    }
+  }
+
+  private static final class Pooled extends Memory {
+    private final BufferPool pool;
+    private final List<PooledBuffer> held = new ArrayList<>();
+    private boolean closed;
+
+    Pooled(BufferPool pool) {
+      this.pool = pool;
+    }
+
+    @Override
+    synchronized ByteBuffer allocate(long bytes) {
+      checkSize(bytes, 1L << 30); // a pool's largest buffer
+      if (closed) {
+        throw new IllegalStateException("decode memory already released");
+      }
+      PooledBuffer b = pool.allocate(bytes);
+      held.add(b);
+      return b.buffer().order(ByteOrder.LITTLE_ENDIAN);
+    }
+
+    @Override
+    public synchronized void close() {
+      if (!closed) {
+        closed = true;
+        Resources.closeAll(held);
+        held.clear();
+      }
+    }
+  }
+}
