@@ -1,10 +1,29 @@
 package dev.sluice.io.arrow;
 
+import dev.sluice.core.Batch;
+import dev.sluice.core.Dataset;
 import dev.sluice.core.DatasetIOException;
+import dev.sluice.core.Example;
+import dev.sluice.core.MemoryManager;
+import dev.sluice.core.Schema;
 import dev.sluice.io.arrow.internal.ArrowFileDataset;
+import dev.sluice.io.arrow.internal.ArrowSink;
+import dev.sluice.io.arrow.internal.ArrowStreamDataset;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.channels.Channels;
+import java.nio.channels.FileChannel;
+import java.nio.channels.WritableByteChannel;
+import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.util.Iterator;
 import java.util.Objects;
+import org.reactivestreams.Publisher;
+import reactor.core.publisher.Flux;
 
 /**
  * Arrow IPC files and streams ({@code .arrow}, {@code .arrows}, {@code .feather} version 2, Hugging
@@ -16,6 +35,7 @@ import java.util.Objects;
  *   Example e = data.get(17);                        // views of the mapping
  *   Pipeline.from(data).shuffle().batch(256)...      // batch() gathers rows in bulk
  * }
+ * Arrow.write(dataset, Path.of("out.arrow"), ArrowWriteOptions.builder().compression(ArrowCompression.ZSTD).build());
  * }</pre>
  */
 public final class Arrow {
@@ -43,5 +63,138 @@ public final class Arrow {
       throw new DatasetIOException(file.toString(), "is a directory, not an Arrow IPC file", null);
     }
     return ArrowFileDataset.open(file, options);
+  }
+
+  /**
+   * Reads an Arrow IPC stream from {@code in} (standard input, a pipe): reads its schema message
+   * now and the record batches as they are consumed. The caller closes the stream (which closes
+   * {@code in}).
+   *
+   * @param name names the input in messages ({@code "stdin"})
+   * @throws dev.sluice.core.DatasetFormatException when the input does not start with a schema
+   *     message
+   */
+  public static ArrowStream openStream(InputStream in, String name) {
+    return openStream(in, name, ArrowOptions.defaults());
+  }
+
+  /** {@link #openStream(InputStream, String)} reading only {@link ArrowOptions#columns()}. */
+  public static ArrowStream openStream(InputStream in, String name, ArrowOptions options) {
+    Objects.requireNonNull(in, "in");
+    Objects.requireNonNull(name, "name");
+    return ArrowStreamDataset.open(in, name, options);
+  }
+
+  /**
+   * Writes every example of {@code data} (one pass, source order) to the file {@code out}, replaced
+   * if it exists: the file is written under a temporary name beside it and renamed when complete.
+   * A random-access source is read with bulk gathers. The fields are the source's schema
+   * ({@link dev.sluice.core.HasSchema}), else those of its first example.
+   *
+   * @return the rows written
+   * @throws UnsupportedOperationException for a field Arrow has no type for (complex64, complex128)
+   * @throws DatasetIOException when the file cannot be written
+   */
+  public static long write(Dataset<Example> data, Path out, ArrowWriteOptions options) {
+    Objects.requireNonNull(data, "data");
+    return toFile(out, (channel, resource) -> {
+      Example first = null;
+      Schema schema;
+      if (data instanceof dev.sluice.core.HasSchema h) {
+        schema = h.schema();
+      } else {
+        Iterator<Example> it = data.flux().take(1).toIterable().iterator();
+        first = it.hasNext() ? it.next() : null;
+        schema = ArrowSink.schemaOf(data, first, resource);
+      }
+      try (ArrowSink sink = ArrowSink.open(schema, resource, channel, options)) {
+        ArrowSink.writeExamples(data, schema, sink, options.batchRows(),
+            MemoryManager.shared().pool(ArrowOptions.STAGE + "-write"), options.progress());
+        sink.finish();
+        return sink.rows();
+      }
+    });
+  }
+
+  /**
+   * Writes {@code batches} (every one of {@code schema}'s fields, in order; each batch one record
+   * batch) to the file {@code out}, replaced if it exists, as {@link #write(Dataset, Path,
+   * ArrowWriteOptions)} does. Every batch is closed, also those not written after a failure.
+   *
+   * @return the rows written
+   */
+  public static long write(Schema schema, Publisher<Batch> batches, Path out, ArrowWriteOptions options) {
+    Objects.requireNonNull(schema, "schema");
+    Objects.requireNonNull(batches, "batches");
+    return toFile(out, (channel, resource) -> writeBatches(schema, batches, channel, resource, options));
+  }
+
+  /**
+   * Writes {@code batches} to {@code out} (standard output, a socket; usually in the
+   * {@link IpcFormat#STREAM} format); {@code out} is flushed, not closed.
+   *
+   * @return the rows written
+   */
+  public static long write(Schema schema, Publisher<Batch> batches, OutputStream out, ArrowWriteOptions options) {
+    Objects.requireNonNull(out, "out");
+    WritableByteChannel ch = Channels.newChannel(new java.io.FilterOutputStream(out) {
+      @Override
+      public void write(byte[] b, int off, int len) throws IOException {
+        out.write(b, off, len);
+      }
+
+      @Override
+      public void close() throws IOException {
+        out.flush(); // the caller's stream stays open
+      }
+    });
+    return writeBatches(schema, batches, ch, "output stream", options);
+  }
+
+  private static long writeBatches(Schema schema, Publisher<Batch> batches, WritableByteChannel channel,
+      String resource, ArrowWriteOptions options) {
+    try (ArrowSink sink = ArrowSink.open(schema, resource, channel, options)) {
+      for (Batch b : Flux.from(batches).doOnDiscard(Batch.class, Batch::close).toIterable(2)) {
+        int n = b.size();
+        sink.write(b);
+        options.progress().accept(n);
+      }
+      sink.finish();
+      return sink.rows();
+    }
+  }
+
+  /** Writes to a temporary file beside {@code out}, then moves it into place. */
+  private static long toFile(Path out, Writer body) {
+    Objects.requireNonNull(out, "out");
+    String resource = out.toString();
+    Path dir = out.toAbsolutePath().getParent();
+    Path tmp = dir.resolve("." + out.getFileName() + ".tmp-" + ProcessHandle.current().pid() + "-" + System.nanoTime());
+    try {
+      Files.createDirectories(dir);
+      long rows;
+      try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+        rows = body.write(ch, resource);
+      }
+      try {
+        Files.move(tmp, out, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+      } catch (AtomicMoveNotSupportedException e) {
+        Files.move(tmp, out, StandardCopyOption.REPLACE_EXISTING);
+      }
+      return rows;
+    } catch (IOException e) {
+      throw new DatasetIOException(resource, "cannot write: " + e.getMessage(), e);
+    } finally {
+      try {
+        Files.deleteIfExists(tmp);
+      } catch (IOException ignored) {
+        // best effort: the temporary file of a failed write
+      }
+    }
+  }
+
+  @FunctionalInterface
+  private interface Writer {
+    long write(WritableByteChannel channel, String resource) throws IOException;
   }
 }
