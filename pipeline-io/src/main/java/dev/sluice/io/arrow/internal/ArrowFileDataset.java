@@ -92,6 +92,7 @@ public final class ArrowFileDataset implements ArrowDataset {
       MappedReads.endRead();
       SchemaPlan plan = SchemaPlan.of(ipc.schema());
       List<FieldPlan> fields = plan.select(path.toString(), options.columns());
+      checkRowSizes(path.toString(), ipc, fields);
       return new ArrowFileDataset(path, f, ipc, plan, fields, options);
     } catch (InternalError e) {
       RuntimeException x = MappedReads.changedWhileMapped(path.toString(), null, e);
@@ -100,6 +101,28 @@ public final class ArrowFileDataset implements ArrowDataset {
     } catch (RuntimeException e) {
       closeAfter(f, e);
       throw e;
+    }
+  }
+
+  /**
+   * Refuses record batches whose fixed-length rows need more memory than their body could ever
+   * decode to (a damaged fixed-size list size or row count), before a reader allocates for them.
+   */
+  private static void checkRowSizes(String resource, IpcFile ipc, List<FieldPlan> fields) {
+    long rowBytes = 0;
+    for (FieldPlan p : fields) {
+      if (p.spec().isFixedLength()) {
+        rowBytes = Math.addExact(rowBytes, p.spec().rowBytes());
+      }
+    }
+    for (IpcFile.BatchRef b : ipc.batches()) {
+      long body = b.message().bodyLength();
+      long need = b.rows() == 0 ? 0 : rowBytes > Long.MAX_VALUE / b.rows() ? Long.MAX_VALUE : rowBytes * b.rows();
+      if (need > Memory.budget(body)) {
+        throw new DatasetFormatException(resource, "record batch " + b.number(), b.rows() + " rows of " + rowBytes
+            + " bytes of fixed-length fields need " + need + " bytes, more than its body of " + body
+            + " bytes can hold");
+      }
     }
   }
 
@@ -203,8 +226,9 @@ public final class ArrowFileDataset implements ArrowDataset {
       return d;
     }
     try {
-      IpcBatchBuffers data = open(k, Memory.heap());
-      d = new Decoded(assemble(data, k, 0, (int) data.rows(), Memory.heap()));
+      Memory memory = Memory.limited(Memory.heap(), Memory.budget(ipc.batches().get(k).message().bodyLength()));
+      IpcBatchBuffers data = open(k, memory);
+      d = new Decoded(assemble(data, k, 0, (int) data.rows(), memory));
       MappedReads.endRead();
     } catch (InternalError e) {
       throw MappedReads.changedWhileMapped(resource, "record batch " + k, e);
@@ -243,13 +267,18 @@ public final class ArrowFileDataset implements ArrowDataset {
     Decoded d = decoded(k);
     Example.Builder b = Example.builder(index);
     try {
+      int touched = 0;
       for (Column c : d.columns) {
         if (c.isValid(row)) {
-          b.put(c.name(), c.row(row));
+          Tensor t = c.row(row);
+          ByteBuffer data = t.data(); // its first and last byte are loaded here, inside the read boundary
+          touched += data.remaining() == 0 ? 0 : data.get(0) + data.get(data.remaining() - 1);
+          b.put(c.name(), t);
         } else {
           b.putNull(c.name());
         }
       }
+      MappedReads.consume(touched);
       MappedReads.endRead();
     } catch (InternalError e) {
       throw MappedReads.changedWhileMapped(resource, "record batch " + k + ", row " + row, e);
@@ -363,7 +392,7 @@ public final class ArrowFileDataset implements ArrowDataset {
     }
     Tensor t = c.row(row);
     if (!t.hasNulls() && !t.isRagged() && c.offsetLevels() == 1
-        && (c.spec().raggedRank() == 0 || !c.spec().dtype().isVariableLength())) {
+        && (c.spec().raggedRank() == 0 || !c.spec().dtype().isVariableLength() && c.spec().itemShape().numElements() > 0)) {
       column.appendVariable(t.data());
     } else {
       column.appendRow(t);
@@ -430,7 +459,8 @@ public final class ArrowFileDataset implements ArrowDataset {
       checkOpen();
       long first = Math.min(fromRow, split.rowCount());
       long end = Math.min(toRow, split.rowCount());
-      return Flux.using(() -> new Shared(Memory.pooled(pool)),
+      long budget = Memory.budget(ipc.batches().get(k).message().bodyLength());
+      return Flux.using(() -> new Shared(Memory.limited(Memory.pooled(pool), budget)),
           shared -> Flux.<Batch, long[]>generate(() -> new long[] {first}, (state, sink) -> {
             long pos = state[0];
             if (pos >= end) {
@@ -462,7 +492,7 @@ public final class ArrowFileDataset implements ArrowDataset {
 
   /** Rows {@code [from, from + n)} of record batch {@code k} as a batch owning its conversions. */
   private Batch slice(Shared shared, int k, long from, int n) {
-    Memory memory = Memory.pooled(pool);
+    Memory memory = Memory.limited(Memory.pooled(pool), Memory.budget(ipc.batches().get(k).message().bodyLength()));
     try {
       if (shared.data == null) {
         shared.data = open(k, shared.decompressed);

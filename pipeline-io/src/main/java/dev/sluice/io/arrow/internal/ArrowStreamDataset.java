@@ -156,6 +156,7 @@ public final class ArrowStreamDataset implements ArrowStream {
           case MessageHeader.RecordBatch -> {
             String where = "record batch " + state.batches++;
             RecordBatch rb = IpcMessages.recordBatch(m.message, name, where);
+            memory = Memory.limited(memory, Memory.budget(m.body.remaining()));
             IpcBatchBuffers data = IpcBatchBuffers.open(name, where, plan, rb, m.body, memory);
             int rows = (int) data.rows();
             Map<Long, Column> dicts = Map.copyOf(state.dictionaries);

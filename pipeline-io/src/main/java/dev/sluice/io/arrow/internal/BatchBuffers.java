@@ -30,10 +30,11 @@ interface BatchBuffers {
    *
    * @param whole the bytes the whole array needs (at least {@code required}): the bound a compressed
    *     buffer's declared length is checked against when its frame does not state one
-   * @param what the column and buffer, for the message when it is too short
+   * @param column the column being read, for messages
+   * @param what the buffer, for messages
    * @throws dev.sluice.core.DatasetFormatException naming the resource, the record batch and the
    *     buffer when it holds fewer bytes, or is out of the message body, or does not decompress to
    *     the length it declares
    */
-  ByteBuffer buffer(int node, int which, long required, long whole, String what);
+  ByteBuffer buffer(int node, int which, long required, long whole, String column, String what);
 }

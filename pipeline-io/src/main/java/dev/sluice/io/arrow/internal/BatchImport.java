@@ -91,7 +91,7 @@ public final class BatchImport {
     VectorSchemaRoot one = new VectorSchemaRoot(Arrays.asList(v)); // not closed: the vector is the provider's
     try (ArrowRecordBatch rb = new VectorUnloader(one).getRecordBatch()) {
       return DictionaryValues.decode(new RecordBatchBuffers("Arrow vectors", "dictionary " + id,
-          DictionaryValues.layout(values), rb), id, values);
+          DictionaryValues.layout(values), rb), id, values, Memory.heap());
     }
   }
 }

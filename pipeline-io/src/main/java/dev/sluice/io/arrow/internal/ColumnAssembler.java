@@ -145,7 +145,7 @@ final class ColumnAssembler {
   private ByteBuffer bitmap(FieldPlan.Step s) {
     long len = data.length(s.node());
     long bytes = (len + 7) >>> 3;
-    return data.buffer(s.node(), 0, bytes, bytes, "validity bitmap of array '" + s.name() + "'");
+    return data.buffer(s.node(), 0, bytes, bytes, spec.name(), "validity bitmap of array '" + s.name() + "'");
   }
 
   private static boolean bit(ByteBuffer bits, long slot) {
@@ -212,7 +212,7 @@ final class ColumnAssembler {
     ByteBuffer ob = null;
     if (w > 0 && n > 0) {
       long len = data.length(s.node());
-      ob = data.buffer(s.node(), 1, (cur.limit() + 1) * w, (len + 1) * w, "offsets of array '" + s.name() + "'");
+      ob = data.buffer(s.node(), 1, (cur.limit() + 1) * w, (len + 1) * w, spec.name(), "offsets of array '" + s.name() + "'");
     }
     long total = 0;
     boolean cut = false;
@@ -257,6 +257,7 @@ final class ColumnAssembler {
     if (contiguous) {
       return new ListLevel(offsets, Slots.range(first, first + total));
     }
+    memory.charge(total * 8);
     long[] child = new long[(int) total];
     int at = 0;
     for (int i = 0; i < n; i++) {
@@ -287,7 +288,7 @@ final class ColumnAssembler {
       case FIXED: {
         long itemBytes = times(mul, leaf.width(), s);
         ByteBuffer vb = data.buffer(s.node(), 1, times(cur.limit(), itemBytes, s), times(len, leaf.width(), s),
-            "values of array '" + s.name() + "'");
+            spec.name(), "values of array '" + s.name() + "'");
         ByteBuffer v = valid[depth];
         ByteBuffer out;
         if (cur.isRange() && v == null) {
@@ -307,7 +308,7 @@ final class ColumnAssembler {
       }
       case BOOL: {
         ByteBuffer bits = data.buffer(s.node(), 1, (times(cur.limit(), mul, s) + 7) >>> 3, (len + 7) >>> 3,
-            "values of array '" + s.name() + "'");
+            spec.name(), "values of array '" + s.name() + "'");
         ByteBuffer v = valid[depth];
         int m = (int) mul;
         ByteBuffer out = memory.allocate((long) n * m);
@@ -344,7 +345,7 @@ final class ColumnAssembler {
   private Tensor converted(FieldPlan.Step s, Leaf leaf, Slots cur, long mul, ByteBuffer v, int n, long len) {
     int w = leaf.width();
     ByteBuffer vb = data.buffer(s.node(), 1, times(times(cur.limit(), mul, s), w, s), times(len, w, s),
-        "values of array '" + s.name() + "'");
+        spec.name(), "values of array '" + s.name() + "'");
     int m = (int) mul;
     int outWidth = spec.dtype().byteSize();
     ByteBuffer out = memory.allocate((long) n * m * outWidth);
@@ -395,7 +396,7 @@ final class ColumnAssembler {
     int w = leaf.kind() == Leaf.Kind.BINARY32 ? 4 : 8;
     ByteBuffer ob = null;
     if (n > 0) {
-      ob = data.buffer(s.node(), 1, (cur.limit() + 1) * w, (len + 1) * w, "offsets of array '" + s.name() + "'");
+      ob = data.buffer(s.node(), 1, (cur.limit() + 1) * w, (len + 1) * w, spec.name(), "offsets of array '" + s.name() + "'");
     }
     long maxEnd = 0;
     long total = 0;
@@ -426,7 +427,7 @@ final class ColumnAssembler {
     if (ob != null && ob.remaining() >= (len + 1) * w) {
       whole = Math.max(whole, offset(ob, w, len));
     }
-    ByteBuffer db = data.buffer(s.node(), 2, maxEnd, whole, "data of array '" + s.name() + "'");
+    ByteBuffer db = data.buffer(s.node(), 2, maxEnd, whole, spec.name(), "data of array '" + s.name() + "'");
     boolean contiguous = cur.isRange() && !cut;
     ByteBuffer off;
     if (contiguous && w == 8 && n > 0 && first == 0) {
@@ -468,7 +469,7 @@ final class ColumnAssembler {
       List<Tensor> offsets) {
     int w = leaf.width();
     ByteBuffer db = data.buffer(s.node(), 1, times(cur.limit(), w, s), times(len, w, s),
-        "values of array '" + s.name() + "'");
+        spec.name(), "values of array '" + s.name() + "'");
     ByteBuffer off = memory.allocate((n + 1L) * 8);
     long acc = 0;
     off.putLong(0, 0);
@@ -503,7 +504,8 @@ final class ColumnAssembler {
     int iw = leaf.width();
     int m = (int) mul;
     ByteBuffer ib = data.buffer(s.node(), 1, times(times(cur.limit(), mul, s), iw, s), times(len, iw, s),
-        "indices of array '" + s.name() + "'");
+        spec.name(), "indices of array '" + s.name() + "'");
+    memory.charge((long) n * m * 4);
     int[] index = new int[Math.multiplyExact(n, m)];
     ByteBuffer dictValid = dict.hasValidity() ? dict.validity().data() : null;
     for (int i = 0; i < n; i++) {

@@ -53,14 +53,15 @@ final class DictionaryValues {
    * @param position where the batch is, for messages
    */
   static Column decode(String resource, String position, DictionaryBatch batch, ByteBuffer body, Leaf values) {
-    IpcBatchBuffers data = IpcBatchBuffers.open(resource, position, layout(values), batch.data(), body, Memory.heap());
-    return decode(data, batch.id(), values);
+    Memory memory = Memory.limited(Memory.heap(), Memory.budget(body.remaining()));
+    IpcBatchBuffers data = IpcBatchBuffers.open(resource, position, layout(values), batch.data(), body, memory);
+    return decode(data, batch.id(), values, memory);
   }
 
-  /** Decodes the dictionary values of {@code data}. */
-  static Column decode(BatchBuffers data, long id, Leaf values) {
+  /** Decodes the dictionary values of {@code data} into {@code memory} (heap memory). */
+  static Column decode(BatchBuffers data, long id, Leaf values, Memory memory) {
     long rows = data.rows();
-    return ColumnAssembler.assemble(plan(id, values), data, 0, (int) rows, Memory.heap(), d -> {
+    return ColumnAssembler.assemble(plan(id, values), data, 0, (int) rows, memory, d -> {
       throw new DatasetFormatException(data.resource(), data.position(), "dictionary " + id
           + " is itself dictionary-encoded, which Sluice does not read");
     });

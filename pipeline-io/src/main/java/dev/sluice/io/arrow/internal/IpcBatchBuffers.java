@@ -166,7 +166,8 @@ final class IpcBatchBuffers implements BatchBuffers {
   }
 
   @Override
-  public ByteBuffer buffer(int node, int which, long required, long whole, String what) {
+  public ByteBuffer buffer(int node, int which, long required, long whole, String column, String what) {
+    String where = position + ", column '" + column + "'";
     int i = bufferStart[node] + which;
     if (i >= bufferStart[node + 1]) {
       throw new IllegalStateException("array " + node + " has no buffer " + which);
@@ -176,28 +177,28 @@ final class IpcBatchBuffers implements BatchBuffers {
     }
     if (codec < 0) {
       if (bufferLength[i] < required) {
-        throw tooShort(what, bufferLength[i], required);
+        throw tooShort(where, what, bufferLength[i], required);
       }
       return slice(bufferOffset[i], bufferLength[i]);
     }
     ByteBuffer d = decompressed[i];
     if (d == null) {
-      d = decompress(i, Math.max(required, whole), what);
+      d = decompress(i, Math.max(required, whole), where, what);
       decompressed[i] = d;
     }
     if (d.remaining() < required) {
-      throw tooShort(what, d.remaining(), required);
+      throw tooShort(where, what, d.remaining(), required);
     }
     return d;
   }
 
-  private ByteBuffer decompress(int i, long whole, String what) {
+  private ByteBuffer decompress(int i, long whole, String where, String what) {
     long len = bufferLength[i];
     if (len == 0) {
       return EMPTY;
     }
     if (len < 8) {
-      throw new DatasetFormatException(resource, position, what + ": a compressed buffer of " + len
+      throw new DatasetFormatException(resource, where, what + ": a compressed buffer of " + len
           + " bytes is shorter than its 8-byte length prefix");
     }
     long declared = body.getLong((int) bufferOffset[i]);
@@ -209,7 +210,7 @@ final class IpcBatchBuffers implements BatchBuffers {
       return EMPTY; // an empty buffer: the length prefix alone
     }
     if (declared < 0 || declared > Integer.MAX_VALUE - 8) {
-      throw new DatasetFormatException(resource, position, what + ": a " + Codecs.name(codec)
+      throw new DatasetFormatException(resource, where, what + ": a " + Codecs.name(codec)
           + " buffer declares " + declared + " uncompressed bytes (expected 0 to " + (Integer.MAX_VALUE - 8) + ")");
     }
     String bad;
@@ -219,7 +220,7 @@ final class IpcBatchBuffers implements BatchBuffers {
       bad = e.toString();
     }
     if (bad != null) {
-      throw new DatasetFormatException(resource, position, what + ": a " + Codecs.name(codec)
+      throw new DatasetFormatException(resource, where, what + ": a " + Codecs.name(codec)
           + " buffer declares " + declared + " uncompressed bytes but " + bad);
     }
     ByteBuffer dst = memory.allocate(declared);
@@ -227,11 +228,11 @@ final class IpcBatchBuffers implements BatchBuffers {
     try {
       n = Codecs.decompress(codec, src, dst);
     } catch (IOException | RuntimeException e) {
-      throw new DatasetFormatException(resource, position, what + ": corrupt " + Codecs.name(codec) + " buffer ("
+      throw new DatasetFormatException(resource, where, what + ": corrupt " + Codecs.name(codec) + " buffer ("
           + e.getMessage() + ")", e);
     }
     if (n != declared) {
-      throw new DatasetFormatException(resource, position, what + ": a " + Codecs.name(codec) + " buffer declares "
+      throw new DatasetFormatException(resource, where, what + ": a " + Codecs.name(codec) + " buffer declares "
           + declared + " uncompressed bytes but decompresses to " + (n < 0 ? "more" : String.valueOf(n)));
     }
     return dst.slice(0, (int) declared).order(ByteOrder.LITTLE_ENDIAN);
@@ -241,8 +242,8 @@ final class IpcBatchBuffers implements BatchBuffers {
     return body.slice((int) offset, (int) length).order(ByteOrder.LITTLE_ENDIAN);
   }
 
-  private DatasetFormatException tooShort(String what, long has, long needed) {
-    return new DatasetFormatException(resource, position, what + " holds " + has + " bytes but " + needed
+  private DatasetFormatException tooShort(String where, String what, long has, long needed) {
+    return new DatasetFormatException(resource, where, what + " holds " + has + " bytes but " + needed
         + " are needed");
   }
 }

@@ -22,6 +22,30 @@ abstract class Memory implements AutoCloseable {
   @Override
   public abstract void close();
 
+  /**
+   * Counts {@code bytes} of working memory held outside these buffers (a list of slots) against
+   * the budget of a {@link #limited} memory; nothing for the others.
+   */
+  void charge(long bytes) {
+  }
+
+  /**
+   * {@code base}, refusing (with {@link TooLarge}) to hand out more than {@code budget} bytes in
+   * all: what one record batch may decode into, so that damaged counts in its metadata cannot make
+   * it allocate more than its data could ever need. Closing it closes {@code base}.
+   */
+  static Memory limited(Memory base, long budget) {
+    return new Limited(base, budget);
+  }
+
+  /**
+   * The decode budget of a record batch whose body holds {@code bodyBytes}: at least 256 MiB, and 64
+   * times the body (dictionaries and bit-packed booleans expand; nothing else does by much).
+   */
+  static long budget(long bodyBytes) {
+    return Math.max(256L << 20, bodyBytes >= Long.MAX_VALUE / 64 ? Long.MAX_VALUE : 64 * bodyBytes);
+  }
+
   /** Heap memory: nothing to give back. */
   static Memory heap() {
     return Heap.INSTANCE;
@@ -44,6 +68,36 @@ abstract class Memory implements AutoCloseable {
 
     TooLarge(String message) {
       super(message);
+    }
+  }
+
+  private static final class Limited extends Memory {
+    private final Memory base;
+    private final long budget;
+    private long used;
+
+    Limited(Memory base, long budget) {
+      this.base = base;
+      this.budget = budget;
+    }
+
+    @Override
+    synchronized void charge(long bytes) {
+      if (bytes > budget - used) {
+        throw new TooLarge("decoding needs more than " + budget + " bytes, more than its data can hold");
+      }
+      used += bytes;
+    }
+
+    @Override
+    ByteBuffer allocate(long bytes) {
+      charge(bytes);
+      return base.allocate(bytes);
+    }
+
+    @Override
+    public void close() {
+      base.close();
     }
   }
 

@@ -71,11 +71,11 @@ final class RecordBatchBuffers implements BatchBuffers {
   }
 
   @Override
-  public ByteBuffer buffer(int node, int which, long required, long whole, String what) {
+  public ByteBuffer buffer(int node, int which, long required, long whole, String column, String what) {
     ArrowBuf b = buffers.get(bufferStart[node] + which);
     long n = b.readableBytes();
     if (n < required) {
-      throw new DatasetFormatException(resource, position, what + " holds " + n + " bytes but " + required
+      throw new DatasetFormatException(resource, position + ", column '" + column + "'", what + " holds " + n + " bytes but " + required
           + " are needed");
     }
     if (n == 0) {

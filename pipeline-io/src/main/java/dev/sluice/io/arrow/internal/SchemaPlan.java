@@ -210,6 +210,11 @@ public final class SchemaPlan implements NodeLayout {
           return;
         }
         int size = ((ArrowType.FixedSizeList) t).getListSize();
+        if (size < 0) {
+          numberChildren(f);
+          refuse(name, t + " has a negative list size");
+          return;
+        }
         visit(f.getChildren().get(0), name, append(path, new Raw(node, f, FieldPlan.Kind.FIXED, size)), topType);
       }
       case Map -> {
@@ -318,6 +323,17 @@ public final class SchemaPlan implements NodeLayout {
       return;
     }
     TensorSpec spec = new TensorSpec(name, leaf.dtype(), Shape.of(shape), nullable, nullableElements);
+    long itemBytes;
+    try {
+      itemBytes = Math.multiplyExact(spec.itemShape().numElements(), Math.max(1, leaf.dtype().byteSize()));
+    } catch (ArithmeticException e) {
+      itemBytes = Long.MAX_VALUE;
+    }
+    if (itemBytes > Integer.MAX_VALUE - 8) {
+      refuse(name, "fixed-size lists of " + spec.itemShape() + " make items of " + itemBytes
+          + " bytes, more than the 2 GiB a Sluice tensor holds");
+      return;
+    }
     fields.add(new FieldPlan(spec, List.copyOf(steps), leaf, topType));
   }
 
