@@ -22,7 +22,7 @@ import picocli.CommandLine.Spec;
 @Command(name = "checksum", mixinStandardHelpOptions = true,
     description = "Print the SHA-256 of a dataset's canonical bytes (64 lowercase hex digits).")
 final class ChecksumCommand implements Callable<Integer> {
-  @Parameters(index = "0", paramLabel = "PATH", description = "A file or directory.")
+  @Parameters(index = "0", paramLabel = "PATH", description = "A file or directory; - reads an Arrow IPC stream from standard input.")
   Path path;
 
   @Option(names = "--columns", split = ",", paramLabel = "a,b",

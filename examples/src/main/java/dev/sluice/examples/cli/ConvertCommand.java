@@ -22,7 +22,7 @@ import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code sluice convert IN OUT --to npy|shards|parquet [--num-shards N] [--workers W] [--force]}:
+ * {@code sluice convert IN OUT --to npy|shards|parquet|arrow [--num-shards N] [--workers W] [--codec C] [--force]}:
  * reads IN in any readable format and writes it to OUT in a format that can write, rows in order.
  * Equal {@code sluice checksum}s of IN and OUT mean nothing was lost. OUT follows {@code generate}'s
  * rules: an existing dataset is replaced only with {@code --force}; a one-file format named into a
@@ -31,7 +31,7 @@ import picocli.CommandLine.Spec;
 @Command(name = "convert", mixinStandardHelpOptions = true,
     description = "Convert a dataset to another format, rows in order (equal checksums before and after).")
 final class ConvertCommand implements Callable<Integer> {
-  @Parameters(index = "0", paramLabel = "IN", description = "A dataset file or directory.")
+  @Parameters(index = "0", paramLabel = "IN", description = "A dataset file or directory; - reads an Arrow IPC stream from standard input.")
   Path in;
 
   @Parameters(index = "1", paramLabel = "OUT",
@@ -55,7 +55,7 @@ final class ConvertCommand implements Callable<Integer> {
       description = "Shards written at once (--to shards; default: the number of cores, at most N).")
   Integer workers;
 
-  @Option(names = "--codec", paramLabel = "C", description = "Compression codec (--to parquet).")
+  @Option(names = "--codec", paramLabel = "C", description = "Compression codec: --to parquet: uncompressed, snappy, gzip, zstd, lz4_raw; --to arrow: none, lz4, zstd.")
   String codec;
 
   @Option(names = "--force", description = "Replace an existing dataset at OUT.")
@@ -73,11 +73,12 @@ final class ConvertCommand implements Callable<Integer> {
       throw new UnsupportedOperationException("format '" + target.name() + "' cannot write; formats that can: "
           + Formats.all().stream().filter(DatasetFormat::canWrite).map(DatasetFormat::name).toList());
     }
-    if (!Files.exists(in)) {
+    boolean stdin = DatasetRun.isStdin(in);
+    if (!stdin && !Files.exists(in)) {
       throw new IllegalArgumentException(in + ": no such file or directory");
     }
     Path dataset = Path.of(out);
-    if (Files.exists(dataset) && Files.isSameFile(in, dataset)) {
+    if (!stdin && Files.exists(dataset) && Files.isSameFile(in, dataset)) {
       throw new IllegalArgumentException(out + " is IN itself; write to another path");
     }
     DatasetFormat source = DatasetRun.formatOf(in, format);

@@ -11,6 +11,8 @@ import dev.sluice.core.MemoryManager;
 import dev.sluice.core.Tensor;
 import dev.sluice.io.DatasetFormat;
 import dev.sluice.io.Formats;
+import dev.sluice.io.arrow.Arrow;
+import dev.sluice.io.arrow.ArrowOptions;
 import java.math.BigDecimal;
 import java.math.RoundingMode;
 import java.nio.file.Path;
@@ -41,9 +43,48 @@ final class DatasetRun {
     }
   }
 
-  /** The format of {@code path}: {@code format} when given, else the registry's guess from its contents. */
+  /** True for the PATH {@code -}: an Arrow IPC stream on standard input. */
+  static boolean isStdin(Path path) {
+    return "-".equals(path.toString());
+  }
+
+  /**
+   * The format of {@code path}: {@code format} when given, else the registry's guess from its
+   * contents; for {@code -}, an Arrow IPC stream read from standard input.
+   */
   static DatasetFormat formatOf(Path path, String format) {
+    if (isStdin(path)) {
+      if (format != null && !format.equalsIgnoreCase("arrow")) {
+        throw new IllegalArgumentException("- (standard input) is read as an Arrow IPC stream, but --format is " + format);
+      }
+      return StdinArrow.INSTANCE;
+    }
     return format == null ? Formats.detect(path) : Formats.named(format);
+  }
+
+  /** Standard input as an Arrow IPC stream (read once, in order). */
+  private static final class StdinArrow implements DatasetFormat {
+    static final StdinArrow INSTANCE = new StdinArrow();
+
+    @Override
+    public String name() {
+      return "arrow";
+    }
+
+    @Override
+    public boolean probe(Path path) {
+      return false;
+    }
+
+    @Override
+    public Dataset<Example> open(Path path) {
+      return open(path, List.of());
+    }
+
+    @Override
+    public Dataset<Example> open(Path path, List<String> columns) {
+      return Arrow.openStream(System.in, "stdin", ArrowOptions.builder().columns(columns).build());
+    }
   }
 
   /** Opens {@code path} in the format its contents show, or in {@code format} when given. */

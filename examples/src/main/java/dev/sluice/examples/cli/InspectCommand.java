@@ -29,7 +29,7 @@ import picocli.CommandLine.Spec;
 @Command(name = "inspect", mixinStandardHelpOptions = true,
     description = "Print a dataset's format, fields, rows and splits as JSON.")
 final class InspectCommand implements Callable<Integer> {
-  @Parameters(index = "0", paramLabel = "PATH", description = "A file or directory.")
+  @Parameters(index = "0", paramLabel = "PATH", description = "A file or directory; - reads an Arrow IPC stream from standard input.")
   Path path;
 
   @Option(names = "--format", paramLabel = "F", completionCandidates = DatasetRun.FormatNames.class,

@@ -28,7 +28,7 @@ import picocli.CommandLine.Spec;
 @Command(name = "read", mixinStandardHelpOptions = true,
     description = "Read PATH through shuffle -> shard -> batch -> prefetch and report what was read.")
 final class ReadCommand implements Callable<Integer> {
-  @Parameters(index = "0", paramLabel = "PATH", description = "A dataset file or directory.")
+  @Parameters(index = "0", paramLabel = "PATH", description = "A dataset file or directory; - reads an Arrow IPC stream from standard input.")
   Path path;
 
   @Option(names = "--format", paramLabel = "F", completionCandidates = DatasetRun.FormatNames.class,

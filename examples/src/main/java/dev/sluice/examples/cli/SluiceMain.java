@@ -28,9 +28,11 @@ public final class SluiceMain {
 
   /**
    * JDK 24+ prints a warning to stderr the first time {@code sun.misc.Unsafe.invokeCleaner} is
-   * called (parquet-java and the windowed Parquet reads free buffers with it) unless
-   * {@code --sun-misc-unsafe-memory-access=allow} is given, and no manifest attribute can set that
-   * flag. Skipped when the user gave any value of it, or when not started from a jar.
+   * called (parquet-java and the windowed Parquet reads free buffers with it), and Netty 4.2 turns
+   * its use of {@code sun.misc.Unsafe} off, which Arrow's allocator cannot run without (writing
+   * Arrow files), unless {@code --sun-misc-unsafe-memory-access=allow} is given; no manifest
+   * attribute can set that flag. Skipped when the user gave any value of it, or when not started
+   * from a jar.
    */
   private static boolean needsRelaunch() {
     if (Runtime.version().feature() < 24 || System.getProperty("sluice.relaunched") != null) {

@@ -2,7 +2,9 @@ package dev.sluice.io.arrow;
 
 import dev.sluice.core.Dataset;
 import dev.sluice.core.Example;
+import dev.sluice.core.HasSchema;
 import dev.sluice.io.DatasetFormat;
+import dev.sluice.io.WriteOptions;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
@@ -16,7 +18,7 @@ import java.util.Locale;
  * The {@code arrow} entry of the format registry. Probe: a file that starts with the magic
  * {@code ARROW1} (the IPC file format, Feather version 2), or with a stream's schema message. A file
  * named {@code .arrow}, {@code .arrows}, {@code .feather} or {@code .ipc} is claimed by name, so
- * that a damaged one is reported by the Arrow reader.
+ * that a damaged one is reported by the Arrow reader. Writes with {@link Arrow#write}.
  */
 public final class ArrowFormat implements DatasetFormat {
   @Override
@@ -60,5 +62,39 @@ public final class ArrowFormat implements DatasetFormat {
   @Override
   public Dataset<Example> open(Path path, List<String> columns) {
     return Arrow.open(path, ArrowOptions.builder().columns(columns).build());
+  }
+
+  @Override
+  public boolean canWrite() {
+    return true;
+  }
+
+  /** One {@code .arrow} file. */
+  @Override
+  public boolean writesOneFile() {
+    return true;
+  }
+
+  /**
+   * Writes every example of {@code dataset} to the file {@code out} (replaced if it exists): the IPC
+   * stream format when its name ends in {@code .arrows}, else the file format. The codec
+   * ({@link WriteOptions#codec()}) is {@code none} (default), {@code lz4} ({@code lz4_frame}) or
+   * {@code zstd}; record batches hold about {@link WriteOptions#rowGroupBytes()} bytes of
+   * fixed-length fields (default {@link ArrowWriteOptions#DEFAULT_BATCH_ROWS} rows).
+   */
+  @Override
+  public void write(Dataset<Example> dataset, Path out, WriteOptions options) {
+    String n = out.getFileName() == null ? "" : out.getFileName().toString().toLowerCase(Locale.ROOT);
+    int rows = ArrowWriteOptions.DEFAULT_BATCH_ROWS;
+    if (options.rowGroupBytes() > 0 && dataset instanceof HasSchema h) {
+      long rowBytes = Math.max(1, h.schema().fixedRowBytes());
+      rows = (int) Math.max(1, Math.min(Integer.MAX_VALUE, options.rowGroupBytes() / rowBytes));
+    }
+    Arrow.write(dataset, out, ArrowWriteOptions.builder()
+        .format(n.endsWith(".arrows") ? IpcFormat.STREAM : IpcFormat.FILE)
+        .compression(ArrowCompression.parse(options.codec()))
+        .batchRows(rows)
+        .progress(options.progress())
+        .build());
   }
 }

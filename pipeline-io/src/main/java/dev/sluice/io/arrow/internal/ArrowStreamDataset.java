@@ -254,6 +254,14 @@ public final class ArrowStreamDataset implements ArrowStream {
       if (got < 4) {
         throw truncated(at, "a message prefix");
       }
+      if (at == 0 && Arrays.equals(prefix, Arrays.copyOf(IpcFile.MAGIC, 4))) {
+        // an IPC file: its magic and padding, then the same messages as a stream (the footer after
+        // the end-of-stream marker is not read)
+        if (read(prefix, 4) < 4 || prefix[0] != IpcFile.MAGIC[4] || prefix[1] != IpcFile.MAGIC[5]) {
+          throw new DatasetFormatException(name, "byte 0", "starts like the ARROW1 magic of an Arrow file but is not");
+        }
+        return next(memory);
+      }
       int len = ByteBuffer.wrap(prefix).order(ByteOrder.LITTLE_ENDIAN).getInt();
       if (len == IpcMessages.CONTINUATION) {
         if (read(prefix, 4) < 4) {
