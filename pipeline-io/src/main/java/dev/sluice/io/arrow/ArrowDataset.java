@@ -51,6 +51,15 @@ public interface ArrowDataset extends RandomAccessDataset<Example>, BatchSplitDa
    */
   Flux<Batch> batches();
 
+  /**
+   * This file as a split source only, without random access: a pipeline over it takes the
+   * columnar path (record batches decoded in order and cut into the pipeline's batches; a shuffle
+   * is a window shuffle of the decoded rows) instead of the index path. Prefer it for compressed
+   * files, where a random access decompresses a whole record batch. Closing this dataset closes
+   * the view's file too.
+   */
+  BatchSplitDataset<Example> asSplits();
+
   /** The rows in index order. */
   @Override
   default Flux<Example> flux(PipelineContext context) {

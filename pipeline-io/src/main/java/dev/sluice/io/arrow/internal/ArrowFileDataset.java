@@ -2,6 +2,7 @@ package dev.sluice.io.arrow.internal;
 
 import dev.sluice.core.Batch;
 import dev.sluice.core.BatchBuilder;
+import dev.sluice.core.BatchSplitDataset;
 import dev.sluice.core.BufferPool;
 import dev.sluice.core.Column;
 import dev.sluice.core.ColumnBuilder;
@@ -544,6 +545,44 @@ public final class ArrowFileDataset implements ArrowDataset {
     @Override
     public void close() {
       release();
+    }
+  }
+
+  @Override
+  public BatchSplitDataset<Example> asSplits() {
+    return new Splits();
+  }
+
+  /** The record batches as splits, without the random access that would make a pipeline take the index path. */
+  private final class Splits implements BatchSplitDataset<Example> {
+    @Override
+    public Schema schema() {
+      return schema;
+    }
+
+    @Override
+    public List<Split> splits() {
+      return ArrowFileDataset.this.splits();
+    }
+
+    @Override
+    public Flux<Example> read(Split split, long fromRow, long toRow) {
+      return ArrowFileDataset.this.read(split, fromRow, toRow);
+    }
+
+    @Override
+    public Flux<Batch> readBatches(Split split, long fromRow, long toRow, int batchSize) {
+      return ArrowFileDataset.this.readBatches(split, fromRow, toRow, batchSize);
+    }
+
+    @Override
+    public Flux<Batch> readBatches(Split split, long fromRow, long toRow, int firstBatchSize, int batchSize) {
+      return ArrowFileDataset.this.readBatches(split, fromRow, toRow, firstBatchSize, batchSize);
+    }
+
+    @Override
+    public String toString() {
+      return ArrowFileDataset.this + " as splits";
     }
   }
 
