@@ -46,6 +46,7 @@ public final class ArrowFileDataset implements ArrowDataset {
   private final BufferPool pool;
   private final long[] starts; // starts[k] = first global row of record batch k; starts[n] = total
   private final long equalRows; // rows of every batch but the last when they are all equal, else 0
+  private final int equalShift; // log2(equalRows) when it is a power of two, else -1
   private final List<Split> splits;
   private final Map<Split, Integer> splitNumbers = new HashMap<>();
   private final AtomicReferenceArray<SoftReference<Decoded>> decoded;
@@ -78,6 +79,7 @@ public final class ArrowFileDataset implements ArrowDataset {
       splitNumbers.put(split, k);
     }
     this.equalRows = equal;
+    this.equalShift = equal > 0 && Long.bitCount(equal) == 1 ? Long.numberOfTrailingZeros(equal) : -1;
     this.splits = List.copyOf(s);
     this.decoded = new AtomicReferenceArray<>(n);
   }
@@ -174,6 +176,9 @@ public final class ArrowFileDataset implements ArrowDataset {
   /** The record batch holding global row {@code index} (which must exist). */
   private int batchOf(long index) {
     int n = starts.length - 1;
+    if (equalShift >= 0) { // a shift, not a division per row (Sluice writes 65,536-row batches)
+      return (int) Math.min(index >>> equalShift, n - 1);
+    }
     if (equalRows > 0) {
       return (int) Math.min(index / equalRows, n - 1);
     }
@@ -309,41 +314,11 @@ public final class ArrowFileDataset implements ArrowDataset {
     if (count > 0) {
       int k0 = batchOf(indices[from]);
       boolean oneBatch = oneRun ? indices[from + count - 1] < starts[k0 + 1] : inBatch(indices, from, count, k0);
-      int[] batch = new int[count];
-      long[] local = new long[count];
-      for (int i = 0; i < count; i++) {
-        int k = oneBatch ? k0 : batchOf(indices[from + i]);
-        batch[i] = k;
-        local[i] = indices[from + i] - starts[k];
-      }
-      GroupedRows grouped = oneBatch ? null : new GroupedRows(batch, starts.length - 1);
-      Decoded[] byBatch = new Decoded[starts.length - 1];
-      for (int i = 0; i < count; i++) {
-        if (byBatch[batch[i]] == null) {
-          byBatch[batch[i]] = decoded(batch[i]);
-        }
-      }
       try {
-        for (int f = 0; f < fields.size(); f++) {
-          if (fields.get(f).spec().isFixedLength()) {
-            ByteBuffer dst = target.fixedColumn(f);
-            if (oneBatch) {
-              byBatch[k0].rows[f].copy(local, 0, count, 0, dst, start, oneRun);
-            } else {
-              copyScattered(byBatch, f, grouped, local, dst, start);
-            }
-            for (int i = 0; i < count; i++) {
-              Column c = byBatch[batch[i]].columns[f];
-              if (c.hasValidity() && !c.isValid((int) local[i])) {
-                target.setNull(f, start + i);
-              }
-            }
-          } else {
-            ColumnBuilder column = target.column(f);
-            for (int i = 0; i < count; i++) {
-              appendRow(column, byBatch[batch[i]].columns[f], (int) local[i]);
-            }
-          }
+        if (oneBatch) {
+          gatherOne(decoded(k0), indices, from, count, starts[k0], oneRun, target, start);
+        } else {
+          gatherScattered(indices, from, count, target, start);
         }
         MappedReads.endRead();
       } catch (InternalError e) {
@@ -354,6 +329,66 @@ public final class ArrowFileDataset implements ArrowDataset {
       target.commitRange(indices[from], count);
     } else {
       target.commitRows(indices, from, count);
+    }
+  }
+
+  /** Rows of one record batch ({@code indices - base}): bulk copies of the fixed-length fields. */
+  private void gatherOne(Decoded d, long[] indices, int from, int count, long base, boolean oneRun, BatchBuilder target,
+      int start) {
+    for (int f = 0; f < fields.size(); f++) {
+      Column c = d.columns[f];
+      if (d.rows[f] != null) {
+        d.rows[f].copy(indices, from, count, base, target.fixedColumn(f), start, oneRun);
+        if (c.hasValidity()) {
+          for (int i = 0; i < count; i++) {
+            if (!c.isValid((int) (indices[from + i] - base))) {
+              target.setNull(f, start + i);
+            }
+          }
+        }
+      } else {
+        ColumnBuilder column = target.column(f);
+        for (int i = 0; i < count; i++) {
+          appendRow(column, c, (int) (indices[from + i] - base));
+        }
+      }
+    }
+  }
+
+  /** Rows of several record batches: fixed-length fields grouped by record batch, touched, then copied. */
+  private void gatherScattered(long[] indices, int from, int count, BatchBuilder target, int start) {
+    int[] batch = new int[count];
+    long[] local = new long[count];
+    Decoded[] byBatch = new Decoded[starts.length - 1];
+    for (int i = 0; i < count; i++) {
+      int k = batchOf(indices[from + i]);
+      batch[i] = k;
+      local[i] = indices[from + i] - starts[k];
+      if (byBatch[k] == null) {
+        byBatch[k] = decoded(k);
+      }
+    }
+    GroupedRows grouped = new GroupedRows(batch, starts.length - 1);
+    for (int f = 0; f < fields.size(); f++) {
+      if (fields.get(f).spec().isFixedLength()) {
+        copyScattered(byBatch, f, grouped, local, target.fixedColumn(f), start);
+        boolean nulls = false;
+        for (int k : grouped.sources) {
+          nulls |= byBatch[k].columns[f].hasValidity();
+        }
+        if (nulls) {
+          for (int i = 0; i < count; i++) {
+            if (!byBatch[batch[i]].columns[f].isValid((int) local[i])) {
+              target.setNull(f, start + i);
+            }
+          }
+        }
+      } else {
+        ColumnBuilder column = target.column(f);
+        for (int i = 0; i < count; i++) {
+          appendRow(column, byBatch[batch[i]].columns[f], (int) local[i]);
+        }
+      }
     }
   }
 
