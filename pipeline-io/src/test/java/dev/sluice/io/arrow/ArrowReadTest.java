@@ -95,6 +95,30 @@ class ArrowReadTest {
   }
 
   @Test
+  void tinyMappingChunksReadTheSameRows() throws Exception {
+    Path f = dir.resolve("chunks.arrow");
+    Arrow.write(dev.sluice.core.Datasets.synthetic(3000, 5, 2), f, ArrowWriteOptions.builder().batchRows(256).build());
+    try (ArrowDataset whole = Arrow.open(f);
+        ArrowDataset chunked = Arrow.open(f, ArrowOptions.builder().maxChunkBytes(3000).build())) {
+      long[] indices = new long[500];
+      for (int i = 0; i < indices.length; i++) {
+        indices[i] = (i * 7919L) % 3000;
+      }
+      try (BatchBuilder a = BatchBuilder.create(whole.schema(), 500, MemoryManager.shared().pool("test"));
+          BatchBuilder b = BatchBuilder.create(whole.schema(), 500, MemoryManager.shared().pool("test"))) {
+        whole.gather(indices, 0, 500, a);
+        chunked.gather(indices, 0, 500, b);
+        try (Batch x = a.build(); Batch y = b.build()) {
+          for (int i = 0; i < 500; i++) {
+            assertThat(x.copyRow(i)).isEqualTo(y.copyRow(i)).isEqualTo(whole.get(indices[i]));
+            assertThat(x.copyRow(i).tensor("label").getLong(0)).isEqualTo(indices[i]);
+          }
+        }
+      }
+    }
+  }
+
+  @Test
   void typesMapToSluiceFields() throws Exception {
     Path f = dir.resolve("rich.arrow");
     ArrowTestFiles.writeRich(f, IpcFormat.FILE, CodecType.NO_COMPRESSION, new int[] {3}, 1);

@@ -5,7 +5,6 @@ import dev.sluice.core.ColumnBuilder;
 import dev.sluice.core.Example;
 import dev.sluice.core.RandomAccessDataset;
 import dev.sluice.core.internal.Resources;
-import dev.sluice.core.internal.mapped.GroupedRows;
 import dev.sluice.core.internal.mapped.MappedReads;
 import dev.sluice.core.internal.mapped.MappedRows;
 import java.nio.ByteBuffer;
@@ -134,7 +133,7 @@ public final class ShardRows {
       boolean oneShard = oneRun ? indices[from + count - 1] < hi : inRange(indices, from, count, lo, hi);
       int[] shard = null; // where each row is, computed when a field needs it
       long[] local = null;
-      GroupedRows grouped = null;
+      Grouped grouped = null;
       try {
         for (int f = 0; f < columns.length; f++) {
           ShardFileReader.ColumnReader[] byShard = columns[f];
@@ -152,7 +151,7 @@ public final class ShardRows {
           }
           if (fixed && !oneShard) {
             if (grouped == null) {
-              grouped = new GroupedRows(shard, readers.size());
+              grouped = new Grouped(shard, readers.size());
             }
             copyScattered(byShard, grouped, local, target.fixedColumn(f), start);
           }
@@ -203,7 +202,7 @@ public final class ShardRows {
    * Fixed-length rows from several files, taken file by file ({@code byShard} groups the batch's
    * positions by file): first every row's first cache lines are touched, then the rows copied.
    */
-  private static void copyScattered(ShardFileReader.ColumnReader[] columns, GroupedRows byShard, long[] local,
+  private static void copyScattered(ShardFileReader.ColumnReader[] columns, Grouped byShard, long[] local,
       ByteBuffer dst, int start) {
     int rowBytes = columns[0].fixed().rowBytes();
     if (rowBytes == 0) {
@@ -211,13 +210,46 @@ public final class ShardRows {
     }
     if (rowBytes > 8) {
       int sum = 0;
-      for (int k : byShard.sources) {
+      for (int k : byShard.shards) {
         sum += columns[k].fixed().touch(local, byShard.positions, byShard.from[k], byShard.from[k + 1]);
       }
       MappedReads.consume(sum);
     }
-    for (int k : byShard.sources) {
+    for (int k : byShard.shards) {
       columns[k].fixed().copy(local, byShard.positions, byShard.from[k], byShard.from[k + 1], dst, start);
+    }
+  }
+
+  /** The positions of a batch grouped by file (a counting sort, stable): file k's are positions[from[k]..from[k+1]). */
+  private static final class Grouped {
+    final int[] positions;
+    final int[] from;
+    final int[] shards; // the files with rows, ascending
+
+    Grouped(int[] shard, int shardCount) {
+      int n = shard.length;
+      from = new int[shardCount + 1];
+      for (int s : shard) {
+        from[s + 1]++;
+      }
+      int used = 0;
+      for (int k = 0; k < shardCount; k++) {
+        if (from[k + 1] > 0) {
+          used++;
+        }
+        from[k + 1] += from[k];
+      }
+      shards = new int[used];
+      for (int k = 0, u = 0; k < shardCount; k++) {
+        if (from[k + 1] > from[k]) {
+          shards[u++] = k;
+        }
+      }
+      positions = new int[n];
+      int[] next = java.util.Arrays.copyOf(from, shardCount);
+      for (int i = 0; i < n; i++) {
+        positions[next[shard[i]]++] = i;
+      }
     }
   }
 

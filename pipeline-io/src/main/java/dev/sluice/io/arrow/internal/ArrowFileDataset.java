@@ -16,7 +16,6 @@ import dev.sluice.core.Tensor;
 import dev.sluice.io.arrow.ArrowDataset;
 import dev.sluice.io.arrow.ArrowOptions;
 import dev.sluice.io.arrow.IpcFormat;
-import dev.sluice.core.internal.mapped.GroupedRows;
 import dev.sluice.core.internal.mapped.MappedChunks;
 import dev.sluice.core.internal.mapped.MappedReads;
 import dev.sluice.core.internal.mapped.MappedRows;
@@ -50,6 +49,7 @@ public final class ArrowFileDataset implements ArrowDataset {
   private final List<Split> splits;
   private final Map<Split, Integer> splitNumbers = new HashMap<>();
   private final AtomicReferenceArray<SoftReference<Decoded>> decoded;
+  private final ByteBuffer whole; // the file in one view when it is mapped in one chunk, else null
   private volatile boolean closed;
 
   private ArrowFileDataset(Path path, MappedFile file, IpcFile ipc, SchemaPlan plan, List<FieldPlan> fields,
@@ -82,6 +82,7 @@ public final class ArrowFileDataset implements ArrowDataset {
     this.equalShift = equal > 0 && Long.bitCount(equal) == 1 ? Long.numberOfTrailingZeros(equal) : -1;
     this.splits = List.copyOf(s);
     this.decoded = new AtomicReferenceArray<>(n);
+    this.whole = file.whole();
   }
 
   /**
@@ -235,6 +236,17 @@ public final class ArrowFileDataset implements ArrowDataset {
       Memory memory = Memory.limited(Memory.heap(), Memory.budget(ipc.batches().get(k).message().bodyLength()));
       IpcBatchBuffers data = open(k, memory);
       d = new Decoded(assemble(data, k, 0, (int) data.rows(), memory));
+      if (whole != null && !data.compressed()) {
+        long body = ipc.batches().get(k).message().bodyOffset();
+        for (int f = 0; f < fields.size(); f++) {
+          FieldPlan p = fields.get(f);
+          Column c = d.columns[f];
+          // a fixed-width column shared with the file: its values are a view of the buffer itself
+          if (d.rows[f] != null && p.leaf().kind() == Leaf.Kind.FIXED && !c.hasValidity() && d.values[f].isDirect()) {
+            d.fileOffset[f] = body + data.bufferOffset(p.steps().get(p.steps().size() - 1).node(), 1);
+          }
+        }
+      }
       MappedReads.endRead();
     } catch (InternalError e) {
       throw MappedReads.changedWhileMapped(resource, "record batch " + k, e);
@@ -247,15 +259,21 @@ public final class ArrowFileDataset implements ArrowDataset {
   private final class Decoded {
     final Column[] columns;
     final MappedRows[] rows;
+    final ByteBuffer[] values;
+    final long[] fileOffset; // where a fixed-length field's values start in the file when shared with it, else -1
 
     Decoded(Column[] columns) {
       this.columns = columns;
       this.rows = new MappedRows[columns.length];
+      this.values = new ByteBuffer[columns.length];
+      this.fileOffset = new long[columns.length];
+      java.util.Arrays.fill(fileOffset, -1);
       for (int f = 0; f < columns.length; f++) {
         Column c = columns[f];
         if (c.spec().isFixedLength()) {
           int rowBytes = Math.toIntExact(c.spec().rowBytes());
           ByteBuffer values = c.values().data();
+          this.values[f] = values;
           rows[f] = new MappedRows(resource, MappedChunks.ofRegion(resource, values), c.size(), rowBytes);
         }
       }
@@ -313,12 +331,11 @@ public final class ArrowFileDataset implements ArrowDataset {
     int start = target.size();
     if (count > 0) {
       int k0 = batchOf(indices[from]);
-      boolean oneBatch = oneRun ? indices[from + count - 1] < starts[k0 + 1] : inBatch(indices, from, count, k0);
       try {
-        if (oneBatch) {
-          gatherOne(decoded(k0), indices, from, count, starts[k0], oneRun, target, start);
+        if (oneRun && indices[from + count - 1] < starts[k0 + 1]) {
+          gatherOne(decoded(k0), indices, from, count, starts[k0], true, target, start);
         } else {
-          gatherScattered(indices, from, count, target, start);
+          gatherRows(indices, from, count, k0, target, start);
         }
         MappedReads.endRead();
       } catch (InternalError e) {
@@ -355,32 +372,36 @@ public final class ArrowFileDataset implements ArrowDataset {
     }
   }
 
-  /** Rows of several record batches: fixed-length fields grouped by record batch, touched, then copied. */
-  private void gatherScattered(long[] indices, int from, int count, BatchBuilder target, int start) {
+  /**
+   * Rows in any order: each row's record batch found once; when they all are in {@code k0}, that
+   * batch's bulk copies, else fixed-length fields row by row from each row's record batch (first
+   * cache lines of every row touched, then the rows copied).
+   */
+  private void gatherRows(long[] indices, int from, int count, int k0, BatchBuilder target, int start) {
     int[] batch = new int[count];
     long[] local = new long[count];
     Decoded[] byBatch = new Decoded[starts.length - 1];
+    boolean one = true;
     for (int i = 0; i < count; i++) {
       int k = batchOf(indices[from + i]);
       batch[i] = k;
       local[i] = indices[from + i] - starts[k];
+      one &= k == k0;
       if (byBatch[k] == null) {
         byBatch[k] = decoded(k);
       }
     }
-    GroupedRows grouped = new GroupedRows(batch, starts.length - 1);
+    if (one) {
+      gatherOne(byBatch[k0], indices, from, count, starts[k0], false, target, start);
+      return;
+    }
     for (int f = 0; f < fields.size(); f++) {
       if (fields.get(f).spec().isFixedLength()) {
-        copyScattered(byBatch, f, grouped, local, target.fixedColumn(f), start);
-        boolean nulls = false;
-        for (int k : grouped.sources) {
-          nulls |= byBatch[k].columns[f].hasValidity();
-        }
-        if (nulls) {
-          for (int i = 0; i < count; i++) {
-            if (!byBatch[batch[i]].columns[f].isValid((int) local[i])) {
-              target.setNull(f, start + i);
-            }
+        copyRows(byBatch, batch, f, local, target.fixedColumn(f), start);
+        for (int i = 0; i < count; i++) {
+          Column c = byBatch[batch[i]].columns[f];
+          if (c.hasValidity() && !c.isValid((int) local[i])) {
+            target.setNull(f, start + i);
           }
         }
       } else {
@@ -392,31 +413,62 @@ public final class ArrowFileDataset implements ArrowDataset {
     }
   }
 
-  private boolean inBatch(long[] indices, int from, int count, int k) {
-    long lo = starts[k];
-    long hi = starts[k + 1];
-    boolean in = true;
-    for (int i = from; i < from + count; i++) {
-      in &= indices[i] >= lo & indices[i] < hi;
-    }
-    return in;
-  }
-
-  private static void copyScattered(Decoded[] byBatch, int f, GroupedRows grouped, long[] local, ByteBuffer dst,
-      int start) {
-    int rowBytes = byBatch[grouped.sources[0]].rows[f].rowBytes();
-    if (rowBytes == 0) {
+  /**
+   * Copies fixed-length field {@code f} of each row from its record batch's values: the first
+   * (up to four) cache lines and the last byte of every row loaded first, so that their misses
+   * overlap, then the rows copied; rows of 4 and 8 bytes with one value load and store each.
+   */
+  private void copyRows(Decoded[] byBatch, int[] batch, int f, long[] local, ByteBuffer dst, int start) {
+    int n = batch.length;
+    int rb = byBatch[batch[0]].rows[f].rowBytes();
+    if (rb == 0) {
       return;
     }
-    if (rowBytes > 8) {
-      int sum = 0;
-      for (int k : grouped.sources) {
-        sum += byBatch[k].rows[f].touch(local, grouped.positions, grouped.from[k], grouped.from[k + 1]);
+    // when every row's values are a view of the file, one buffer and absolute offsets: its checks hoisted
+    ByteBuffer file = whole;
+    long[] at = new long[n];
+    for (int i = 0; i < n && file != null; i++) {
+      long base = byBatch[batch[i]].fileOffset[f];
+      if (base < 0) {
+        file = null;
       }
-      MappedReads.consume(sum);
+      at[i] = base + local[i] * rb;
     }
-    for (int k : grouped.sources) {
-      byBatch[k].rows[f].copy(local, grouped.positions, grouped.from[k], grouped.from[k + 1], dst, start);
+    if (file == null) {
+      for (int i = 0; i < n; i++) {
+        at[i] = local[i] * rb;
+      }
+    }
+    if (rb == 8) {
+      for (int i = 0; i < n; i++) {
+        ByteBuffer b = file != null ? file : byBatch[batch[i]].values[f];
+        dst.putLong((start + i) * 8, b.getLong((int) at[i]));
+      }
+      return;
+    }
+    if (rb == 4) {
+      for (int i = 0; i < n; i++) {
+        ByteBuffer b = file != null ? file : byBatch[batch[i]].values[f];
+        dst.putInt((start + i) * 4, b.getInt((int) at[i]));
+      }
+      return;
+    }
+    int span = Math.min(rb, 256);
+    int sum = 0; // independent loads: the CPU keeps the misses of many rows in flight
+    for (int i = 0; i < n; i++) {
+      ByteBuffer b = file != null ? file : byBatch[batch[i]].values[f];
+      int p = (int) at[i];
+      sum += b.get(p) + b.get(p + span - 1);
+      if (span > 128) {
+        sum += b.get(p + 64) + b.get(p + 128);
+      } else if (span > 64) {
+        sum += b.get(p + 64);
+      }
+    }
+    MappedReads.consume(sum);
+    for (int i = 0; i < n; i++) {
+      ByteBuffer b = file != null ? file : byBatch[batch[i]].values[f];
+      dst.put((start + i) * rb, b, (int) at[i], rb);
     }
   }
 

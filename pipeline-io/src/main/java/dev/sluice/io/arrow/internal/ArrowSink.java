@@ -23,7 +23,6 @@ import java.util.List;
 import org.apache.arrow.compression.CommonsCompressionFactory;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
-import org.apache.arrow.vector.VectorLoader;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.compression.CompressionCodec;
 import org.apache.arrow.vector.compression.CompressionUtil;
@@ -32,15 +31,19 @@ import org.apache.arrow.vector.ipc.ArrowFileWriter;
 import org.apache.arrow.vector.ipc.ArrowStreamWriter;
 import org.apache.arrow.vector.ipc.ArrowWriter;
 import org.apache.arrow.vector.ipc.WriteChannel;
+import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.vector.ipc.message.ArrowBlock;
+import org.apache.arrow.vector.ipc.message.ArrowBodyCompression;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 import org.apache.arrow.vector.ipc.message.MessageSerializer;
+import org.apache.arrow.flatbuf.BodyCompressionMethod;
 import org.apache.arrow.vector.ipc.message.IpcOption;
 
 /**
- * Writes Sluice batches with Arrow Java's IPC writer: each batch is loaded into the writer's root
- * through {@link BatchExport} (its memory shared, not copied) and written, compressed by Arrow's
- * codecs when asked. The writer's allocator is closed at the end and must have nothing outstanding.
+ * Writes Sluice batches with Arrow Java's IPC writer: each batch becomes a record batch through
+ * {@link BatchExport} (its memory shared, not copied; a column without nulls gets no validity
+ * bitmap) and is written from there, compressed by Arrow's codecs when asked. The writer's
+ * allocator is closed at the end and must have nothing outstanding.
  */
 public final class ArrowSink implements AutoCloseable {
   private final Schema schema;
@@ -48,7 +51,7 @@ public final class ArrowSink implements AutoCloseable {
   private final BufferAllocator allocator;
   private final VectorSchemaRoot root;
   private final ArrowWriter writer;
-  private final VectorLoader loader;
+  private final CompressionCodec codec; // null: uncompressed
   private long rows;
   private boolean finished;
 
@@ -71,7 +74,7 @@ public final class ArrowSink implements AutoCloseable {
           ? new AlignedFileWriter(r, none, channel, options.metadata(), factory, codec)
           : new AlignedStreamWriter(r, none, channel, factory, codec);
       this.root = r;
-      this.loader = new VectorLoader(r);
+      this.codec = options.compression() == ArrowCompression.NONE ? null : factory.createCodec(codec);
       writer.start();
     } catch (IOException | RuntimeException e) {
       if (r != null) {
@@ -100,8 +103,8 @@ public final class ArrowSink implements AutoCloseable {
   }
 
   /**
-   * Writes {@code batch} as one record batch and closes the caller's handle on it (its memory is
-   * released once the next batch replaces it in the writer).
+   * Writes {@code batch} as one record batch (its buffers written straight from the batch's memory,
+   * or compressed from it) and closes it.
    *
    * @throws IllegalArgumentException when its fields are not the sink's
    */
@@ -112,12 +115,41 @@ public final class ArrowSink implements AutoCloseable {
             + schema + " being written");
       }
       try (ArrowRecordBatch rb = BatchExport.recordBatch(batch, allocator)) {
-        loader.load(rb);
+        if (codec == null) {
+          write(rb);
+        } else {
+          try (ArrowRecordBatch compressed = compress(rb)) {
+            write(compressed);
+          }
+        }
       }
-      writer.writeBatch();
       rows += batch.size();
     } catch (IOException e) {
       throw new DatasetIOException(resource, "cannot write: " + e.getMessage(), e);
+    }
+  }
+
+  private void write(ArrowRecordBatch rb) throws IOException {
+    if (writer instanceof AlignedFileWriter f) {
+      f.write(rb);
+    } else {
+      ((AlignedStreamWriter) writer).write(rb);
+    }
+  }
+
+  /** {@code rb} with every buffer compressed by the codec (or stored raw where that is smaller), as Arrow Java's unloader does. */
+  private ArrowRecordBatch compress(ArrowRecordBatch rb) {
+    List<ArrowBuf> out = new ArrayList<>(rb.getBuffers().size());
+    try {
+      for (ArrowBuf b : rb.getBuffers()) {
+        b.getReferenceManager().retain(); // compress releases its input
+        out.add(codec.compress(allocator, b));
+      }
+      return new ArrowRecordBatch(rb.getLength(), rb.getNodes(), out,
+          new ArrowBodyCompression(codec.getCodecType().getType(), BodyCompressionMethod.BUFFER), true, false);
+    } catch (RuntimeException e) {
+      out.forEach(b -> b.getReferenceManager().release());
+      throw e;
     }
   }
 
@@ -197,6 +229,10 @@ public final class ArrowSink implements AutoCloseable {
       getRecordBlocks().add(block); // the footer lists this block
       return block;
     }
+
+    void write(ArrowRecordBatch batch) throws IOException {
+      writeRecordBatch(batch);
+    }
   }
 
   private static final class AlignedStreamWriter extends ArrowStreamWriter {
@@ -208,6 +244,10 @@ public final class ArrowSink implements AutoCloseable {
     @Override
     protected ArrowBlock writeRecordBatch(ArrowRecordBatch batch) throws IOException {
       return writeAligned(out, batch, option);
+    }
+
+    void write(ArrowRecordBatch batch) throws IOException {
+      writeRecordBatch(batch);
     }
   }
 

@@ -160,6 +160,11 @@ final class IpcBatchBuffers implements BatchBuffers {
     return nodeNulls[node];
   }
 
+  /** Where buffer {@code which} of array {@code node} starts in the body. */
+  long bufferOffset(int node, int which) {
+    return bufferOffset[bufferStart[node] + which];
+  }
+
   /** True when the body's buffers are compressed. */
   boolean compressed() {
     return codec >= 0;

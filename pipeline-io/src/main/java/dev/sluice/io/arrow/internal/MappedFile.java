@@ -106,6 +106,12 @@ final class MappedFile implements AutoCloseable {
     return b.slice(0, (int) length).order(ByteOrder.LITTLE_ENDIAN);
   }
 
+  /** The whole file as one view when it is mapped in one chunk, else null. */
+  ByteBuffer whole() {
+    return size > 0 && size <= Integer.MAX_VALUE && chunks.chunkCount() == 1
+        ? chunks.chunk(0).duplicate().order(ByteOrder.LITTLE_ENDIAN) : null;
+  }
+
   /** Closes the file: ranges not mapped yet can no longer be (views handed out stay valid). */
   @Override
   public void close() {
