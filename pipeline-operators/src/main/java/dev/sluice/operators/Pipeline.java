@@ -15,6 +15,8 @@ import dev.sluice.operators.internal.FilterStage;
 import dev.sluice.operators.internal.InterleaveStage;
 import dev.sluice.operators.internal.PaddedBatchStage;
 import dev.sluice.operators.internal.UnbatchStage;
+import dev.sluice.operators.internal.cache.CacheListener;
+import dev.sluice.operators.internal.cache.CachedDataset;
 import dev.sluice.operators.internal.MapStage;
 import dev.sluice.operators.internal.SplitStages;
 import dev.sluice.operators.internal.PlanCompiler;
@@ -110,7 +112,10 @@ public final class Pipeline<T> implements Dataset<T> {
   @SuppressWarnings("unchecked")
   public Flux<T> flux(PipelineContext context) {
     Objects.requireNonNull(context, "context");
-    Flux<?> pass = Flux.defer(() -> PlanCompiler.compile(source, stages, options, context));
+    Flux<?> pass = source instanceof CachedDataset cached
+        ? Flux.using(cached::openPass, p -> PlanCompiler.compile(p.dataset(), stages, options, context),
+            CachedDataset.Pass::close)
+        : Flux.defer(() -> PlanCompiler.compile(source, stages, options, context));
     return ((Flux<T>) pass)
         .doOnDiscard(Batch.class, Batch::close)
         .contextWrite(context.asReactorContext());
@@ -502,7 +507,7 @@ public final class Pipeline<T> implements Dataset<T> {
   public <R> Pipeline<R> map(Function<? super T, ? extends R> fn, int numParallelCalls) {
     Objects.requireNonNull(fn, "fn");
     checkParallel(numParallelCalls);
-    return with(new MapStage((t, ctx) -> fn.apply(cast(t)), numParallelCalls, null));
+    return with(new MapStage((t, ctx) -> fn.apply(cast(t)), numParallelCalls, null, false));
   }
 
   /**
@@ -526,7 +531,7 @@ public final class Pipeline<T> implements Dataset<T> {
   public <R> Pipeline<R> map(Function<? super T, ? extends R> fn, int numParallelCalls, boolean deterministic) {
     Objects.requireNonNull(fn, "fn");
     checkParallel(numParallelCalls);
-    return with(new MapStage((t, ctx) -> fn.apply(cast(t)), numParallelCalls, deterministic));
+    return with(new MapStage((t, ctx) -> fn.apply(cast(t)), numParallelCalls, deterministic, false));
   }
 
   /**
@@ -541,7 +546,7 @@ public final class Pipeline<T> implements Dataset<T> {
       boolean deterministic) {
     Objects.requireNonNull(fn, "fn");
     checkParallel(numParallelCalls);
-    return with(new MapStage((t, ctx) -> fn.apply(cast(t), ctx), numParallelCalls, deterministic));
+    return with(new MapStage((t, ctx) -> fn.apply(cast(t), ctx), numParallelCalls, deterministic, true));
   }
 
   /**
@@ -617,6 +622,83 @@ public final class Pipeline<T> implements Dataset<T> {
       throw new IllegalArgumentException("batchSize > 0 required but it was " + batchSize);
     }
     return with(new PaddedBatchStage(batchSize, Map.copyOf(paddedShapes), Map.copyOf(paddingValues), dropRemainder));
+  }
+
+  /** {@link #cache(CacheSpec)} with {@link CacheSpec#defaults()}. */
+  public Pipeline<T> cache() {
+    return cache(CacheSpec.defaults());
+  }
+
+  /**
+   * tf.data's {@code cache()}, shared by every process of the node and crash-safe: the first pass
+   * computes what flows out of the operators before it and stores it in blocks of consecutive
+   * elements; later passes (later epochs, the other ranks of the node, later jobs) read the
+   * published blocks and compute only the rest. Cache after expensive deterministic work (decoding,
+   * parsing, a costly {@code map}) and before shuffle and augmentation.
+   *
+   * <p><b>Transparent.</b> The same pipeline and context give the same elements in the same order
+   * with and without the cache, on the pass that fills it and on every later one. Behind the cache a
+   * random-access source stays random access (global {@code shuffle()}, {@code shard} reading only
+   * the rank's rows) and a split source stays a split source with the same splits (split-order
+   * shuffle, shard by split ranges).
+   *
+   * <p><b>Shared and crash-safe.</b> Blocks live in immutable segment files (the Sluice shard format)
+   * under {@code /dev/shm/sluice-<user>/} (or {@link CacheSpec#directory(java.nio.file.Path)}),
+   * indexed by a Chronicle Map every process of the node maps. A process claims a block before
+   * filling it, writes its segment whole under a temporary name, renames it and only then publishes
+   * it; processes fill disjoint blocks at once and read each other's. A process killed mid-fill
+   * leaves nothing readable half-written: its claim is taken over. Every wait is bounded
+   * ({@link CacheSpec#timeout(java.time.Duration)}): a block that cannot be read or stored in time
+   * is served from upstream, counted and warned about once; a corrupt segment is rebuilt.
+   *
+   * <p><b>Keys.</b> A fingerprint of the source (its files with sizes and modification times, its
+   * schema and projection: {@link dev.sluice.core.Fingerprinted}), of the operators before the cache
+   * and of {@link CacheSpec#named(String) the name} standing for the user functions among them: a
+   * change gives a new cache directory, never stale data.
+   *
+   * <p><b>Budget.</b> With {@link CacheSpec#maxBytes(long)}, blocks beyond the budget are served
+   * from upstream uncached (counted), never an error in the middle of an epoch. The free space of
+   * the directory is checked when the pipeline is assembled.
+   *
+   * <p><b>Reactive Streams semantics.</b> Emits the same signals as the pipeline without the cache;
+   * a block is filled when a pass first needs it, on the requesting thread.
+   *
+   * <p><b>Discard support.</b> Holds no elements; a block being filled when the pass is cancelled is
+   * released (its claim ended, its memory returned).
+   *
+   * <pre>{@code
+   * Pipeline<Batch> train = Pipeline.from(Parquet.open(file))
+   *     .cache()                                   // decoded rows, shared by the node's ranks
+   *     .shuffle().shard(ctx.worldSize(), ctx.rank()).batch(256);
+   * Pipeline.from(images).map(Decode::jpeg, 4).cache(CacheSpec.named("jpeg-224-v1"))
+   * }</pre>
+   *
+   * @throws IllegalArgumentException when an operator before it depends on the epoch or the rank
+   *     (shuffle, shard, mapWithContext), or a user function comes before it and the spec has no
+   *     name
+   * @throws UnsupportedOperationException when the source is neither random access nor split with
+   *     known row counts, or an operator before it changes the number of elements
+   * @throws CacheException when the directory belongs to another user or is open to others, the
+   *     budget (or the cache's known size) does not fit the free space, or the JVM lacks the flags
+   *     the index needs
+   */
+  @SuppressWarnings("unchecked")
+  public Pipeline<T> cache(CacheSpec spec) {
+    Objects.requireNonNull(spec, "spec");
+    CacheMonitor monitor = spec.monitor();
+    CacheListener listener = monitor == null ? CacheListener.NONE : new CacheListener() {
+      @Override
+      public void add(long hits, long misses, long uncached, long fallbacks, long blocks, long bytes) {
+        monitor.add(hits, misses, uncached, fallbacks, blocks, bytes);
+      }
+
+      @Override
+      public void passEnded(CacheStats stats) {
+        monitor.passEnded(stats);
+      }
+    };
+    CachedDataset cached = CachedDataset.of(source, stages, options, spec, listener);
+    return (Pipeline<T>) new Pipeline<>(cached, List.of(), options);
   }
 
   /**

@@ -3,6 +3,7 @@ package dev.sluice.core.internal;
 import dev.sluice.core.BatchBuilder;
 import dev.sluice.core.DType;
 import dev.sluice.core.Example;
+import dev.sluice.core.Fingerprinted;
 import dev.sluice.core.HasSchema;
 import dev.sluice.core.RandomAccessDataset;
 import dev.sluice.core.Schema;
@@ -12,7 +13,7 @@ import dev.sluice.core.TensorSpec;
 import java.nio.ByteBuffer;
 
 /** {@code Datasets.range(n)}: field {@code value} (int64) equal to the index. */
-public final class RangeDataset implements RandomAccessDataset<Example>, HasSchema {
+public final class RangeDataset implements RandomAccessDataset<Example>, HasSchema, Fingerprinted {
   private static final Schema SCHEMA = Schema.of(new TensorSpec("value", DType.INT64, Shape.scalar()));
 
   private final long n;
@@ -50,6 +51,12 @@ public final class RangeDataset implements RandomAccessDataset<Example>, HasSche
       col.putLong((row++) * 8, index);
     }
     target.commitRows(indices, from, count);
+  }
+
+  /** Its description: the elements depend on nothing else. */
+  @Override
+  public String fingerprint() {
+    return toString() + "\n" + Fingerprints.schema(schema());
   }
 
   @Override

@@ -3,6 +3,7 @@ package dev.sluice.core.internal;
 import dev.sluice.core.BatchBuilder;
 import dev.sluice.core.DType;
 import dev.sluice.core.Example;
+import dev.sluice.core.Fingerprinted;
 import dev.sluice.core.HasSchema;
 import dev.sluice.core.RandomAccessDataset;
 import dev.sluice.core.Schema;
@@ -18,7 +19,7 @@ import java.util.Map;
  * Seeded synthetic examples: {@code x} float32[dim] with values in [0, 1) that depend only on
  * (seed, row, column), and {@code label} int64 = the row index. Random access in O(dim).
  */
-public final class SyntheticDataset implements RandomAccessDataset<Example>, HasSchema {
+public final class SyntheticDataset implements RandomAccessDataset<Example>, HasSchema, Fingerprinted {
   private final long rows;
   private final int dim;
   private final long seed;
@@ -85,6 +86,12 @@ public final class SyntheticDataset implements RandomAccessDataset<Example>, Has
       label.putLong(row * 8, index);
     }
     target.commitRows(indices, from, count);
+  }
+
+  /** Its description: the elements depend on nothing else. */
+  @Override
+  public String fingerprint() {
+    return toString() + "\n" + Fingerprints.schema(schema());
   }
 
   @Override

@@ -5,12 +5,14 @@ import dev.sluice.core.DatasetClosedException;
 import dev.sluice.core.DatasetFormatException;
 import dev.sluice.core.DatasetIOException;
 import dev.sluice.core.Example;
+import dev.sluice.core.Fingerprinted;
 import dev.sluice.core.HasSchema;
 import dev.sluice.core.RandomAccessDataset;
 import dev.sluice.core.Schema;
 import dev.sluice.core.Shape;
 import dev.sluice.core.Tensor;
 import dev.sluice.core.TensorSpec;
+import dev.sluice.core.internal.Fingerprints;
 import dev.sluice.core.internal.mapped.MappedReads;
 import dev.sluice.io.npy.internal.NpyArrays;
 import java.io.IOException;
@@ -32,7 +34,7 @@ import java.util.stream.Stream;
  * <p>{@link #close()} makes later reads throw {@link DatasetClosedException}; the dataset holds no
  * open file between reads.
  */
-public final class DirectoryDataset implements RandomAccessDataset<Example>, HasSchema, AutoCloseable {
+public final class DirectoryDataset implements RandomAccessDataset<Example>, HasSchema, Fingerprinted, AutoCloseable {
   private final Path dir;
   private final List<Path> files;
   private final SampleFiles content;
@@ -161,6 +163,12 @@ public final class DirectoryDataset implements RandomAccessDataset<Example>, Has
   @Override
   public void close() {
     closed = true;
+  }
+
+  /** Every sample file (path, size, modification time), how they are read and the schema. */
+  @Override
+  public String fingerprint() {
+    return "directory " + content + "\n" + Fingerprints.files(files) + Fingerprints.schema(schema);
   }
 
   @Override

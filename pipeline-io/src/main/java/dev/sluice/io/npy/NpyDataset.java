@@ -1,6 +1,7 @@
 package dev.sluice.io.npy;
 
 import dev.sluice.core.Example;
+import dev.sluice.core.Fingerprinted;
 import dev.sluice.core.HasSchema;
 import dev.sluice.core.RandomAccessDataset;
 import java.nio.file.Path;
@@ -14,7 +15,7 @@ import java.nio.file.Path;
  * {@link dev.sluice.core.DatasetClosedException} ("already closed: &lt;file&gt;"). Views handed out
  * before stay valid; their mappings are released by the GC once the last view is gone.
  */
-public interface NpyDataset extends RandomAccessDataset<Example>, HasSchema, AutoCloseable {
+public interface NpyDataset extends RandomAccessDataset<Example>, HasSchema, Fingerprinted, AutoCloseable {
 
   /** The file or directory this dataset was opened from. */
   Path path();

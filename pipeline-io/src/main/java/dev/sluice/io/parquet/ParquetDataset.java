@@ -6,10 +6,12 @@ import dev.sluice.core.BufferPool;
 import dev.sluice.core.DatasetClosedException;
 import dev.sluice.core.DatasetFormatException;
 import dev.sluice.core.Example;
+import dev.sluice.core.Fingerprinted;
 import dev.sluice.core.PipelineContext;
 import dev.sluice.core.Schema;
 import dev.sluice.core.Split;
 import dev.sluice.core.TensorSpec;
+import dev.sluice.core.internal.Fingerprints;
 import dev.sluice.core.internal.OrderedParallel;
 import dev.sluice.io.parquet.internal.ColumnPlan;
 import dev.sluice.io.parquet.internal.ParquetFileInfo;
@@ -41,7 +43,7 @@ import reactor.core.scheduler.Schedulers;
  * {@link DatasetClosedException} ("already closed: &lt;file&gt;"); a pass of {@link #batches}
  * or {@link #flux} already subscribed finishes.
  */
-public final class ParquetDataset implements BatchSplitDataset<Example>, AutoCloseable {
+public final class ParquetDataset implements BatchSplitDataset<Example>, Fingerprinted, AutoCloseable {
   /** The memory-manager stage batches are allocated from. */
   public static final String STAGE = "parquet";
   private static final int ROW_PATH_BATCH = 1024;
@@ -381,6 +383,22 @@ public final class ParquetDataset implements BatchSplitDataset<Example>, AutoClo
       checkOpen();
       return Flux.fromIterable(splits).concatMap(this::rowsOf, 0);
     });
+  }
+
+  /**
+   * Every file (a local file's path, size and modification time; for a Hadoop URI its name and
+   * length), the row groups its footer lists, the projected schema and the options that change the
+   * values delivered (columns, declared shapes, null policy).
+   */
+  @Override
+  public String fingerprint() {
+    StringBuilder sb = new StringBuilder("parquet\n");
+    for (ParquetFileInfo f : files) {
+      sb.append(f.fingerprint());
+    }
+    sb.append("columns ").append(options.columns()).append("\nshapes ").append(new java.util.TreeMap<>(options.shapes()))
+        .append("\nnulls ").append(options.nullPolicy()).append('\n');
+    return sb.append(Fingerprints.schema(schema)).toString();
   }
 
   @Override

@@ -1,10 +1,11 @@
 package dev.sluice.io.shards;
 
+import dev.sluice.core.BatchSplitDataset;
 import dev.sluice.core.Example;
+import dev.sluice.core.Fingerprinted;
 import dev.sluice.core.HasSchema;
 import dev.sluice.core.PipelineContext;
 import dev.sluice.core.RandomAccessDataset;
-import dev.sluice.core.BatchSplitDataset;
 import dev.sluice.io.Verifiable;
 import java.nio.file.Path;
 import java.util.List;
@@ -25,7 +26,7 @@ import reactor.core.publisher.Flux;
  * before stay valid; their mappings are released by the GC once the last view is gone.
  */
 public interface ShardSet extends RandomAccessDataset<Example>, BatchSplitDataset<Example>, HasSchema, Verifiable,
-    AutoCloseable {
+    Fingerprinted, AutoCloseable {
 
   /** The directory this set was opened from. */
   Path path();

@@ -12,9 +12,11 @@ import reactor.core.publisher.Flux;
  * @param fn the function; it also receives the pass's context (for per-sample randomness)
  * @param numParallelCalls chunks mapped at once
  * @param deterministic keep the order; null: the pipeline's {@link Options#deterministic()}
+ * @param contextual the function reads the context ({@code mapWithContext}): its results depend on
+ *     (seed, epoch, rank)
  */
-public record MapStage(BiFunction<Object, PipelineContext, Object> fn, int numParallelCalls, Boolean deterministic)
-    implements FluxStage {
+public record MapStage(BiFunction<Object, PipelineContext, Object> fn, int numParallelCalls, Boolean deterministic,
+    boolean contextual) implements FluxStage {
   @Override
   @SuppressWarnings("unchecked")
   public Flux<?> apply(Flux<?> in, PipelineContext context, Options options) {

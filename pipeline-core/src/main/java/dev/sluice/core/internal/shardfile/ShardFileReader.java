@@ -253,6 +253,26 @@ public final class ShardFileReader implements AutoCloseable {
     }
   }
 
+  /**
+   * Maps every block now and closes the file, leaving the reader open: rows stay readable from the
+   * mappings (released by the GC once the reader and its views are gone), and the process holds no
+   * file descriptor for it. {@link #verify()} needs the file: call it before.
+   */
+  public void detach() {
+    checkOpen();
+    try {
+      for (ColumnReader c : columns) {
+        c.mapAll();
+      }
+      MappedReads.endRead();
+      channel.close();
+    } catch (InternalError e) {
+      throw MappedReads.changedWhileMapped(resource, null, e);
+    } catch (IOException e) {
+      throw new DatasetIOException(resource, "cannot close: " + e, e);
+    }
+  }
+
   /** Closes the file; mappings stay until the GC drops their last view. Idempotent. */
   @Override
   public void close() {
@@ -278,6 +298,7 @@ public final class ShardFileReader implements AutoCloseable {
     private final long[] counts; // items per depth 0 .. ragged
     private final long valueUnits; // bytes (string leaf) or items in the values block
     private final Shape itemShape;
+    private final List<MappedChunks> regions = new ArrayList<>(); // every block mapped, for mapAll
 
     ColumnReader(FieldLayout layout, long maxChunkBytes) {
       this.layout = layout;
@@ -345,7 +366,18 @@ public final class ShardFileReader implements AutoCloseable {
       if (block.length() == 0) {
         return null;
       }
-      return new MappedChunks(resource, channel, block.offset(), block.length(), unit, maxChunkBytes);
+      MappedChunks m = new MappedChunks(resource, channel, block.offset(), block.length(), unit, maxChunkBytes);
+      regions.add(m);
+      return m;
+    }
+
+    /** Maps every chunk of every block of the field now. */
+    void mapAll() {
+      for (MappedChunks m : regions) {
+        for (int k = 0; k < m.chunkCount(); k++) {
+          m.chunk(k);
+        }
+      }
     }
 
     FieldLayout layout() {

@@ -12,7 +12,8 @@ import java.util.List;
 
 /**
  * The rows of an ordered list of open shard files of one schema, indexed across them: row
- * {@code i} of file {@code k} is global row {@code starts[k] + i}. {@link #get} returns zero-copy
+ * {@code i} of file {@code k} is global row {@code starts[k] + i}, where {@code starts[0]} is the
+ * global index of the first file's first row (its base). {@link #get} returns zero-copy
  * views of the mappings, {@link #gather} copies rows straight into a batch's columns, within one
  * file with that file's bulk copies and across files grouped by file.
  */
@@ -25,24 +26,37 @@ public final class ShardRows {
   private final ShardFileReader.ColumnReader[][] columns; // [field][file]
   private final int bucketShift;
   private final int[] bucketShard; // the file of row b << bucketShift
-  private final long[] starts; // starts[k] = first global row of file k; starts[n] = total
+  private final long[] starts; // starts[k] = first global row of file k; starts[n] = base + rows
+  private final long base;
 
   /**
-   * Rows of {@code readers}, which must share one list of field layouts.
+   * Rows of {@code readers}, which must share one list of field layouts, global rows from 0.
    *
    * @param resource what a fault across several files names (a directory)
    * @param owner what an index out of bounds names (the dataset)
    * @param fieldCount the number of fields of every reader
    */
   public ShardRows(String resource, Object owner, List<ShardFileReader> readers, int fieldCount) {
+    this(resource, owner, readers, fieldCount, 0);
+  }
+
+  /**
+   * Rows of {@code readers}, which must share one list of field layouts, global rows from
+   * {@code base}.
+   *
+   * @param base the global index of the first file's first row, &ge; 0
+   */
+  public ShardRows(String resource, Object owner, List<ShardFileReader> readers, int fieldCount, long base) {
     this.resource = resource;
     this.owner = owner;
+    this.base = base;
     this.readers = List.copyOf(readers);
     this.starts = new long[readers.size() + 1];
+    starts[0] = base;
     for (int k = 0; k < readers.size(); k++) {
       starts[k + 1] = starts[k] + readers.get(k).rows();
     }
-    long total = starts[readers.size()];
+    long total = starts[readers.size()] - base;
     int shift = 0;
     while ((total - 1) >>> shift >= 64L * Math.max(1, readers.size())) {
       shift++;
@@ -71,10 +85,15 @@ public final class ShardRows {
 
   /** Rows of every file. */
   public long size() {
-    return starts[starts.length - 1];
+    return starts[starts.length - 1] - base;
   }
 
-  /** The first global row of file {@code k}; {@code k = } the number of files gives {@link #size()}. */
+  /** The global index of the first row. */
+  public long base() {
+    return base;
+  }
+
+  /** The first global row of file {@code k}; {@code k = } the number of files gives {@code base + size()}. */
   public long start(int k) {
     return starts[k];
   }
@@ -85,16 +104,16 @@ public final class ShardRows {
    * bucket (none for almost every index).
    */
   private int shardOf(long index) {
-    int k = bucketShard[(int) (index >>> bucketShift)];
+    int k = bucketShard[(int) ((index - base) >>> bucketShift)];
     while (starts[k + 1] <= index) {
       k++;
     }
     return k;
   }
 
-  /** Row {@code index}, its fields views of the mapping. */
+  /** Row {@code index} (global), its fields views of the mapping. */
   public Example get(long index) {
-    RandomAccessDataset.checkIndex(index, size(), owner);
+    checkIndex(index);
     int k = shardOf(index);
     ShardFileReader r = readers.get(k);
     Example.Builder fields = Example.builder(index);
@@ -115,14 +134,13 @@ public final class ShardRows {
    * grow once.
    */
   public void gather(long[] indices, int from, int count, BatchBuilder target) {
-    long total = size();
     boolean oneRun = MappedRows.isOneRun(indices, from, count);
     if (oneRun) {
-      RandomAccessDataset.checkIndex(indices[from], total, owner);
-      RandomAccessDataset.checkIndex(indices[from + count - 1], total, owner);
+      checkIndex(indices[from]);
+      checkIndex(indices[from + count - 1]);
     } else {
       for (int i = from; i < from + count; i++) {
-        RandomAccessDataset.checkIndex(indices[i], total, owner);
+        checkIndex(indices[i]);
       }
     }
     int start = target.size();
@@ -177,6 +195,15 @@ public final class ShardRows {
       target.commitRange(indices[from], count);
     } else {
       target.commitRows(indices, from, count);
+    }
+  }
+
+  private void checkIndex(long index) {
+    if (base == 0) {
+      RandomAccessDataset.checkIndex(index, size(), owner);
+    } else if (index < base || index - base >= size()) {
+      throw new IndexOutOfBoundsException("index " + index + " out of bounds for rows [" + base + ", "
+          + (base + size()) + ") of " + owner);
     }
   }
 

@@ -6,6 +6,7 @@ import dev.sluice.core.Example;
 import dev.sluice.core.RandomAccessDataset;
 import dev.sluice.core.Schema;
 import dev.sluice.core.TensorSpec;
+import dev.sluice.core.internal.Fingerprints;
 import dev.sluice.core.internal.Resources;
 import dev.sluice.core.internal.mapped.MappedReads;
 import dev.sluice.core.internal.mapped.MappedRows;
@@ -134,6 +135,16 @@ public final class AlignedNpyDataset implements NpyDataset {
   @Override
   public void close() {
     NpyArrayReader.closeAll(arrays);
+  }
+
+  /** Its arrays' files (path, size, modification time) and its schema. */
+  @Override
+  public String fingerprint() {
+    StringBuilder sb = new StringBuilder("npy\n");
+    for (NpyArrayReader a : arrays) {
+      sb.append(Fingerprints.file(a.path()));
+    }
+    return sb.append(Fingerprints.schema(schema)).toString();
   }
 
   @Override

@@ -9,6 +9,7 @@ import dev.sluice.core.Schema;
 import dev.sluice.core.Shape;
 import dev.sluice.core.Split;
 import dev.sluice.core.TensorSpec;
+import dev.sluice.core.internal.Fingerprints;
 import dev.sluice.core.internal.RowRange;
 import dev.sluice.core.internal.mapped.MappedReads;
 import dev.sluice.core.internal.mapped.MappedRows;
@@ -371,6 +372,17 @@ public final class NpyStackDataset implements NpyStack {
       open.add(readers.get(k));
     }
     NpyArrayReader.closeAll(open);
+  }
+
+  /** Its chunk files and {@code metadata.json} (path, size, modification time) and its schema. */
+  @Override
+  public String fingerprint() {
+    StringBuilder sb = new StringBuilder("npy-stack\n").append(Fingerprints.files(chunkFiles));
+    Path metaFile = dir.resolve("metadata.json");
+    if (Files.isRegularFile(metaFile)) {
+      sb.append(Fingerprints.file(metaFile));
+    }
+    return sb.append(Fingerprints.schema(schema())).toString();
   }
 
   @Override

@@ -3,9 +3,12 @@ package dev.sluice.io.parquet.internal;
 import dev.sluice.core.DatasetFormatException;
 import dev.sluice.core.DatasetIOException;
 import dev.sluice.core.UnsupportedFormatException;
+import dev.sluice.core.internal.Fingerprints;
 import java.io.FileNotFoundException;
 import java.io.IOException;
+import java.net.URI;
 import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Set;
 import org.apache.parquet.ParquetReadOptions;
@@ -47,6 +50,46 @@ public final class ParquetFileInfo {
 
   public List<BlockMetaData> rowGroups() {
     return footer.getBlocks();
+  }
+
+  /**
+   * What the file's content depends on: a local file's path, size and modification time (a Hadoop
+   * URI's name and length), and each row group's rows and sizes as the footer lists them.
+   */
+  public String fingerprint() {
+    StringBuilder sb = new StringBuilder();
+    Path local = localPath();
+    if (local != null) {
+      sb.append(Fingerprints.file(local));
+    } else {
+      long length;
+      try {
+        length = input.getLength();
+      } catch (IOException e) {
+        throw new DatasetIOException(name, "cannot read its length: " + e, e);
+      }
+      sb.append("uri ").append(name).append(' ').append(length).append('\n');
+    }
+    for (BlockMetaData b : footer.getBlocks()) {
+      sb.append("rowgroup ").append(b.getRowCount()).append(' ').append(b.getTotalByteSize()).append(' ')
+          .append(b.getCompressedSize()).append('\n');
+    }
+    return sb.toString();
+  }
+
+  /** The local file this is, or null for a Hadoop URI other than {@code file:}. */
+  private Path localPath() {
+    try {
+      if (name.startsWith("file:")) {
+        return Path.of(URI.create(name));
+      }
+      if (!name.contains("://")) {
+        return Path.of(name);
+      }
+    } catch (RuntimeException e) {
+      return null;
+    }
+    return null;
   }
 
   public long rowCount() {

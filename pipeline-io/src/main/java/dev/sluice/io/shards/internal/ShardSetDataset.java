@@ -9,6 +9,7 @@ import dev.sluice.core.Example;
 import dev.sluice.core.MemoryManager;
 import dev.sluice.core.Schema;
 import dev.sluice.core.Split;
+import dev.sluice.core.internal.Fingerprints;
 import dev.sluice.core.internal.Resources;
 import dev.sluice.core.internal.RowRange;
 import dev.sluice.core.internal.shardfile.FieldLayout;
@@ -235,6 +236,16 @@ public final class ShardSetDataset implements ShardSet {
   public void close() {
     closed = true;
     rows.close();
+  }
+
+  /** Its {@code metadata.json} and shard files (path, size, modification time) and its schema. */
+  @Override
+  public String fingerprint() {
+    StringBuilder sb = new StringBuilder("shards\n").append(Fingerprints.file(dir.resolve(ShardMetadata.FILE_NAME)));
+    for (ShardInfo s : meta.shards()) {
+      sb.append(Fingerprints.file(dir.resolve(s.file())));
+    }
+    return sb.append(Fingerprints.schema(schema())).toString();
   }
 
   @Override

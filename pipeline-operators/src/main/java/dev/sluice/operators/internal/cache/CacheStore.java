@@ -1,0 +1,696 @@
+package dev.sluice.operators.internal.cache;
+
+import dev.sluice.core.Batch;
+import dev.sluice.core.BufferPool;
+import dev.sluice.core.DatasetException;
+import dev.sluice.core.DatasetFormatException;
+import dev.sluice.core.DatasetIOException;
+import dev.sluice.core.MemoryManager;
+import dev.sluice.core.Schema;
+import dev.sluice.core.internal.shardfile.FieldLayout;
+import dev.sluice.core.internal.shardfile.ShardFile;
+import dev.sluice.core.internal.shardfile.ShardFileReader;
+import dev.sluice.core.internal.shardfile.ShardFileWriter;
+import dev.sluice.core.internal.shardfile.ShardRows;
+import dev.sluice.operators.CacheException;
+import dev.sluice.operators.CacheSpec;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * One cache directory as this process uses it, opened once per process: the index (Chronicle Map),
+ * the segments this process has opened, and the claim protocol.
+ *
+ * <p>A block is filled by one process at a time: it claims the block in the index (its pid, start
+ * time and a nonce), computes its rows, writes them to a private temporary file that it completes
+ * (footer with length and checksums) and renames to the segment's name, and only then publishes the
+ * block's entry (segment, length, checksum) in place of its claim. A process killed at any point
+ * leaves at most a temporary file or an unpublished segment and a claim whose owner is dead, which
+ * the next process takes over; a published entry always names a complete segment. Segments are
+ * checked against their entry and their checksums when this process first opens them; a corrupt one
+ * is removed and its block rebuilt from upstream.
+ *
+ * <p>Every wait is bounded by the pass's timeout; what cannot be served from the cache in time is
+ * served from upstream for the rest of the pass (see {@link PassCounters}).
+ */
+final class CacheStore {
+  private static final Map<Path, CacheStore> OPEN = new ConcurrentHashMap<>();
+  private static final String SEGMENT_PREFIX = "block-";
+  private static final String SEGMENT_SUFFIX = ".shard";
+  /** The description of the cache, for people and {@code sluice cache}. */
+  static final String META_FILE = "cache.json";
+  /** The format name in {@link #META_FILE}. */
+  static final String FORMAT = "sluice-cache";
+  /** A claim older than this is taken over even when its owner lives. */
+  private static final long MIN_STALE_MILLIS = 60_000;
+
+  private static final long PID = ProcessHandle.current().pid();
+  private static final long STARTED = startMillis(ProcessHandle.current());
+
+  private final Path dir;
+  private final Schema schema;
+  private final List<FieldLayout> layouts;
+  private final Geometry geometry;
+  private final CacheIndex index;
+  private final String owner;
+  private final BufferPool pool = MemoryManager.shared().pool("cache-write");
+  private final Map<Long, Segment> segments = new ConcurrentHashMap<>();
+  private final Map<Long, CompletableFuture<Void>> inProcess = new ConcurrentHashMap<>();
+  private volatile ShardRows complete;
+
+  /** A published block opened by this process: its rows, global indices from its first row's. */
+  record Segment(long block, Path file, ShardFileReader reader, ShardRows rows) {}
+
+  /** What a pass does with a block. */
+  static final class Decision {
+    enum Kind { HIT, FILL, UPSTREAM }
+
+    final Kind kind;
+    final Segment segment;
+    final IndexEntry claim;
+    final PassCounters.Bypass why;
+    final CompletableFuture<Void> token;
+
+    private Decision(Kind kind, Segment segment, IndexEntry claim, PassCounters.Bypass why,
+        CompletableFuture<Void> token) {
+      this.kind = kind;
+      this.segment = segment;
+      this.claim = claim;
+      this.why = why;
+      this.token = token;
+    }
+
+    static Decision hit(Segment s) {
+      return new Decision(Kind.HIT, s, null, null, null);
+    }
+
+    static Decision upstream(PassCounters.Bypass why) {
+      return new Decision(Kind.UPSTREAM, null, null, why, null);
+    }
+  }
+
+  private CacheStore(Path dir, Schema schema, Geometry geometry, CacheIndex index, String owner) {
+    this.dir = dir;
+    this.schema = schema;
+    this.layouts = FieldLayout.of(schema.fields());
+    this.geometry = geometry;
+    this.index = index;
+    this.owner = owner;
+  }
+
+  /**
+   * The store of the cache in {@code dir}, opened once per process (later calls return it):
+   * creates the directory (mode 0700) and its description, opens or creates the index.
+   *
+   * @param description the cache's description for {@value #META_FILE}
+   * @throws CacheIndex.Timeout when another process holds the index's creation lock too long
+   */
+  static CacheStore open(Path dir, Schema schema, Geometry geometry, String description, String owner,
+      long waitNanos) throws CacheIndex.Timeout {
+    Path key = dir.toAbsolutePath().normalize();
+    CacheStore s = OPEN.get(key);
+    if (s != null) {
+      s.checkSame(schema, geometry);
+      return s;
+    }
+    synchronized (OPEN) {
+      s = OPEN.get(key);
+      if (s != null) {
+        s.checkSame(schema, geometry);
+        return s;
+      }
+      PrivateDirs.ensure(key);
+      writeDescription(key, description);
+      CacheIndex index = CacheIndex.open(key, geometry.blockCount() + 8, waitNanos);
+      s = new CacheStore(key, schema, geometry, index, owner);
+      if (index.recovered()) {
+        s.removeOrphans();
+      }
+      OPEN.put(key, s);
+      return s;
+    }
+  }
+
+  /** Closes the store of {@code dir} in this process, if open (its segments' views stay valid). */
+  static void release(Path dir) {
+    CacheStore s;
+    synchronized (OPEN) {
+      s = OPEN.remove(dir.toAbsolutePath().normalize());
+    }
+    if (s != null) {
+      s.index.close();
+    }
+  }
+
+  private void checkSame(Schema s, Geometry g) {
+    if (!schema.equals(s) || geometry.blockRows() != g.blockRows() || geometry.blockCount() != g.blockCount()) {
+      throw new IllegalStateException(dir + " is open in this process with the schema " + schema + " and "
+          + geometry.blockRows() + "-row blocks, not " + s + " and " + g.blockRows() + "-row blocks");
+    }
+  }
+
+  Path dir() {
+    return dir;
+  }
+
+  Schema schema() {
+    return schema;
+  }
+
+  Geometry geometry() {
+    return geometry;
+  }
+
+  /** The rows of every block, once this process has opened every segment; else null. */
+  ShardRows complete() {
+    return complete;
+  }
+
+  /** The segment of {@code block} when this process has it open, else null. */
+  Segment opened(long block) {
+    return segments.get(block);
+  }
+
+  static String segmentName(long block, long nonce) {
+    return String.format(Locale.ROOT, "%s%016x-%016x%s", SEGMENT_PREFIX, block, nonce, SEGMENT_SUFFIX);
+  }
+
+  // ---------------------------------------------------------------- deciding
+
+  /**
+   * What to do with {@code block}: read its segment ({@code HIT}), fill it ({@code FILL}: this
+   * thread holds the claim and must end it with {@link #publish} or {@link #release}), or serve it
+   * from upstream ({@code UPSTREAM}).
+   */
+  Decision decide(long block, PassCounters pass, long timeoutNanos) {
+    Segment s = segments.get(block);
+    if (s != null) {
+      return Decision.hit(s);
+    }
+    PassCounters.Bypass bypassed = pass.bypassed(block);
+    if (bypassed != null) {
+      return Decision.upstream(bypassed);
+    }
+    long deadline = System.nanoTime() + timeoutNanos;
+    while (true) {
+      s = segments.get(block);
+      if (s != null) {
+        return Decision.hit(s);
+      }
+      CompletableFuture<Void> mine = new CompletableFuture<>();
+      CompletableFuture<Void> other = inProcess.putIfAbsent(block, mine);
+      if (other != null) { // another thread of this process is deciding or filling the block
+        if (!await(other, deadline)) {
+          pass.warnOnce("wait", dir + ": block " + block + " has been filled by another thread of this process for"
+              + " more than " + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms; served from upstream");
+          pass.bypass(block, PassCounters.Bypass.FALLBACK);
+          return Decision.upstream(PassCounters.Bypass.FALLBACK);
+        }
+        continue;
+      }
+      boolean handedOver = false;
+      try {
+        Decision d = decideOwned(block, pass, deadline, timeoutNanos, mine);
+        handedOver = d.kind == Decision.Kind.FILL;
+        return d;
+      } finally {
+        if (!handedOver) {
+          inProcess.remove(block, mine);
+          mine.complete(null);
+        }
+      }
+    }
+  }
+
+  private Decision decideOwned(long block, PassCounters pass, long deadline, long timeoutNanos,
+      CompletableFuture<Void> token) {
+    long pause = 100_000;
+    try {
+      while (true) {
+        IndexEntry e = index.get(block, wait(pass, deadline));
+        if (e == null) {
+          if (budgetReached(pass)) {
+            pass.bypass(block, PassCounters.Bypass.BUDGET);
+            return Decision.upstream(PassCounters.Bypass.BUDGET);
+          }
+          IndexEntry claim = claim(block);
+          if (index.putIfAbsent(block, claim, wait(pass, deadline))) {
+            return new Decision(Decision.Kind.FILL, null, claim, null, token);
+          }
+          continue;
+        }
+        if (e.published()) {
+          try {
+            return Decision.hit(open(block, e, true));
+          } catch (DatasetException bad) {
+            discard(block, e, bad, pass, deadline);
+            continue; // rebuilt
+          }
+        }
+        if (e.claimed() && (!alive(e) || stale(e, timeoutNanos))) {
+          IndexEntry claim = claim(block);
+          if (index.replace(block, e, claim, wait(pass, deadline))) {
+            return new Decision(Decision.Kind.FILL, null, claim, null, token);
+          }
+          continue;
+        }
+        if (!e.claimed()) {
+          pass.warnOnce("entry", dir + ": the index entry of block " + block + " is not a claim nor a publication;"
+              + " the block is served from upstream (sluice cache rm removes the cache)");
+          pass.bypass(block, PassCounters.Bypass.FALLBACK);
+          return Decision.upstream(PassCounters.Bypass.FALLBACK);
+        }
+        if (System.nanoTime() - deadline >= 0) {
+          pass.warnOnce("claim", dir + ": block " + block + " has been filled by process " + e.pid() + " for more than "
+              + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms; blocks another process is slow to fill are served"
+              + " from upstream (counted as fallbacks)");
+          pass.bypass(block, PassCounters.Bypass.FALLBACK);
+          return Decision.upstream(PassCounters.Bypass.FALLBACK);
+        }
+        LockSupport.parkNanos(pause);
+        pause = Math.min(pause * 2, 50_000_000);
+      }
+    } catch (CacheIndex.Timeout t) {
+      return indexTimedOut(block, pass, t);
+    }
+  }
+
+  /** The bound of one index operation: what is left of the deadline, or almost nothing once the index was slow. */
+  private static long wait(PassCounters pass, long deadline) {
+    long left = Math.max(0, deadline - System.nanoTime());
+    return pass.slowIndex() ? Math.min(left, 1_000_000) : left;
+  }
+
+  private Decision indexTimedOut(long block, PassCounters pass, CacheIndex.Timeout t) {
+    pass.indexWasSlow();
+    pass.warnOnce("lock", dir + ": " + t.getMessage() + " (a process killed while it held the lock leaves it held);"
+        + " the blocks it guards are served from upstream for this pass and counted as fallbacks. The index is"
+        + " reset when no process uses the cache any more; sluice cache rm removes it");
+    pass.bypass(block, PassCounters.Bypass.FALLBACK);
+    return Decision.upstream(PassCounters.Bypass.FALLBACK);
+  }
+
+  private boolean budgetReached(PassCounters pass) throws CacheIndex.Timeout {
+    if (pass.maxBytes() == CacheSpec.UNLIMITED) {
+      return false;
+    }
+    if (!pass.isBudgetReached() && index.counter(CacheIndex.BYTES_KEY, wait(pass, System.nanoTime() + 1_000_000_000L))
+        >= pass.maxBytes()) {
+      reachedBudget(pass);
+    }
+    return pass.isBudgetReached();
+  }
+
+  private void reachedBudget(PassCounters pass) {
+    pass.budgetReached();
+    pass.warnOnce("budget", dir + ": the cache reached its budget of " + pass.maxBytes() + " bytes; further blocks are"
+        + " served from upstream uncached (counted)");
+  }
+
+  private static boolean await(CompletableFuture<Void> f, long deadline) {
+    try {
+      f.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+      return true;
+    } catch (TimeoutException e) {
+      return false;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    } catch (ExecutionException e) {
+      return true;
+    }
+  }
+
+  private IndexEntry claim(long block) {
+    return new IndexEntry(IndexEntry.CLAIMED, PID, STARTED, System.currentTimeMillis(), geometry.blockSize(block), 0, 0,
+        ThreadLocalRandom.current().nextLong());
+  }
+
+  /** Whether the owner of a claim runs: not this process (this thread holds the block here), same start time. */
+  private static boolean alive(IndexEntry e) {
+    if (e.pid() == PID) {
+      return false;
+    }
+    return ProcessHandle.of(e.pid()).map(h -> h.isAlive() && (e.started() == 0 || startMillis(h) == 0
+        || startMillis(h) == e.started())).orElse(false);
+  }
+
+  private static boolean stale(IndexEntry e, long timeoutNanos) {
+    long limit = Math.max(MIN_STALE_MILLIS, 6 * TimeUnit.NANOSECONDS.toMillis(timeoutNanos));
+    return System.currentTimeMillis() - e.time() > limit;
+  }
+
+  private static long startMillis(ProcessHandle h) {
+    return h.info().startInstant().map(Instant::toEpochMilli).orElse(0L);
+  }
+
+  // ---------------------------------------------------------------- segments
+
+  /** Opens the segment of a published entry, checked against it (and its checksums when {@code verify}). */
+  private Segment open(long block, IndexEntry e, boolean verify) {
+    Segment known = segments.get(block);
+    if (known != null) {
+      return known;
+    }
+    Path file = dir.resolve(segmentName(block, e.nonce()));
+    int rows = geometry.blockSize(block);
+    ShardFileReader r = ShardFileReader.open(file, layouts, Integer.MAX_VALUE, new Published(e, rows));
+    try {
+      if (verify) {
+        r.verify();
+      }
+      r.detach();
+    } catch (RuntimeException | Error x) {
+      closeQuietly(r);
+      if (x instanceof InternalError ie) {
+        throw new DatasetFormatException(file.toString(), null, "changed while mapped (truncated or rewritten)", ie);
+      }
+      throw x;
+    }
+    Segment s = new Segment(block, file, r, new ShardRows(file.toString(), owner, List.of(r), layouts.size(),
+        geometry.blockStart(block)));
+    Segment prev = segments.putIfAbsent(block, s);
+    if (prev != null) {
+      return prev;
+    }
+    if (segments.size() == geometry.blockCount()) {
+      completeNow();
+    }
+    return s;
+  }
+
+  private synchronized void completeNow() {
+    if (complete != null) {
+      return;
+    }
+    List<ShardFileReader> readers = new ArrayList<>();
+    for (long b = 0; b < geometry.blockCount(); b++) {
+      readers.add(segments.get(b).reader());
+    }
+    complete = new ShardRows(dir.toString(), owner, readers, layouts.size(), 0);
+  }
+
+  private static void closeQuietly(ShardFileReader r) {
+    try {
+      r.close();
+    } catch (RuntimeException ignored) {
+      // the open failed; that is the error to report
+    }
+  }
+
+  /** What the index says of a segment, checked when it is opened. */
+  private static final class Published implements ShardFileReader.Expectations {
+    private final IndexEntry entry;
+    private final int rows;
+
+    Published(IndexEntry entry, int rows) {
+      this.entry = entry;
+      this.rows = rows;
+    }
+
+    @Override
+    public RuntimeException missing(String resource, java.nio.file.NoSuchFileException e) {
+      return new DatasetFormatException(resource, null, "missing: the cache's index publishes it", e);
+    }
+
+    @Override
+    public void checkSize(String resource, long size) {
+      if (size != entry.bytes()) {
+        throw new DatasetFormatException(resource, "byte " + Math.min(size, entry.bytes()), (size < entry.bytes()
+            ? "truncated" : "extended") + ": the cache's index says " + entry.bytes() + " bytes but the file has " + size);
+      }
+    }
+
+    @Override
+    public void checkFrame(String resource, ShardFile.Frame frame) {
+      if (frame.checksum() != entry.checksum()) {
+        throw new DatasetFormatException(resource, "footer", "checksum mismatch (expected "
+            + ShardFile.checksumText(entry.checksum()) + " as the cache's index says, found "
+            + ShardFile.checksumText(frame.checksum()) + ")");
+      }
+      if (frame.rows() != rows || entry.rows() != rows) {
+        throw new DatasetFormatException(resource, "footer", "holds " + frame.rows() + " rows but its block has " + rows);
+      }
+    }
+
+    @Override
+    public String layoutSource() {
+      return "the cache's schema";
+    }
+  }
+
+  /** A published segment that is unreadable: removed from the index and deleted, so the block is rebuilt. */
+  private void discard(long block, IndexEntry e, DatasetException bad, PassCounters pass, long deadline)
+      throws CacheIndex.Timeout {
+    pass.warnOnce("corrupt " + block, "cache segment " + bad.getMessage() + "; the block is rebuilt from upstream");
+    pass.fallback();
+    if (index.remove(block, e, wait(pass, deadline))) {
+      index.add(CacheIndex.BYTES_KEY, -e.bytes(), Long.MAX_VALUE, wait(pass, deadline));
+      try {
+        Files.deleteIfExists(dir.resolve(segmentName(block, e.nonce())));
+      } catch (IOException ignored) {
+        // an unreferenced segment is removed with orphans once no process uses the cache
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------- filling
+
+  /**
+   * Writes the rows of a block this thread claimed to its segment and publishes it; the segment, or
+   * null when the block is served from upstream (the budget is reached, the write failed, the index
+   * did not answer in time). Ends the claim either way; the caller still owns {@code batch}.
+   */
+  Segment publish(long block, Decision d, Batch batch, PassCounters pass, long timeoutNanos) {
+    long deadline = System.nanoTime() + timeoutNanos;
+    Path file = dir.resolve(segmentName(block, d.claim.nonce()));
+    long reserved = 0;
+    boolean published = false;
+    try {
+      if (batch.size() != geometry.blockSize(block)) {
+        throw new IllegalStateException("block " + block + " of " + dir + " has " + geometry.blockSize(block)
+            + " rows but the upstream gave " + batch.size());
+      }
+      long max = pass.maxBytes();
+      if (max != CacheSpec.UNLIMITED && (pass.isBudgetReached()
+          || index.counter(CacheIndex.BYTES_KEY, wait(pass, deadline)) + batch.byteSize() > max)) {
+        reachedBudget(pass);
+        pass.bypass(block, PassCounters.Bypass.BUDGET);
+        return null;
+      }
+      ShardFile.Summary written;
+      try (ShardFileWriter w = ShardFileWriter.create(file, layouts, batch.size(), pool)) {
+        w.write(batch);
+        written = w.finish();
+      } catch (DatasetIOException | UncheckedIOException x) {
+        pass.warnOnce("write", dir + ": cannot write a segment (" + x.getMessage() + "); blocks that cannot be"
+            + " written are served from upstream (counted as fallbacks)");
+        pass.bypass(block, PassCounters.Bypass.FALLBACK);
+        return null;
+      }
+      reserved = index.add(CacheIndex.BYTES_KEY, written.bytes(), max, wait(pass, deadline)) < 0 ? 0 : written.bytes();
+      if (reserved == 0) {
+        reachedBudget(pass);
+        pass.bypass(block, PassCounters.Bypass.BUDGET);
+        return null;
+      }
+      IndexEntry mine = new IndexEntry(IndexEntry.PUBLISHED, PID, STARTED, System.currentTimeMillis(), batch.size(),
+          written.bytes(), written.checksum(), d.claim.nonce());
+      IndexEntry winner = mine;
+      if (!index.replace(block, d.claim, mine, wait(pass, deadline))) {
+        // the claim was taken over (this process looked dead or slow): publish unless someone already did
+        IndexEntry now = index.get(block, wait(pass, deadline));
+        if (now != null && now.published()) {
+          winner = now;
+        } else if (now == null ? !index.putIfAbsent(block, mine, wait(pass, deadline))
+            : !index.replace(block, now, mine, wait(pass, deadline))) {
+          pass.bypass(block, PassCounters.Bypass.FALLBACK);
+          return null;
+        }
+      }
+      published = winner == mine;
+      Segment s = open(block, winner, winner != mine);
+      pass.computed(block);
+      if (published) {
+        pass.filled(block, written.bytes());
+      }
+      return s;
+    } catch (CacheIndex.Timeout t) {
+      indexTimedOut(block, pass, t);
+      return null;
+    } catch (DatasetException bad) {
+      pass.warnOnce("corrupt " + block, "cache segment " + bad.getMessage() + "; the block is served from upstream");
+      pass.bypass(block, PassCounters.Bypass.FALLBACK);
+      return null;
+    } finally {
+      if (!published) {
+        deleteQuietly(file);
+        if (reserved > 0) {
+          unreserve(reserved, pass);
+        }
+        release(block, d, pass);
+      } else {
+        finish(block, d);
+      }
+    }
+  }
+
+  /** Ends a claim this thread holds without publishing (the fill failed, was cancelled or was not stored). */
+  void release(long block, Decision d, PassCounters pass) {
+    try {
+      index.remove(block, d.claim, pass.slowIndex() ? 1_000_000 : 100_000_000);
+    } catch (CacheIndex.Timeout t) {
+      pass.indexWasSlow(); // the claim stays; others take it over once it is stale or this process is gone
+    } finally {
+      finish(block, d);
+    }
+  }
+
+  private void finish(long block, Decision d) {
+    inProcess.remove(block, d.token);
+    d.token.complete(null);
+  }
+
+  private void unreserve(long bytes, PassCounters pass) {
+    try {
+      index.add(CacheIndex.BYTES_KEY, -bytes, Long.MAX_VALUE, pass.slowIndex() ? 1_000_000 : 100_000_000);
+    } catch (CacheIndex.Timeout ignored) {
+      pass.indexWasSlow();
+    }
+  }
+
+  private static void deleteQuietly(Path file) {
+    try {
+      Files.deleteIfExists(file);
+    } catch (IOException ignored) {
+      // an unreferenced file is removed with orphans once no process uses the cache
+    }
+  }
+
+  /**
+   * Opens every published block this process has not opened yet, so that a cache filled by other
+   * processes becomes {@link #complete()}; stops at the first block that is not published or when
+   * the index does not answer.
+   */
+  void openPublished(PassCounters pass, long timeoutNanos) {
+    long deadline = System.nanoTime() + timeoutNanos;
+    for (long b = 0; b < geometry.blockCount() && complete == null; b++) {
+      if (segments.containsKey(b)) {
+        continue;
+      }
+      try {
+        IndexEntry e = index.get(b, wait(pass, deadline));
+        if (e == null || !e.published()) {
+          return;
+        }
+        open(b, e, true);
+      } catch (CacheIndex.Timeout t) {
+        pass.indexWasSlow();
+        return;
+      } catch (DatasetException bad) {
+        return; // decide() rebuilds it when a pass needs it
+      }
+    }
+  }
+
+  /**
+   * The segment of {@code block} when it is published (opening it), without claiming or waiting for
+   * it; null when it is not published or cannot be read now.
+   */
+  Segment lookup(long block, PassCounters pass) {
+    Segment s = segments.get(block);
+    if (s != null || pass.bypassed(block) != null) {
+      return s;
+    }
+    try {
+      IndexEntry e = index.get(block, pass.slowIndex() ? 1_000_000 : 100_000_000);
+      return e != null && e.published() ? open(block, e, true) : null;
+    } catch (CacheIndex.Timeout t) {
+      pass.indexWasSlow();
+      return null;
+    } catch (DatasetException bad) {
+      return null;
+    }
+  }
+
+  // ---------------------------------------------------------------- housekeeping
+
+  private static void writeDescription(Path dir, String description) {
+    Path meta = dir.resolve(META_FILE);
+    if (Files.exists(meta)) {
+      return;
+    }
+    try {
+      Path temp = Files.createTempFile(dir, "." + META_FILE + ".", ".tmp");
+      try {
+        Files.writeString(temp, description, StandardCharsets.UTF_8);
+        PrivateDirs.restrict(temp);
+        Files.move(temp, meta, StandardCopyOption.ATOMIC_MOVE);
+      } catch (IOException raced) {
+        if (!Files.exists(meta)) {
+          throw raced;
+        }
+      } finally {
+        Files.deleteIfExists(temp);
+      }
+    } catch (IOException e) {
+      throw new CacheException(dir.toString(), "cannot write " + META_FILE + ": " + e, e);
+    }
+  }
+
+  /**
+   * Deletes what killed processes left: temporary files and segments no published entry names.
+   * Called when this process is the index's only user (it just recovered it).
+   */
+  private void removeOrphans() {
+    Set<String> referenced = new HashSet<>();
+    index.forEachKey(b -> {
+      try {
+        IndexEntry e = index.get(b, 100_000_000);
+        if (e != null && e.published()) {
+          referenced.add(segmentName(b, e.nonce()));
+        } else if (e != null && e.claimed()) {
+          index.remove(b, e, 100_000_000); // no process uses the cache: every claim is dead
+        }
+      } catch (CacheIndex.Timeout ignored) {
+        // recovered just now; keep what cannot be read
+      }
+    });
+    try (DirectoryStream<Path> files = Files.newDirectoryStream(dir)) {
+      for (Path f : files) {
+        String name = f.getFileName().toString();
+        boolean temp = name.startsWith("." + SEGMENT_PREFIX) && (name.endsWith(".tmp") || name.endsWith(".spill"));
+        boolean segment = name.startsWith(SEGMENT_PREFIX) && name.endsWith(SEGMENT_SUFFIX);
+        if (temp || segment && !referenced.contains(name)) {
+          deleteQuietly(f);
+        }
+      }
+    } catch (IOException ignored) {
+      // best effort: orphans take space, never correctness
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "cache(" + dir + ")";
+  }
+}

@@ -1,0 +1,48 @@
+package dev.sluice.operators.internal.cache;
+
+import dev.sluice.core.Dataset;
+import dev.sluice.core.Example;
+import dev.sluice.core.Options;
+import dev.sluice.operators.CacheSpec;
+import dev.sluice.operators.internal.Stage;
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * A cache as the source of the operators after it. Its passes count separately: a pipeline asks
+ * for a view per pass ({@link #openPass()}) and closes it when the pass ends, which reports the
+ * pass's counts.
+ */
+public interface CachedDataset extends Dataset<Example> {
+
+  /** A view of this cache bound to the counts of one pass; the view's {@code close} ends the pass. */
+  Pass openPass();
+
+  /** The cache's directory (it exists once a pass has used it). */
+  Path directory();
+
+  /** One pass's view: the dataset the planner reads (random access or split, as the cache) and its end. */
+  interface Pass extends AutoCloseable {
+    /** The dataset of this pass. */
+    Dataset<Example> dataset();
+
+    /** Ends the pass and reports its counts. */
+    @Override
+    void close();
+  }
+
+  /**
+   * The cache of {@code source} after {@code stages} (the pipeline before {@code cache}): random
+   * access when the upstream is, a split source with the same splits when the upstream is one.
+   * Checks what can be checked without reading: the operators, the name, the directories, the JVM
+   * flags, the free space.
+   */
+  static CachedDataset of(Dataset<?> source, List<Stage> stages, Options options, CacheSpec spec,
+      CacheListener listener) {
+    Upstream upstream = Upstream.of(source, stages, options, spec);
+    CacheState state = new CacheState(upstream, spec, listener);
+    state.checkAtAssembly();
+    return upstream.mode() == Upstream.Mode.RANDOM_ACCESS ? new CachedRandomAccess(state, null)
+        : new CachedSplits(state, null);
+  }
+}
