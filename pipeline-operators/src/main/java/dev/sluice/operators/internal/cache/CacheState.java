@@ -118,11 +118,11 @@ final class CacheState {
    */
   CacheStore store(PassCounters pass) {
     CacheStore s = store;
-    if (s != null) {
+    if (s != null && s.isOpen()) {
       return s;
     }
     synchronized (this) {
-      if (store != null) {
+      if (store != null && store.isOpen()) {
         return store;
       }
       JvmFlags.check(dir.toString());

@@ -76,6 +76,7 @@ final class CacheStore {
   private final Map<Long, Segment> segments = new ConcurrentHashMap<>();
   private final Map<Long, CompletableFuture<Void>> inProcess = new ConcurrentHashMap<>();
   private volatile ShardRows complete;
+  private volatile boolean released;
 
   /** A published block opened by this process: its rows, global indices from its first row's. */
   record Segment(long block, Path file, ShardFileReader reader, ShardRows rows) {}
@@ -157,8 +158,14 @@ final class CacheStore {
       s = OPEN.remove(dir.toAbsolutePath().normalize());
     }
     if (s != null) {
+      s.released = true;
       s.index.close();
     }
+  }
+
+  /** False once {@link #release} closed this store: a pass then opens the directory afresh. */
+  boolean isOpen() {
+    return !released;
   }
 
   private void checkSame(Schema s, Geometry g) {

@@ -1,5 +1,6 @@
 package dev.sluice.operators.internal.cache;
 
+import dev.sluice.core.BatchSplitDataset;
 import dev.sluice.core.Dataset;
 import dev.sluice.core.Example;
 import dev.sluice.core.Options;
@@ -42,7 +43,9 @@ public interface CachedDataset extends Dataset<Example> {
     Upstream upstream = Upstream.of(source, stages, options, spec);
     CacheState state = new CacheState(upstream, spec, listener);
     state.checkAtAssembly();
-    return upstream.mode() == Upstream.Mode.RANDOM_ACCESS ? new CachedRandomAccess(state, null)
-        : new CachedSplits(state, null);
+    if (upstream.mode() == Upstream.Mode.RANDOM_ACCESS) {
+      return new CachedRandomAccess(state, null);
+    }
+    return source instanceof BatchSplitDataset<?> ? new CachedSplits.Batches(state, null) : new CachedSplits(state, null);
   }
 }

@@ -3,6 +3,8 @@ package dev.sluice.operators.internal.cache;
 import dev.sluice.core.Batch;
 import dev.sluice.core.BatchBuilder;
 import dev.sluice.core.BatchSplitDataset;
+import dev.sluice.core.HasSchema;
+import dev.sluice.core.SplitDataset;
 import dev.sluice.core.BufferPool;
 import dev.sluice.core.Dataset;
 import dev.sluice.core.Example;
@@ -19,12 +21,13 @@ import reactor.core.publisher.Mono;
 
 /**
  * The cache of a split upstream, itself a split source with the same splits (a block never crosses
- * a split), so a split-order shuffle, a shard by rank and the columnar path apply behind it as they
- * do without it. {@link #read} serves published blocks from their segments and fills the others from
- * the upstream's rows of the split; {@link #readBatches} gathers published blocks straight into
- * batches.
+ * a split), so a split-order shuffle and a shard by rank apply behind it as they do without it.
+ * {@link #read} serves published blocks from their segments and fills the others from the
+ * upstream's rows of the split. When the upstream decodes into batches, so does the cache
+ * ({@link Batches}, on the columnar path): {@link #readBatches} gathers published blocks straight
+ * into batches.
  */
-final class CachedSplits implements BatchSplitDataset<Example>, CachedDataset {
+class CachedSplits implements SplitDataset<Example>, HasSchema, CachedDataset {
   private final CacheState state;
   private final PassCounters pass;
   private final BufferPool pool;
@@ -42,10 +45,15 @@ final class CachedSplits implements BatchSplitDataset<Example>, CachedDataset {
     }
   }
 
+  /** A view of the same kind counting into {@code counts}. */
+  CachedSplits view(PassCounters counts) {
+    return new CachedSplits(state, counts);
+  }
+
   @Override
   public Pass openPass() {
     PassCounters counts = state.newPass();
-    CachedSplits view = new CachedSplits(state, counts);
+    CachedSplits view = view(counts);
     try {
       state.store(counts);
     } catch (RuntimeException e) {
@@ -63,6 +71,10 @@ final class CachedSplits implements BatchSplitDataset<Example>, CachedDataset {
         counts.close();
       }
     };
+  }
+
+  CacheState state() {
+    return state;
   }
 
   @Override
@@ -225,13 +237,11 @@ final class CachedSplits implements BatchSplitDataset<Example>, CachedDataset {
    * blocks are all published is gathered from their segments with bulk copies; any other is
    * collated from {@link #read}, which fills its blocks.
    */
-  @Override
   public Flux<Batch> readBatches(Split split, long fromRow, long toRow, int batchSize) {
     return readBatches(split, fromRow, toRow, batchSize, batchSize);
   }
 
   /** As {@link #readBatches(Split, long, long, int)}, the first batch of {@code firstBatchSize} rows. */
-  @Override
   public Flux<Batch> readBatches(Split split, long fromRow, long toRow, int firstBatchSize, int batchSize) {
     if (batchSize <= 0) {
       throw new IllegalArgumentException("batchSize > 0 required but it was " + batchSize);
@@ -306,5 +316,23 @@ final class CachedSplits implements BatchSplitDataset<Example>, CachedDataset {
   @Override
   public String toString() {
     return "cache(" + state.upstream.source() + ")";
+  }
+
+  /** The cache of a split upstream that decodes into batches: it decodes into batches too. */
+  static final class Batches extends CachedSplits implements BatchSplitDataset<Example> {
+    Batches(CacheState state, PassCounters pass) {
+      super(state, pass);
+    }
+
+    @Override
+    CachedSplits view(PassCounters counts) {
+      return new Batches(state(), counts);
+    }
+
+    /** The upstream's: the first pass decodes as many splits at once as it would without the cache. */
+    @Override
+    public int decodeParallelism() {
+      return ((BatchSplitDataset<?>) state().upstream.source()).decodeParallelism();
+    }
   }
 }

@@ -12,13 +12,9 @@ import dev.sluice.core.Schema;
 import dev.sluice.core.Split;
 import dev.sluice.core.SplitDataset;
 import dev.sluice.operators.CacheSpec;
-import dev.sluice.operators.internal.BufferShuffleStage;
 import dev.sluice.operators.internal.MapStage;
 import dev.sluice.operators.internal.PlanCompiler;
 import dev.sluice.operators.internal.PrefetchStage;
-import dev.sluice.operators.internal.RepeatStage;
-import dev.sluice.operators.internal.ShardStage;
-import dev.sluice.operators.internal.ShuffleStage;
 import dev.sluice.operators.internal.Stage;
 import java.util.ArrayList;
 import java.util.List;
@@ -70,28 +66,28 @@ final class Upstream {
     StringBuilder ops = new StringBuilder();
     String userFunction = null;
     for (Stage s : stages) {
-      if (s instanceof MapStage m) {
-        if (m.contextual()) {
-          throw new IllegalArgumentException("cache(): mapWithContext before it depends on (seed, epoch, rank), which a"
-              + " cache would freeze at the first pass's values; put cache() before it (cache after expensive"
-              + " deterministic work, before shuffle and augmentation)");
+      switch (s.kind()) {
+        case SHUFFLE, BUFFER_SHUFFLE, REPEAT -> throw new IllegalArgumentException("cache(): " + s.describe()
+            + " before it gives every epoch another order, which a cache would freeze; put cache() before the shuffle"
+            + " (cache after expensive deterministic work, before shuffle and augmentation)");
+        case SHARD -> throw new IllegalArgumentException("cache(): " + s.describe() + " before it makes the cached"
+            + " elements depend on the rank; put cache() before the shard: the ranks of a node share one cache, each"
+            + " reading its part");
+        case TAKE, SKIP, BATCH -> throw notOneToOne(s);
+        case ELEMENT -> {
+          if (s instanceof MapStage m) {
+            if (m.contextual()) {
+              throw new IllegalArgumentException("cache(): mapWithContext before it depends on (seed, epoch, rank),"
+                  + " which a cache would freeze at the first pass's values; put cache() before it (cache after"
+                  + " expensive deterministic work, before shuffle and augmentation)");
+            }
+            maps.add(m.fn());
+            ops.append("stage map\n");
+            userFunction = userFunction == null ? "map" : userFunction;
+          } else if (!(s instanceof PrefetchStage)) { // a prefetch changes when elements are computed, never which
+            throw notOneToOne(s);
+          }
         }
-        maps.add(m.fn());
-        ops.append("stage map\n");
-        userFunction = userFunction == null ? "map" : userFunction;
-      } else if (s instanceof PrefetchStage) {
-        continue; // changes when elements are computed, never which
-      } else if (s instanceof ShuffleStage || s instanceof BufferShuffleStage || s instanceof RepeatStage) {
-        throw new IllegalArgumentException("cache(): " + s.describe() + " before it gives every epoch another order,"
-            + " which a cache would freeze; put cache() before the shuffle (cache after expensive deterministic work,"
-            + " before shuffle and augmentation)");
-      } else if (s instanceof ShardStage) {
-        throw new IllegalArgumentException("cache(): " + s.describe() + " before it makes the cached elements depend"
-            + " on the rank; put cache() before the shard: the ranks of a node share one cache, each reading its part");
-      } else {
-        throw new UnsupportedOperationException("cache() after " + s.describe() + " is not supported: the operators"
-            + " before a cache must keep one element per source element (map, prefetch); put cache() right after the"
-            + " source and its maps");
       }
     }
     Mode mode;
@@ -202,6 +198,12 @@ final class Upstream {
       }
       return x;
     });
+  }
+
+  private static UnsupportedOperationException notOneToOne(Stage s) {
+    return new UnsupportedOperationException("cache() after " + s.describe() + " is not supported: the operators"
+        + " before a cache must keep one element per source element (map, prefetch); put cache() right after the"
+        + " source and its maps");
   }
 
   /** {@code e} as an example carrying {@code index}, else a clear error. */

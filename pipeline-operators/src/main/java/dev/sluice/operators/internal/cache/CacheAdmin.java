@@ -1,0 +1,229 @@
+package dev.sluice.operators.internal.cache;
+
+import dev.sluice.operators.CacheException;
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.file.DirectoryStream;
+import java.nio.file.FileVisitResult;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Listing, explaining and removing caches and staged data under a cache root, for
+ * {@code sluice cache ls|info|rm}; and closing a cache this process has open.
+ */
+public final class CacheAdmin {
+  /** The subdirectory of a root that holds staged datasets. */
+  public static final String STAGED = "staged";
+  private static final String CACHE_PREFIX = "cache-";
+
+  private CacheAdmin() {}
+
+  /** What a directory under a cache root is. */
+  public enum Kind {
+    /** A cache ({@code cache-<key>/} holding {@code cache.json}). */
+    CACHE,
+    /** A dataset staged by {@code sluice stage} ({@code staged/<name>/}). */
+    STAGED
+  }
+
+  /**
+   * One entry of a listing.
+   *
+   * @param kind cache or staged data
+   * @param path its directory
+   * @param bytes bytes of its files
+   * @param description the cache's {@code cache.json} text, or null (staged data, or a cache without one)
+   */
+  public record Entry(Kind kind, Path path, long bytes, String description) {}
+
+  /**
+   * What the index of a cache holds.
+   *
+   * @param blocks the cache's blocks
+   * @param published blocks published
+   * @param claimed blocks claimed (being filled, or left by a process that died)
+   * @param segmentBytes bytes of the published segments as the index counts them
+   * @param orphans files no published block names (temporary files, unpublished segments)
+   */
+  public record Index(long blocks, long published, long claimed, long segmentBytes, int orphans) {}
+
+  /** The caches and staged datasets under {@code root}, in name order (empty when it does not exist). */
+  public static List<Entry> list(Path root) {
+    List<Entry> out = new ArrayList<>();
+    if (!Files.isDirectory(root)) {
+      return out;
+    }
+    PrivateDirs.check(root);
+    try (DirectoryStream<Path> dirs = Files.newDirectoryStream(root)) {
+      for (Path d : dirs) {
+        String name = d.getFileName().toString();
+        if (name.startsWith(CACHE_PREFIX) && Files.isDirectory(d, LinkOption.NOFOLLOW_LINKS)) {
+          Path meta = d.resolve(CacheStore.META_FILE);
+          out.add(new Entry(Kind.CACHE, d, bytes(d), Files.isRegularFile(meta) ? Files.readString(meta) : null));
+        }
+      }
+      Path staged = root.resolve(STAGED);
+      if (Files.isDirectory(staged, LinkOption.NOFOLLOW_LINKS)) {
+        try (DirectoryStream<Path> s = Files.newDirectoryStream(staged)) {
+          for (Path d : s) {
+            if (Files.isDirectory(d, LinkOption.NOFOLLOW_LINKS) && !d.getFileName().toString().startsWith(".")) {
+              out.add(new Entry(Kind.STAGED, d, bytes(d), null));
+            }
+          }
+        }
+      }
+    } catch (IOException e) {
+      throw new CacheException(root.toString(), "cannot list: " + e, e);
+    }
+    out.sort((a, b) -> a.path().toString().compareTo(b.path().toString()));
+    return out;
+  }
+
+  /** True when {@code dir} is a cache directory (it holds {@code cache.json}). */
+  public static boolean isCache(Path dir) {
+    return Files.isRegularFile(dir.resolve(CacheStore.META_FILE), LinkOption.NOFOLLOW_LINKS);
+  }
+
+  /**
+   * Opens the index of the cache in {@code dir} (as one more user: safe while other processes use
+   * it) and counts what it holds.
+   *
+   * @throws CacheException when it is not a cache, or its index cannot be opened within
+   *     {@code waitNanos}
+   */
+  public static Index index(Path dir, long waitNanos) {
+    if (!isCache(dir)) {
+      throw new CacheException(dir.toString(), "is not a cache directory (no " + CacheStore.META_FILE + ")", null);
+    }
+    PrivateDirs.check(dir);
+    JvmFlags.check(dir.toString());
+    long blocks;
+    try {
+      blocks = number(Files.readString(dir.resolve(CacheStore.META_FILE)), "blocks");
+    } catch (IOException e) {
+      throw new CacheException(dir.toString(), "cannot read " + CacheStore.META_FILE + ": " + e, e);
+    }
+    CacheStore.release(dir); // one index per process and directory
+    try (CacheIndex index = CacheIndex.open(dir, blocks + 8, waitNanos)) {
+      long[] counts = new long[2];
+      List<String> named = new ArrayList<>();
+      index.forEachKey(k -> {
+        try {
+          IndexEntry e = index.get(k, waitNanos);
+          if (e != null && e.published()) {
+            counts[0]++;
+            named.add(CacheStore.segmentName(k, e.nonce()));
+          } else if (e != null && e.claimed()) {
+            counts[1]++;
+          }
+        } catch (CacheIndex.Timeout t) {
+          throw new CacheException(dir.toString(), t.getMessage(), null);
+        }
+      });
+      long bytes = index.counter(CacheIndex.BYTES_KEY, waitNanos);
+      int orphans = 0;
+      try (DirectoryStream<Path> files = Files.newDirectoryStream(dir)) {
+        for (Path f : files) {
+          String name = f.getFileName().toString();
+          if (name.startsWith(".block-") || name.startsWith("block-") && !named.contains(name)) {
+            orphans++;
+          }
+        }
+      }
+      return new Index(blocks, counts[0], counts[1], bytes, orphans);
+    } catch (CacheIndex.Timeout t) {
+      throw new CacheException(dir.toString(), t.getMessage(), null);
+    } catch (IOException e) {
+      throw new CacheException(dir.toString(), "cannot list: " + e, e);
+    }
+  }
+
+  /** The integer value of {@code "name": N} in a {@code cache.json} text. */
+  static long number(String json, String name) {
+    Matcher m = Pattern.compile("\"" + Pattern.quote(name) + "\"\\s*:\\s*(\\d+)").matcher(json);
+    if (!m.find()) {
+      throw new CacheException(name, "no \"" + name + "\" in " + CacheStore.META_FILE, null);
+    }
+    return Long.parseLong(m.group(1));
+  }
+
+  /**
+   * True when a process other than this one has the cache in {@code dir} open (it holds
+   * {@code users.lock}).
+   */
+  public static boolean inUse(Path dir) {
+    Path users = dir.resolve(CacheIndex.USERS_FILE);
+    if (!Files.exists(users)) {
+      return false;
+    }
+    CacheStore.release(dir);
+    try (FileChannel ch = FileChannel.open(users, StandardOpenOption.WRITE)) {
+      FileLock l = ch.tryLock(0, Long.MAX_VALUE, false);
+      if (l == null) {
+        return true;
+      }
+      l.release();
+      return false;
+    } catch (IOException e) {
+      throw new CacheException(dir.toString(), "cannot tell whether the cache is in use: " + e, e);
+    }
+  }
+
+  /**
+   * Deletes a cache or staged directory (its views already handed out stay valid: mappings outlive
+   * the files).
+   */
+  public static void remove(Path dir) {
+    CacheStore.release(dir);
+    try {
+      Files.walkFileTree(dir, new SimpleFileVisitor<>() {
+        @Override
+        public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
+          Files.delete(file);
+          return FileVisitResult.CONTINUE;
+        }
+
+        @Override
+        public FileVisitResult postVisitDirectory(Path d, IOException e) throws IOException {
+          if (e != null) {
+            throw e;
+          }
+          Files.delete(d);
+          return FileVisitResult.CONTINUE;
+        }
+      });
+    } catch (IOException e) {
+      throw new CacheException(dir.toString(), "cannot remove: " + e, e);
+    }
+  }
+
+  /** Closes the cache in {@code dir} if this process has it open (its views stay valid). */
+  public static void closeInThisProcess(Path dir) {
+    CacheStore.release(dir);
+  }
+
+  /** Bytes of the regular files under {@code dir}. */
+  static long bytes(Path dir) throws IOException {
+    long[] n = {0};
+    Files.walkFileTree(dir, new SimpleFileVisitor<>() {
+      @Override
+      public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) {
+        if (attrs.isRegularFile()) {
+          n[0] += attrs.size();
+        }
+        return FileVisitResult.CONTINUE;
+      }
+    });
+    return n[0];
+  }
+}
