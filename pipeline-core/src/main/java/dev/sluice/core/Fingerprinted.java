@@ -8,9 +8,10 @@ package dev.sluice.core;
  * <p>Contract: two datasets with equal fingerprints deliver the same elements in the same order; a
  * change to any input file (rewritten, touched, resized), to the selected columns or to a decoding
  * option gives a different fingerprint. The text is compared and hashed, never parsed; it may be
- * long (one line per file).
+ * long (one line per file). A dataset that wraps another (a projection) describes itself through
+ * the other's fingerprint, and returns null when the other cannot describe itself.
  */
 public interface Fingerprinted {
-  /** The canonical description of everything the elements depend on. */
+  /** The canonical description of everything the elements depend on, or null when unknown. */
   String fingerprint();
 }

@@ -7,6 +7,9 @@ import dev.sluice.core.Example;
 import dev.sluice.core.PipelineContext;
 import dev.sluice.core.RandomAccessDataset;
 import dev.sluice.core.SplitDataset;
+import dev.sluice.operators.CacheMonitor;
+import dev.sluice.operators.CacheSpec;
+import dev.sluice.operators.CacheStats;
 import dev.sluice.operators.EqualLength;
 import dev.sluice.operators.Pipeline;
 import java.io.PrintWriter;
@@ -21,7 +24,7 @@ import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code sluice read}: one or more epochs of {@code shuffle -> shard -> batch -> prefetch} over PATH,
+ * {@code sluice read}: one or more epochs of {@code [cache ->] shuffle -> shard -> batch -> prefetch} over PATH,
  * printing a summary line, a JSON summary ({@code --json}) or the source indices in delivery order
  * ({@code --print-indices}).
  */
@@ -78,6 +81,15 @@ final class ReadCommand implements Callable<Integer> {
           + "pipeline then waits for memory to come back instead of growing past it. Default: no limit.")
   Long memoryLimit;
 
+  @Option(names = "--cache", arity = "0..1", paramLabel = "DIR", fallbackValue = "",
+      description = "Cache the decoded rows where every process of the node can read them: the first pass fills the "
+          + "cache, later passes (epochs, ranks, runs) read it. DIR holds the caches (default: /dev/shm/sluice-<user>).")
+  String cache;
+
+  @Option(names = "--cache-max-bytes", paramLabel = "BYTES", converter = ByteSize.class,
+      description = "With --cache: the cache's budget, e.g. 2g; rows beyond it are read uncached. Default: none.")
+  Long cacheMaxBytes;
+
   @Option(names = "--print-indices", description = "Print '<epoch> <index> ...' per batch (per element without --batch), nothing else.")
   boolean printIndices;
 
@@ -107,6 +119,9 @@ final class ReadCommand implements Callable<Integer> {
     if (buffer != null) {
       OptionChecks.positive("--buffer", buffer);
     }
+    if (cacheMaxBytes != null && cache == null) {
+      throw new IllegalArgumentException("--cache-max-bytes needs --cache");
+    }
     PipelineContext ctx = context(rank, world).withSeed(seed);
     EqualLength policy = policy(equal);
     PrintWriter out = spec.commandLine().getOut();
@@ -118,6 +133,12 @@ final class ReadCommand implements Callable<Integer> {
     Dataset<Example> data = DatasetRun.open(path, format, columns);
     try {
       Pipeline<Example> p = Pipeline.from(data);
+      CacheMonitor monitor = new CacheMonitor();
+      if (cache != null) {
+        CacheSpec spec = CacheSpec.defaults().monitor(monitor);
+        spec = cache.isEmpty() ? spec : spec.directory(Path.of(cache));
+        p = p.cache(cacheMaxBytes == null ? spec : spec.maxBytes(cacheMaxBytes));
+      }
       if (shuffle && data instanceof RandomAccessDataset) {
         // Global permutation, or a buffer shuffle of the rank's stride with --buffer.
         p = buffer == null ? p.shuffle() : p;
@@ -174,10 +195,24 @@ final class ReadCommand implements Callable<Integer> {
         o.put("epochs", epochs);
         o.put("seconds", DatasetRun.decimal(seconds));
         o.put("bytes", bytes);
+        if (cache != null) {
+          CacheStats c = monitor.total();
+          o.put("cacheHits", c.hits());
+          o.put("cacheMisses", c.misses());
+          o.put("cacheUncached", c.uncached());
+          o.put("cacheFallbacks", c.fallbacks());
+          o.put("cacheBlocksWritten", c.blocksWritten());
+          o.put("cacheBytesWritten", c.bytesWritten());
+        }
         out.println(DatasetRun.line(o));
       } else if (!printIndices) {
         out.printf(Locale.ROOT, "read %d examples in %d batches over %d epochs (rank %d of %d): %d bytes in %.3f s%n",
             examples, batches, epochs, ctx.rank(), ctx.worldSize(), bytes, seconds);
+        if (cache != null) {
+          CacheStats c = monitor.total();
+          out.printf(Locale.ROOT, "cache: %d hits, %d misses (%d uncached), %d fallbacks, %d blocks written (%d bytes)%n",
+              c.hits(), c.misses(), c.uncached(), c.fallbacks(), c.blocksWritten(), c.bytesWritten());
+        }
       }
       out.flush();
       return 0;

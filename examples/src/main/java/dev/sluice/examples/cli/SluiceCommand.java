@@ -28,6 +28,8 @@ import reactor.core.Exceptions;
       ConvertCommand.class,
       ReadCommand.class,
       BenchCommand.class,
+      CacheCommand.class,
+      StageCommand.class,
       CommandLine.HelpCommand.class
     })
 public final class SluiceCommand implements Runnable {

@@ -7,7 +7,8 @@ import java.util.Arrays;
 import java.util.List;
 
 /**
- * Entry point of {@code java -jar sluice.jar}. Sets the log level before any library class loads,
+ * Entry point of {@code java -jar sluice.jar}. Turns Chronicle Map's usage analytics off and sets
+ * the log level before any library class loads,
  * relaunches once on JDK 24+ with the one flag a jar manifest cannot carry, then runs
  * {@link SluiceCommand} and exits with its code.
  */
@@ -17,9 +18,19 @@ public final class SluiceMain {
   private SluiceMain() {}
 
   public static void main(String[] args) throws Exception {
+    // Chronicle Map (the cache's index) would otherwise send usage data and print to stdout
+    System.setProperty("chronicle.analytics.disable", "true");
     boolean verbose = Arrays.asList(args).contains("--verbose");
     System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", verbose ? "debug" : "off");
     System.setProperty("org.slf4j.simpleLogger.logFile", "System.err");
+    if (!verbose) {
+      // Sluice's own warnings (a cache falling back to upstream) as one "sluice: warning:" line each
+      System.setProperty("org.slf4j.simpleLogger.log.dev.sluice", "warn");
+      System.setProperty("org.slf4j.simpleLogger.showThreadName", "false");
+      System.setProperty("org.slf4j.simpleLogger.showLogName", "false");
+      System.setProperty("org.slf4j.simpleLogger.levelInBrackets", "false");
+      System.setProperty("org.slf4j.simpleLogger.warnLevelString", "sluice: warning:");
+    }
     if (needsRelaunch()) {
       System.exit(relaunch(args));
     }

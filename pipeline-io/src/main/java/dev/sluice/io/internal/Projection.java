@@ -5,6 +5,7 @@ import dev.sluice.core.BatchSplitDataset;
 import dev.sluice.core.Column;
 import dev.sluice.core.Dataset;
 import dev.sluice.core.Example;
+import dev.sluice.core.Fingerprinted;
 import dev.sluice.core.HasSchema;
 import dev.sluice.core.PipelineContext;
 import dev.sluice.core.RandomAccessDataset;
@@ -49,7 +50,7 @@ public final class Projection {
     return new Base(source, schema);
   }
 
-  private static class Base implements Dataset<Example>, HasSchema, AutoCloseable {
+  private static class Base implements Dataset<Example>, HasSchema, Fingerprinted, AutoCloseable {
     final Dataset<Example> source;
     final Schema schema;
 
@@ -88,6 +89,13 @@ public final class Projection {
         b.close();
         throw e;
       }
+    }
+
+    /** The source's fingerprint and the selected fields, or null when the source has none. */
+    @Override
+    public String fingerprint() {
+      String f = source instanceof Fingerprinted fp ? fp.fingerprint() : null;
+      return f == null ? null : f + "select " + schema + "\n";
     }
 
     @Override

@@ -171,6 +171,11 @@ final class CacheIndex implements AutoCloseable {
     return dir;
   }
 
+  /** The map itself, for tests that take its locks the way a killed process leaves them. */
+  ChronicleMap<Long, byte[]> mapForTests() {
+    return map;
+  }
+
   /** True when no other process used the index when this one opened it (it was recovered, or created). */
   boolean recovered() {
     return alone;

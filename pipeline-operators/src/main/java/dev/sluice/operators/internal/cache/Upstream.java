@@ -106,8 +106,9 @@ final class Upstream {
           + " when the function changes");
     }
     StringBuilder key = new StringBuilder("sluice-cache 1\nmode ").append(mode).append('\n');
-    if (source instanceof Fingerprinted f) {
-      key.append("source\n").append(f.fingerprint());
+    String described = source instanceof Fingerprinted f ? f.fingerprint() : null;
+    if (described != null) {
+      key.append("source\n").append(described);
     } else if (spec.name() != null) {
       key.append("source (not fingerprinted) ").append(source.getClass().getName()).append('\n');
     } else {
