@@ -1,0 +1,115 @@
+package dev.sluice.examples.cache;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.sluice.core.PipelineContext;
+import dev.sluice.core.testing.ChildJvm;
+import dev.sluice.core.testing.NoLeaks;
+import dev.sluice.examples.cli.CliRunner;
+import dev.sluice.operators.CacheMonitor;
+import dev.sluice.operators.CacheStats;
+import dev.sluice.operators.internal.cache.CacheAdmin;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Random;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A filling process killed with SIGKILL at a random moment (ten trials, each with a fresh cache):
+ * the other rank, filling at the same time, finishes with the right elements; a restarted rank
+ * completes with the right elements; and afterwards every block is published, no claim is left,
+ * and a process that opens every segment afresh (checking its checksums) reads exactly the data of
+ * a run without the cache. Every wait is bounded, so a trial that hangs fails.
+ */
+@ExtendWith(NoLeaks.class)
+class CacheCrashTest {
+  private static final int TRIALS = 10;
+  private static final int ROWS = 3000;
+  private static final int BLOCK_ROWS = 100;
+  private static final int MAP_MICROS = 150;
+  private static final int PROGRESS_EVERY = 10;
+
+  @TempDir Path dir;
+
+  @Test
+  @Timeout(value = 600, unit = TimeUnit.SECONDS)
+  void aFillerKilledAtRandomMomentsLeavesNothingHalfWrittenAndTheOthersFinish() throws Exception {
+    Path data = dir.resolve("data");
+    CliRunner.run("generate", data.toString(), "--rows", String.valueOf(ROWS), "--dim", "8", "--seed", "3");
+    String[] expected = new String[2];
+    for (int rank = 0; rank < 2; rank++) {
+      expected[rank] = CacheRuns.digest(CacheRuns.pipeline(data, null, 2, rank, 0, BLOCK_ROWS, null, n -> { }),
+          context(rank, 2));
+    }
+    String whole = CacheRuns.digest(CacheRuns.pipeline(data, null, 1, 0, 0, BLOCK_ROWS, null, n -> { }), context(0, 1));
+    Random random = new Random(20261124);
+    ExecutorService survivor = Executors.newSingleThreadExecutor();
+    try {
+      for (int trial = 0; trial < TRIALS; trial++) {
+        Path root = dir.resolve("shm-" + trial);
+        long killAfter = (1 + random.nextInt(120)) * (long) PROGRESS_EVERY;
+        try (ChildJvm victim = rank(data, root, 0, trial)) {
+          assertThat(victim.nextLine(120)).as("trial %d: the victim starts, %s", trial, victim.stderr())
+              .startsWith("progress ");
+          Future<String> other = survivor.submit(() -> CacheRuns.digest(
+              CacheRuns.pipeline(data, root, 2, 1, MAP_MICROS, BLOCK_ROWS, null, n -> { }), context(1, 2)));
+          String line;
+          while ((line = victim.nextLine(120)) != null && line.startsWith("progress ")
+              && Long.parseLong(line.substring(9)) < killAfter) {
+            // the victim is filling: let it run until the trial's random moment
+          }
+          victim.kill();
+          assertThat(other.get(180, TimeUnit.SECONDS)).as("trial %d: the other rank's elements", trial)
+              .isEqualTo(expected[1]);
+        }
+        try (ChildJvm restarted = rank(data, root, 0, trial)) {
+          String result = restarted.nextLine(180);
+          while (result != null && result.startsWith("progress ")) {
+            result = restarted.nextLine(180);
+          }
+          assertThat(restarted.waitFor(120)).as("trial %d: the restarted rank completes: %s", trial, restarted.stderr())
+              .isZero();
+          assertThat(result).as("trial %d: the restarted rank's elements", trial).endsWith(" digest " + expected[0]);
+        }
+        Path cache = onlyCache(root);
+        CacheAdmin.closeInThisProcess(cache);
+        CacheAdmin.Index index = CacheAdmin.index(cache, TimeUnit.SECONDS.toNanos(30));
+        assertThat(index.published()).as("trial %d: every block published", trial).isEqualTo(index.blocks());
+        assertThat(index.claimed()).as("trial %d: no claim left", trial).isZero();
+        CacheMonitor m = new CacheMonitor();
+        assertThat(CacheRuns.digest(CacheRuns.pipeline(data, root, 1, 0, MAP_MICROS, BLOCK_ROWS, m, n -> { }),
+            context(0, 1))).as("trial %d: every segment, checked afresh", trial).isEqualTo(whole);
+        assertThat(m.lastPass()).as("trial %d", trial).isEqualTo(new CacheStats(ROWS, 0, 0, 0, 0, 0));
+        CacheAdmin.closeInThisProcess(cache);
+        assertThat(CacheAdmin.index(cache, TimeUnit.SECONDS.toNanos(30)).orphans())
+            .as("trial %d: what the killed process left was removed", trial).isZero();
+      }
+    } finally {
+      survivor.shutdownNow();
+    }
+  }
+
+  private static PipelineContext context(int rank, int world) {
+    return PipelineContext.defaults().withSeed(17).withRank(rank, world);
+  }
+
+  private ChildJvm rank(Path data, Path root, int rank, int trial) throws Exception {
+    return ChildJvm.start(CacheRank.class, CacheRank.LOGGING, data.toString(), root.toString(), String.valueOf(rank),
+        "2", "1", dir.resolve("barrier-" + trial).toString(), String.valueOf(MAP_MICROS),
+        String.valueOf(PROGRESS_EVERY), String.valueOf(BLOCK_ROWS));
+  }
+
+  private static Path onlyCache(Path root) throws Exception {
+    try (DirectoryStream<Path> d = Files.newDirectoryStream(root, "cache-*")) {
+      return d.iterator().next();
+    }
+  }
+}
