@@ -23,6 +23,7 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
 import org.apache.commons.compress.archivers.tar.TarArchiveInputStream;
+import org.apache.commons.compress.archivers.tar.TarConstants;
 import org.apache.commons.compress.compressors.CompressorException;
 import org.apache.commons.compress.compressors.CompressorStreamFactory;
 
@@ -213,6 +214,13 @@ final class Stager {
                 + "'; an archive may not write through its own links");
           }
         }
+        byte flag = e.getLinkFlag();
+        boolean regular = flag == TarConstants.LF_NORMAL || flag == TarConstants.LF_OLDNORM
+            || flag == TarConstants.LF_CONTIG;
+        if (!regular && !e.isSymbolicLink() && !e.isLink() && !e.isDirectory()) {
+          throw new StageException(source + ": entry '" + e.getName() + "' is a " + kind(e) + "; only files,"
+              + " directories and links inside the archive can be staged");
+        }
         if (e.isSymbolicLink()) {
           checkLink(name, e.getLinkName());
           links.add(name);
@@ -228,13 +236,10 @@ final class Stager {
           items.add(new Item(name, 'h', 0, to, null));
         } else if (e.isDirectory()) {
           items.add(new Item(name, 'd', 0, null, null));
-        } else if (e.isFile()) {
+        } else {
           total += e.getSize();
           checkSpace(total, free);
           items.add(new Item(name, 'f', e.getSize(), null, null));
-        } else {
-          throw new StageException(source + ": entry '" + e.getName() + "' is a " + kind(e) + "; only files,"
-              + " directories and links inside the archive can be staged");
         }
         names.add(name);
       }
