@@ -49,12 +49,22 @@ public final class CacheMonitor {
 
   /** Adds counts of a running pass to {@link #total()}. */
   void add(long hit, long miss, long uncachedRows, long fallbackBlocks, long blocks, long bytes) {
-    hits.add(hit);
-    misses.add(miss);
-    uncached.add(uncachedRows);
-    fallbacks.add(fallbackBlocks);
-    blocksWritten.add(blocks);
-    bytesWritten.add(bytes);
+    if (hit != 0) {
+      hits.add(hit);
+    }
+    if (miss != 0) {
+      misses.add(miss);
+    }
+    if (uncachedRows != 0) {
+      uncached.add(uncachedRows);
+    }
+    if (fallbackBlocks != 0) {
+      fallbacks.add(fallbackBlocks);
+    }
+    if (blocks != 0) {
+      blocksWritten.add(blocks);
+      bytesWritten.add(bytes);
+    }
   }
 
   /** Records that a pass ended with {@code stats}. */

@@ -24,7 +24,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A filling process killed with SIGKILL at a random moment (ten trials, each with a fresh cache):
- * the other rank, filling at the same time, finishes with the right elements; a restarted rank
+ * the other rank, filling at the same time in this JVM, finishes with the right elements; a
+ * restarted rank (a new process, which then fills the next trial's cache and is killed there)
  * completes with the right elements; and afterwards every block is published, no claim is left,
  * and a process that opens every segment afresh (checking its checksums) reads exactly the data of
  * a run without the cache. Every wait is bounded, so a trial that hangs fails.
@@ -52,33 +53,34 @@ class CacheCrashTest {
     String whole = CacheRuns.digest(CacheRuns.pipeline(data, null, 1, 0, 0, BLOCK_ROWS, null, n -> { }), context(0, 1));
     Random random = new Random(20261124);
     ExecutorService survivor = Executors.newSingleThreadExecutor();
+    ChildJvm filler = commands();
     try {
       for (int trial = 0; trial < TRIALS; trial++) {
         Path root = dir.resolve("shm-" + trial);
         long killAfter = (1 + random.nextInt(120)) * (long) PROGRESS_EVERY;
-        try (ChildJvm victim = rank(data, root, 0, trial)) {
-          assertThat(victim.nextLine(120)).as("trial %d: the victim starts, %s", trial, victim.stderr())
-              .startsWith("progress ");
-          Future<String> other = survivor.submit(() -> CacheRuns.digest(
-              CacheRuns.pipeline(data, root, 2, 1, MAP_MICROS, BLOCK_ROWS, null, n -> { }), context(1, 2)));
-          String line;
-          while ((line = victim.nextLine(120)) != null && line.startsWith("progress ")
-              && Long.parseLong(line.substring(9)) < killAfter) {
-            // the victim is filling: let it run until the trial's random moment
-          }
-          victim.kill();
-          assertThat(other.get(180, TimeUnit.SECONDS)).as("trial %d: the other rank's elements", trial)
-              .isEqualTo(expected[1]);
+        ChildJvm victim = filler;
+        victim.send("run " + root + " 0 2");
+        assertThat(victim.nextLine(120)).as("trial %d: the victim fills, %s", trial, victim.stderr())
+            .startsWith("progress ");
+        Future<String> other = survivor.submit(() -> CacheRuns.digest(
+            CacheRuns.pipeline(data, root, 2, 1, MAP_MICROS, BLOCK_ROWS, null, n -> { }), context(1, 2)));
+        String line;
+        while ((line = victim.nextLine(120)) != null && line.startsWith("progress ")
+            && Long.parseLong(line.substring(9)) < killAfter) {
+          // the victim is filling: let it run until the trial's random moment
         }
-        try (ChildJvm restarted = rank(data, root, 0, trial)) {
-          String result = restarted.nextLine(180);
-          while (result != null && result.startsWith("progress ")) {
-            result = restarted.nextLine(180);
-          }
-          assertThat(restarted.waitFor(120)).as("trial %d: the restarted rank completes: %s", trial, restarted.stderr())
-              .isZero();
-          assertThat(result).as("trial %d: the restarted rank's elements", trial).endsWith(" digest " + expected[0]);
+        victim.kill();
+        assertThat(other.get(180, TimeUnit.SECONDS)).as("trial %d: the other rank's elements", trial)
+            .isEqualTo(expected[1]);
+        // the restarted rank: a new process, which then serves as the next trial's victim
+        filler = commands();
+        filler.send("run " + root + " 0 2");
+        String result = filler.nextLine(180);
+        while (result != null && result.startsWith("progress ")) {
+          result = filler.nextLine(180);
         }
+        assertThat(result).as("trial %d: the restarted rank completes with its elements: %s", trial, filler.stderr())
+            .isEqualTo("done " + expected[0]);
         Path cache = onlyCache(root);
         CacheAdmin.closeInThisProcess(cache);
         CacheAdmin.Index index = CacheAdmin.index(cache, TimeUnit.SECONDS.toNanos(30));
@@ -93,18 +95,21 @@ class CacheCrashTest {
             .as("trial %d: what the killed process left was removed", trial).isZero();
       }
     } finally {
+      filler.close();
       survivor.shutdownNow();
     }
   }
 
-  private static PipelineContext context(int rank, int world) {
-    return PipelineContext.defaults().withSeed(17).withRank(rank, world);
+  /** A child JVM that runs passes on command; ready once it printed so. */
+  private ChildJvm commands() throws Exception {
+    ChildJvm c = ChildJvm.start(CacheCommands.class, CacheRank.LOGGING, dir.resolve("data").toString(),
+        String.valueOf(MAP_MICROS), String.valueOf(PROGRESS_EVERY), String.valueOf(BLOCK_ROWS));
+    assertThat(c.nextLine(120)).as("a child JVM starts: %s", c.stderr()).isEqualTo("ready");
+    return c;
   }
 
-  private ChildJvm rank(Path data, Path root, int rank, int trial) throws Exception {
-    return ChildJvm.start(CacheRank.class, CacheRank.LOGGING, data.toString(), root.toString(), String.valueOf(rank),
-        "2", "1", dir.resolve("barrier-" + trial).toString(), String.valueOf(MAP_MICROS),
-        String.valueOf(PROGRESS_EVERY), String.valueOf(BLOCK_ROWS));
+  private static PipelineContext context(int rank, int world) {
+    return PipelineContext.defaults().withSeed(17).withRank(rank, world);
   }
 
   private static Path onlyCache(Path root) throws Exception {

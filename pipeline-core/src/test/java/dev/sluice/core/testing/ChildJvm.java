@@ -70,6 +70,13 @@ public final class ChildJvm implements AutoCloseable {
     }
   }
 
+  /** Writes {@code line} to its standard input. */
+  public void send(String line) throws IOException {
+    java.io.OutputStream in = process.getOutputStream();
+    in.write((line + "\n").getBytes(StandardCharsets.UTF_8));
+    in.flush();
+  }
+
   /** The next line of its output, or null when none comes within {@code seconds}. */
   public String nextLine(long seconds) throws InterruptedException {
     return lines.poll(seconds, TimeUnit.SECONDS);

@@ -19,6 +19,7 @@ import java.time.Instant;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
+import java.util.concurrent.TimeUnit;
 
 /**
  * What every pass of one cache shares: the upstream, the spec, the key and directory, the block
@@ -121,6 +122,9 @@ final class CacheState {
     if (s != null && s.isOpen()) {
       return s;
     }
+    if (pass.storeUnavailable()) {
+      return null;
+    }
     synchronized (this) {
       if (store != null && store.isOpen()) {
         return store;
@@ -129,10 +133,11 @@ final class CacheState {
       PrivateDirs.ensure(spec.directory());
       Schema fields = schema();
       try {
-        store = CacheStore.open(dir, fields, geometry, description(fields), owner, spec.timeout().toNanos());
+        store = CacheStore.open(dir, fields, geometry, description(fields), owner, openTimeoutNanos());
       } catch (CacheIndex.Timeout t) {
         pass.warnOnce("open", dir + ": " + t.getMessage() + "; this pass reads from upstream without the cache");
         pass.fallback();
+        pass.storeIsUnavailable();
         return null;
       }
       return store;
@@ -146,6 +151,15 @@ final class CacheState {
 
   long timeoutNanos() {
     return spec.timeout().toNanos();
+  }
+
+  /**
+   * The bound of the wait for another process that creates or recovers the index: a live process
+   * doing bounded work (a dead one's file lock is gone), which takes seconds on a loaded machine, so
+   * six times the timeout and at least a minute.
+   */
+  long openTimeoutNanos() {
+    return Math.max(TimeUnit.MINUTES.toNanos(1), 6 * spec.timeout().toNanos());
   }
 
   /** The rows of block {@code block} of a random-access upstream, computed into a batch from {@code pool}. */

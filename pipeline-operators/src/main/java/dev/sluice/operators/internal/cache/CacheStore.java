@@ -248,6 +248,62 @@ final class CacheStore {
     }
   }
 
+  /**
+   * {@link #decide} when it needs no wait: a published block ({@code HIT}), an absent one this thread
+   * now claims ({@code FILL}), one this pass serves from upstream or the budget keeps out
+   * ({@code UPSTREAM}); null when another thread or process is filling it, or the index is slow.
+   */
+  Decision tryDecide(long block, PassCounters pass) {
+    Segment s = segments.get(block);
+    if (s != null) {
+      return Decision.hit(s);
+    }
+    PassCounters.Bypass bypassed = pass.bypassed(block);
+    if (bypassed != null) {
+      return Decision.upstream(bypassed);
+    }
+    if (pass.slowIndex()) {
+      return null;
+    }
+    CompletableFuture<Void> mine = new CompletableFuture<>();
+    if (inProcess.putIfAbsent(block, mine) != null) {
+      return null;
+    }
+    boolean handedOver = false;
+    try {
+      long deadline = System.nanoTime() + 100_000_000L;
+      IndexEntry e = index.get(block, wait(pass, deadline));
+      if (e != null && e.published()) {
+        try {
+          return Decision.hit(open(block, e, true));
+        } catch (DatasetException bad) {
+          return null; // decide() rebuilds it
+        }
+      }
+      if (e != null) {
+        return null;
+      }
+      if (budgetReached(pass)) {
+        pass.bypass(block, PassCounters.Bypass.BUDGET);
+        return Decision.upstream(PassCounters.Bypass.BUDGET);
+      }
+      IndexEntry claim = claim(block);
+      if (index.putIfAbsent(block, claim, wait(pass, deadline))) {
+        handedOver = true;
+        return new Decision(Decision.Kind.FILL, null, claim, null, mine);
+      }
+      return null;
+    } catch (CacheIndex.Timeout t) {
+      pass.indexWasSlow();
+      return null;
+    } finally {
+      if (!handedOver) {
+        inProcess.remove(block, mine);
+        mine.complete(null);
+      }
+    }
+  }
+
   private Decision decideOwned(long block, PassCounters pass, long deadline, long timeoutNanos,
       CompletableFuture<Void> token) {
     long pause = 100_000;
@@ -616,26 +672,6 @@ final class CacheStore {
       } catch (DatasetException bad) {
         return; // decide() rebuilds it when a pass needs it
       }
-    }
-  }
-
-  /**
-   * The segment of {@code block} when it is published (opening it), without claiming or waiting for
-   * it; null when it is not published or cannot be read now.
-   */
-  Segment lookup(long block, PassCounters pass) {
-    Segment s = segments.get(block);
-    if (s != null || pass.bypassed(block) != null) {
-      return s;
-    }
-    try {
-      IndexEntry e = index.get(block, pass.slowIndex() ? 1_000_000 : 100_000_000);
-      return e != null && e.published() ? open(block, e, true) : null;
-    } catch (CacheIndex.Timeout t) {
-      pass.indexWasSlow();
-      return null;
-    } catch (DatasetException bad) {
-      return null;
     }
   }
 

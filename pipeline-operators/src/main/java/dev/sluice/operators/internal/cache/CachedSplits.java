@@ -7,25 +7,27 @@ import dev.sluice.core.BufferPool;
 import dev.sluice.core.Dataset;
 import dev.sluice.core.Example;
 import dev.sluice.core.HasSchema;
-import dev.sluice.core.PipelineContext;
 import dev.sluice.core.Schema;
 import dev.sluice.core.Split;
 import dev.sluice.core.SplitDataset;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicBoolean;
 import reactor.core.publisher.Flux;
-import reactor.core.publisher.Mono;
 
 /**
  * The cache of a split upstream, itself a split source with the same splits (a block never crosses
- * a split), so a split-order shuffle and a shard by rank apply behind it as they do without it.
- * {@link #read} serves published blocks from their segments and fills the others from the
- * upstream's rows of the split. When the upstream decodes into batches, so does the cache
- * ({@link Batches}, on the columnar path): {@link #readBatches} gathers published blocks straight
- * into batches.
+ * a split), so a split-order shuffle and a shard by rank apply behind it as they do without it. When
+ * the upstream decodes into batches, so does the cache ({@link Batches}, on the columnar path).
+ *
+ * <p>A read of a row range walks its blocks in order: a published block is read from its segment
+ * (zero-copy views for {@link #read}, bulk copies for {@link #readBatches}); a run of consecutive
+ * blocks this pass can claim is decoded from upstream in one read, block by block, each block
+ * published as soon as it is written; a run the cache cannot store (the budget is reached, a wait
+ * timed out) is read from upstream in one read too. So the upstream reads each split's rows once
+ * per pass, in order, whatever the cache holds.
  */
 class CachedSplits implements SplitDataset<Example>, HasSchema, CachedDataset {
   private final CacheState state;
@@ -50,6 +52,10 @@ class CachedSplits implements SplitDataset<Example>, HasSchema, CachedDataset {
     return new CachedSplits(state, counts);
   }
 
+  CacheState state() {
+    return state;
+  }
+
   @Override
   public Pass openPass() {
     PassCounters counts = state.newPass();
@@ -71,10 +77,6 @@ class CachedSplits implements SplitDataset<Example>, HasSchema, CachedDataset {
         counts.close();
       }
     };
-  }
-
-  CacheState state() {
-    return state;
   }
 
   @Override
@@ -107,135 +109,21 @@ class CachedSplits implements SplitDataset<Example>, HasSchema, CachedDataset {
     }
   }
 
+  /** Rows {@code [fromRow, toRow)} of {@code split}: views of published segments, copies of rows read from upstream. */
   @Override
   public Flux<Example> read(Split split, long fromRow, long toRow) {
     return Flux.defer(() -> {
       int k = part(split);
       checkRange(split, fromRow, toRow);
       long rows = state.geometry.partRows(k);
-      long a = Math.min(fromRow, rows);
-      long b = Math.min(toRow, rows);
-      if (a >= b) {
-        return Flux.empty();
-      }
-      Geometry g = state.geometry;
-      long first = g.block(k, a);
-      long last = g.block(k, b - 1);
-      return Flux.<Long, Long>generate(() -> first, (block, sink) -> {
-        if (block > last) {
-          sink.complete();
-        } else {
-          sink.next(block);
-        }
-        return block + 1;
-      }).concatMap(block -> {
-        long start = g.blockFirstRow(block);
-        return blockRows(k, block, Math.max(a, start), Math.min(b, start + g.blockSize(block)));
-      }, 0);
-    });
-  }
-
-  /** Rows {@code [a, b)} of part {@code k}, all in {@code block}. */
-  private Flux<Example> blockRows(int k, long block, long a, long b) {
-    return Flux.defer(() -> {
-      CacheStore store = state.store(pass);
-      if (store == null) {
-        return upstream(k, a, b, null);
-      }
-      CacheStore.Decision d = store.decide(block, pass, state.timeoutNanos());
-      switch (d.kind) {
-        case HIT:
-          return rows(d.segment, k, block, a, b);
-        case UPSTREAM:
-          return upstream(k, a, b, d.why);
-        default:
-          return fill(store, d, k, block).flatMapMany(filled -> {
-            if (filled instanceof CacheStore.Segment s) {
-              return rows(s, k, block, a, b);
-            }
-            Batch rows = (Batch) filled;
-            long first = state.geometry.blockFirstRow(block);
-            PassCounters.Bypass why = pass.bypassed(block);
-            return Flux.using(() -> rows, r -> Flux.<Example, long[]>generate(() -> new long[] {a}, (row, sink) -> {
-              if (row[0] >= b) {
-                sink.complete();
-              } else {
-                sink.next(r.copyRow((int) (row[0]++ - first)));
-                pass.servedFromUpstream(why, 1);
-              }
-              return row;
-            }), Batch::close);
-          });
-      }
-    });
-  }
-
-  /** Rows {@code [a, b)} of part {@code k} from {@code segment}, views of its mapping. */
-  private Flux<Example> rows(CacheStore.Segment segment, int k, long block, long a, long b) {
-    long base = state.geometry.partStart(k);
-    return Flux.generate(() -> new long[] {base + a}, (next, sink) -> {
-      if (next[0] >= base + b) {
-        sink.complete();
-      } else {
-        sink.next(segment.rows().get(next[0]++));
-        pass.served(block, 1);
-      }
-      return next;
-    });
-  }
-
-  /** Rows {@code [a, b)} of part {@code k} read from the upstream, not cached. */
-  private Flux<Example> upstream(int k, long a, long b, PassCounters.Bypass why) {
-    long base = state.geometry.partStart(k);
-    long[] next = {base + a};
-    return state.upstream.range(splits.get(k), a, b, PipelineContext.defaults()).map(e -> {
-      Upstream.checked(e, next[0]++);
-      pass.servedFromUpstream(why, 1);
-      return e;
+      return pieces(k, Math.min(fromRow, rows), Math.min(toRow, rows)).concatMap(this::examples, 0);
     });
   }
 
   /**
-   * Computes block {@code block} of part {@code k} from upstream and publishes it: its segment, or
-   * its rows in a batch when they were not stored (the caller closes it). The claim ends on every
-   * path, also on error and cancel.
-   */
-  private Mono<Object> fill(CacheStore store, CacheStore.Decision d, int k, long block) {
-    Geometry g = state.geometry;
-    long first = g.blockFirstRow(block);
-    int n = g.blockSize(block);
-    long start = g.partStart(k) + first;
-    AtomicBoolean settled = new AtomicBoolean();
-    Mono<Batch> rows = Mono.using(() -> BatchBuilder.create(state.schema(), n, pool),
-        builder -> state.upstream.range(splits.get(k), first, first + n, PipelineContext.defaults())
-            .doOnNext(e -> builder.append(Upstream.checked(e, start + builder.size())))
-            .then(Mono.fromCallable(builder::build)),
-        BatchBuilder::close);
-    return rows.<Object>map(batch -> {
-      settled.set(true);
-      CacheStore.Segment s;
-      try {
-        s = store.publish(block, d, batch, pass, state.timeoutNanos());
-      } catch (RuntimeException | Error e) {
-        batch.close();
-        throw e;
-      }
-      if (s != null) {
-        batch.close();
-        return s;
-      }
-      return batch;
-    }).doFinally(signal -> {
-      if (settled.compareAndSet(false, true)) {
-        store.release(block, d, pass);
-      }
-    });
-  }
-
-  /**
-   * Rows {@code [fromRow, toRow)} of {@code split} in batches of {@code batchSize} rows: a batch whose
-   * blocks are all published is gathered from their segments with bulk copies; any other is
-   * collated from {@link #read}, which fills its blocks.
+   * Rows {@code [fromRow, toRow)} of {@code split} in batches of {@code batchSize} rows, cut from the
+   * blocks in order: bulk copies from published segments (a block this pass fills is published
+   * first), range copies from the batches read from upstream for rows the cache does not store.
    */
   public Flux<Batch> readBatches(Split split, long fromRow, long toRow, int batchSize) {
     return readBatches(split, fromRow, toRow, batchSize, batchSize);
@@ -255,62 +143,256 @@ class CachedSplits implements SplitDataset<Example>, HasSchema, CachedDataset {
       long rows = state.geometry.partRows(k);
       long a = Math.min(fromRow, rows);
       long b = Math.min(toRow, rows);
-      return Flux.<Long, Long>generate(() -> a, (pos, sink) -> {
-        if (pos >= b) {
+      Cutter cutter = new Cutter(state.geometry.partStart(k), a, b, firstBatchSize, batchSize);
+      return pieces(k, a, b).concatMapIterable(cutter::accept, 1).doFinally(signal -> cutter.close());
+    });
+  }
+
+  /**
+   * Rows {@code [from, to)} of one block: a segment's rows, or rows read from upstream in
+   * {@code batch}, whose first row is row {@code batchFirst} of the part (the reader closes it).
+   */
+  private record Piece(long block, long from, long to, CacheStore.Segment segment, Batch batch, long batchFirst,
+      PassCounters.Bypass why) {}
+
+  /** The pieces of rows {@code [a, b)} of part {@code k}, in order. */
+  private Flux<Piece> pieces(int k, long a, long b) {
+    if (a >= b) {
+      return Flux.empty();
+    }
+    return Flux.defer(() -> {
+      CacheStore store = state.store(pass);
+      if (store == null) {
+        return upstream(k, a, b, null);
+      }
+      Geometry g = state.geometry;
+      long last = g.block(k, b - 1);
+      Walk walk = new Walk(store, g.block(k, a));
+      return Flux.<Flux<Piece>>generate(sink -> {
+        long j = walk.next;
+        if (j > last) {
+          sink.complete();
+          return;
+        }
+        CacheStore.Decision d = walk.pending != null ? walk.pending : store.decide(j, pass, state.timeoutNanos());
+        walk.pending = null;
+        List<CacheStore.Decision> run = new ArrayList<>();
+        run.add(d);
+        long end = j + 1;
+        if (d.kind != CacheStore.Decision.Kind.HIT) { // extend a fill or an upstream read over the blocks after
+          while (end <= last) {
+            CacheStore.Decision e = store.tryDecide(end, pass);
+            if (e == null) {
+              break;
+            }
+            if (e.kind != d.kind || e.why != d.why) {
+              walk.pending = e;
+              break;
+            }
+            run.add(e);
+            end++;
+          }
+        }
+        walk.next = end;
+        walk.runFirst = j;
+        walk.run = run;
+        long from = Math.max(a, g.blockFirstRow(j));
+        long to = Math.min(b, g.blockFirstRow(end - 1) + g.blockSize(end - 1));
+        sink.next(switch (d.kind) {
+          case HIT -> Flux.just(new Piece(j, from, to, d.segment, null, 0, null));
+          case UPSTREAM -> upstream(k, from, to, d.why);
+          case FILL -> fill(store, k, j, run, from, to);
+        });
+      }).concatMap(f -> f, 0).doFinally(signal -> walk.close());
+    });
+  }
+
+  /**
+   * Where a walk over blocks is, the decision it took ahead, and the claims of the run it handed
+   * out last: the claims it ends when the walk stops (ending a claim that was published meanwhile
+   * does nothing).
+   */
+  private final class Walk implements AutoCloseable {
+    final CacheStore store;
+    long next;
+    CacheStore.Decision pending;
+    long runFirst;
+    List<CacheStore.Decision> run = List.of();
+
+    Walk(CacheStore store, long next) {
+      this.store = store;
+      this.next = next;
+    }
+
+    @Override
+    public void close() {
+      if (pending != null && pending.kind == CacheStore.Decision.Kind.FILL) {
+        store.release(next, pending, pass);
+      }
+      pending = null;
+      for (int i = 0; i < run.size(); i++) {
+        if (run.get(i).kind == CacheStore.Decision.Kind.FILL) {
+          store.release(runFirst + i, run.get(i), pass);
+        }
+      }
+      run = List.of();
+    }
+  }
+
+  /** Rows {@code [from, to)} of part {@code k} read from upstream in one read, one batch per block. */
+  private Flux<Piece> upstream(int k, long from, long to, PassCounters.Bypass why) {
+    Geometry g = state.geometry;
+    long firstEnd = Math.min(to, g.blockFirstRow(g.block(k, from)) + g.blockSize(g.block(k, from)));
+    return state.upstream.rangeBatches(splits.get(k), from, to, (int) (firstEnd - from), g.blockRows(), state.schema(),
+        pool, g.partStart(k) + from).map(batch -> {
+          long start = batch.index(0) - g.partStart(k);
+          return new Piece(g.block(k, start), start, start + batch.size(), null, batch, start, why);
+        });
+  }
+
+  /**
+   * Blocks {@code first ..} of part {@code k}, claimed by this thread ({@code claims}, in order),
+   * decoded from upstream in one read and published one by one; rows {@code [from, to)} of them
+   * are read. The claims not yet ended when the read fails or is cancelled are released.
+   */
+  private Flux<Piece> fill(CacheStore store, int k, long first, List<CacheStore.Decision> claims, long from, long to) {
+    Geometry g = state.geometry;
+    long rowsFrom = g.blockFirstRow(first);
+    long lastBlock = first + claims.size() - 1;
+    long rowsTo = g.blockFirstRow(lastBlock) + g.blockSize(lastBlock);
+    int[] settled = {0};
+    return state.upstream.rangeBatches(splits.get(k), rowsFrom, rowsTo, g.blockSize(first), g.blockRows(),
+        state.schema(), pool, g.partStart(k) + rowsFrom).map(batch -> {
+          int i = settled[0]++;
+          long block = first + i;
+          CacheStore.Segment s;
+          try {
+            s = store.publish(block, claims.get(i), batch, pass, state.timeoutNanos());
+          } catch (RuntimeException | Error e) {
+            batch.close();
+            throw e;
+          }
+          long start = g.blockFirstRow(block);
+          long a = Math.max(from, start);
+          long b = Math.min(to, start + g.blockSize(block));
+          if (s != null) {
+            batch.close();
+            return new Piece(block, a, b, s, null, 0, null);
+          }
+          return new Piece(block, a, b, null, batch, start, pass.bypassed(block));
+        }).filter(p -> {
+          if (p.from() < p.to()) {
+            return true;
+          }
+          if (p.batch() != null) {
+            p.batch().close();
+          }
+          return false;
+        }).doFinally(signal -> {
+          for (int i = settled[0]; i < claims.size(); i++) {
+            store.release(first + i, claims.get(i), pass);
+          }
+          settled[0] = claims.size();
+        });
+  }
+
+  /** The rows of a piece as examples: views of the segment, or copies of the upstream batch's rows. */
+  private Flux<Example> examples(Piece p) {
+    long base = state.geometry.partStart(part(p));
+    if (p.segment() != null) {
+      return Flux.generate(() -> new long[] {base + p.from()}, (next, sink) -> {
+        if (next[0] >= base + p.to()) {
           sink.complete();
         } else {
-          sink.next(pos);
+          sink.next(p.segment().rows().get(next[0]++));
+          pass.served(p.block(), 1);
         }
-        return pos + (pos == a ? firstBatchSize : batchSize);
-      }).concatMap(pos -> {
-        int n = (int) Math.min(pos == a ? firstBatchSize : batchSize, b - pos);
-        Batch fast = gathered(k, pos, n);
-        return fast != null ? Mono.just(fast) : collated(split, pos, n);
-      }, 0);
-    });
+        return next;
+      });
+    }
+    return Flux.using(p::batch, batch -> Flux.<Example, long[]>generate(() -> new long[] {p.from()}, (row, sink) -> {
+      if (row[0] >= p.to()) {
+        sink.complete();
+      } else {
+        sink.next(batch.copyRow((int) (row[0]++ - p.batchFirst())));
+        pass.servedFromUpstream(p.why(), 1);
+      }
+      return row;
+    }), Batch::close);
   }
 
-  /** Rows {@code [pos, pos + n)} of part {@code k} gathered from published segments, or null when a block is not. */
-  private Batch gathered(int k, long pos, int n) {
-    CacheStore store = state.store(pass);
-    if (store == null) {
-      return null;
-    }
-    Geometry g = state.geometry;
-    long last = g.block(k, pos + n - 1);
-    for (long block = g.block(k, pos); block <= last; block++) {
-      if (store.lookup(block, pass) == null) {
-        return null;
-      }
-    }
-    long base = g.partStart(k);
-    long[] indices = new long[n];
-    for (int i = 0; i < n; i++) {
-      indices[i] = base + pos + i;
-    }
-    try (BatchBuilder builder = BatchBuilder.create(state.schema(), n, pool)) {
-      int i = 0;
-      while (i < n) {
-        long block = g.block(k, pos + i);
-        long blockEnd = g.blockFirstRow(block) + g.blockSize(block);
-        int run = (int) Math.min(n - i, blockEnd - (pos + i));
-        store.opened(block).rows().gather(indices, i, run, builder);
-        pass.served(block, run);
-        i += run;
-      }
-      return builder.build();
-    }
+  private int part(Piece p) {
+    return state.geometry.partOf(p.block());
   }
 
-  private Mono<Batch> collated(Split split, long pos, int n) {
-    return read(split, pos, pos + n).collectList().map(examples -> {
-      try (BatchBuilder builder = BatchBuilder.create(state.schema(), n, pool)) {
-        for (Example e : examples) {
-          builder.append(e);
+  /**
+   * Cuts the pieces of a range, in order, into batches of {@code first} rows, then {@code size}
+   * rows (the last shorter); closes every piece's batch once copied; holds at most the batch being
+   * filled, closed by {@link #close()}.
+   */
+  private final class Cutter implements AutoCloseable {
+    private final long base;
+    private final long end;
+    private final int size;
+    private final long[] indices;
+    private long position;
+    private int next;
+    private BatchBuilder current;
+
+    Cutter(long base, long from, long to, int first, int size) {
+      this.base = base;
+      this.position = from;
+      this.end = to;
+      this.size = size;
+      this.next = first;
+      this.indices = new long[Math.max(first, size)];
+    }
+
+    List<Batch> accept(Piece p) {
+      List<Batch> out = new ArrayList<>(2);
+      try {
+        long pos = p.from();
+        while (pos < p.to()) {
+          if (current == null) {
+            current = BatchBuilder.create(state.schema(), (int) Math.min(next, end - position), pool);
+            next = size;
+          }
+          int n = (int) Math.min(current.capacity() - current.size(), p.to() - pos);
+          if (p.segment() != null) {
+            for (int i = 0; i < n; i++) {
+              indices[i] = base + pos + i;
+            }
+            p.segment().rows().gather(indices, 0, n, current);
+            pass.served(p.block(), n);
+          } else {
+            current.appendRange(p.batch(), (int) (pos - p.batchFirst()), n);
+            pass.servedFromUpstream(p.why(), n);
+          }
+          pos += n;
+          position += n;
+          if (current.size() == current.capacity()) {
+            out.add(current.build());
+            current = null;
+          }
         }
-        return builder.build();
+        return out;
+      } catch (RuntimeException | Error e) {
+        out.forEach(Batch::close);
+        throw e;
+      } finally {
+        if (p.batch() != null) {
+          p.batch().close();
+        }
       }
-    });
+    }
+
+    @Override
+    public void close() {
+      if (current != null) {
+        current.close();
+        current = null;
+      }
+    }
   }
 
   @Override

@@ -39,6 +39,7 @@ final class PassCounters implements AutoCloseable {
   private final AtomicBoolean closed = new AtomicBoolean();
   private volatile boolean slowIndex;
   private volatile boolean budgetReached;
+  private volatile boolean storeUnavailable;
 
   PassCounters(CacheListener listener, long maxBytes) {
     this.listener = listener;
@@ -132,6 +133,15 @@ final class PassCounters implements AutoCloseable {
 
   boolean slowIndex() {
     return slowIndex;
+  }
+
+  /** The cache's index could not be opened in time: this pass reads from upstream without the cache. */
+  void storeIsUnavailable() {
+    storeUnavailable = true;
+  }
+
+  boolean storeUnavailable() {
+    return storeUnavailable;
   }
 
   void budgetReached() {

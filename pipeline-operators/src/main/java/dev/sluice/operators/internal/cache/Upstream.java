@@ -1,6 +1,9 @@
 package dev.sluice.operators.internal.cache;
 
+import dev.sluice.core.Batch;
 import dev.sluice.core.BatchBuilder;
+import dev.sluice.core.BatchSplitDataset;
+import dev.sluice.core.BufferPool;
 import dev.sluice.core.Dataset;
 import dev.sluice.core.Example;
 import dev.sluice.core.Fingerprinted;
@@ -207,15 +210,69 @@ final class Upstream {
         + " source and its maps");
   }
 
+  /**
+   * Rows {@code [fromRow, toRow)} of {@code split} of a split upstream in batches of
+   * {@code firstSize} rows, then {@code size} rows (the last shorter), of {@code schema}, their
+   * indices from {@code firstIndex}: the source's own batches when it decodes into batches and no
+   * map comes before the cache, else built from the elements. Each batch belongs to the caller; a
+   * batch being built when the read ends early is released.
+   */
+  @SuppressWarnings("unchecked")
+  Flux<Batch> rangeBatches(Split split, long fromRow, long toRow, int firstSize, int size, Schema schema,
+      BufferPool pool, long firstIndex) {
+    long[] expected = {firstIndex};
+    long end = firstIndex + (toRow - fromRow);
+    if (maps.isEmpty() && source instanceof BatchSplitDataset<?> bd) {
+      return ((BatchSplitDataset<Example>) bd).readBatches(split, fromRow, toRow, firstSize, size).map(b -> {
+        int want = (int) Math.min(expected[0] == firstIndex ? firstSize : size, end - expected[0]);
+        if (b.size() != want || b.size() > 0 && b.index(0) != expected[0]) {
+          long found = b.size() > 0 ? b.index(0) : -1;
+          int got = b.size();
+          b.close();
+          throw new IllegalStateException("cache(): " + source + " gave a batch of " + got + " rows from index "
+              + found + " of " + split + " where " + want + " rows from index " + expected[0] + " were asked for");
+        }
+        expected[0] += b.size();
+        return b;
+      });
+    }
+    return Flux.defer(() -> {
+      BatchBuilder[] current = {null};
+      return range(split, fromRow, toRow, PipelineContext.defaults()).<Batch>handle((e, sink) -> {
+        if (current[0] == null) {
+          int n = (int) Math.min(expected[0] == firstIndex ? firstSize : size, end - expected[0]);
+          current[0] = BatchBuilder.create(schema, n, pool);
+        }
+        current[0].append(checked(e, expected[0]++));
+        if (current[0].size() == current[0].capacity()) {
+          Batch b = current[0].build();
+          current[0] = null;
+          sink.next(b);
+        }
+      }).doFinally(signal -> {
+        if (current[0] != null) {
+          current[0].close();
+          current[0] = null;
+        }
+      }).concatWith(Flux.defer(() -> expected[0] == end ? Flux.empty() : Flux.error(new IllegalStateException(
+          "cache(): the upstream gave " + (expected[0] - firstIndex) + " rows of " + split + " where " + (end - firstIndex)
+              + " were asked for"))));
+    });
+  }
+
+  private static void checked(long expected, long index) {
+    if (index != expected) {
+      throw new IllegalStateException("cache(): the element at position " + expected + " carries index " + index
+          + "; the operators before a cache must keep each example's index (Example.builder(e.index()))");
+    }
+  }
+
   /** {@code e} as an example carrying {@code index}, else a clear error. */
   static Example checked(Object e, long index) {
     if (!(e instanceof Example x)) {
       throw notExample(e);
     }
-    if (x.index() != index) {
-      throw new IllegalStateException("cache(): the element at position " + index + " carries index " + x.index()
-          + "; the operators before a cache must keep each example's index (Example.builder(e.index()))");
-    }
+    checked(index, x.index());
     return x;
   }
 
