@@ -20,6 +20,19 @@ public record Split(String id, long rowCount) {
     }
   }
 
+  /**
+   * Checks a row range asked of this split ({@code toRow} may lie past its end, as in
+   * {@link SplitDataset#read}).
+   *
+   * @throws IllegalArgumentException naming the split and the range unless {@code 0 <= fromRow <= toRow}
+   */
+  public void checkRows(long fromRow, long toRow) {
+    if (fromRow < 0 || toRow < fromRow) {
+      throw new IllegalArgumentException("rows [" + fromRow + ", " + toRow + ") of " + this
+          + ": expected 0 <= fromRow <= toRow");
+    }
+  }
+
   /** True when {@code rowCount} is not {@link #UNKNOWN_ROWS}. */
   public boolean hasKnownRowCount() {
     return rowCount >= 0;

@@ -1,5 +1,6 @@
 package dev.sluice.examples.cli;
 
+import dev.sluice.operators.internal.cache.CacheAdmin;
 import java.io.BufferedInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -18,7 +19,6 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
@@ -135,14 +135,7 @@ final class Stager {
   }
 
   static String bytes(long n) {
-    String[] units = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-    double v = n;
-    int u = 0;
-    while (v >= 1024 && u < units.length - 1) {
-      v /= 1024;
-      u++;
-    }
-    return u == 0 ? n + " bytes" : String.format(Locale.ROOT, "%.1f %s", v, units[u]);
+    return CacheAdmin.bytes(n);
   }
 
   // ---------------------------------------------------------------- a directory
@@ -378,19 +371,7 @@ final class Stager {
 
   private static void deleteTree(Path dir) {
     try {
-      Files.walkFileTree(dir, new SimpleFileVisitor<>() {
-        @Override
-        public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
-          Files.delete(file);
-          return FileVisitResult.CONTINUE;
-        }
-
-        @Override
-        public FileVisitResult postVisitDirectory(Path d, IOException e) throws IOException {
-          Files.delete(d);
-          return FileVisitResult.CONTINUE;
-        }
-      });
+      CacheAdmin.deleteTree(dir);
     } catch (IOException ignored) {
       // best effort: a leftover temporary directory starts with '.' and is never read
     }

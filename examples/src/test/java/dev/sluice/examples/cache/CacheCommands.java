@@ -1,17 +1,20 @@
 package dev.sluice.examples.cache;
 
 import dev.sluice.core.PipelineContext;
+import dev.sluice.operators.internal.cache.CacheAdmin;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
  * A child process that runs passes of the crash test's pipeline on command, so that one JVM serves
  * as the restarted rank of one trial and then as the filler killed in the next: each line
  * {@code run ROOT RANK WORLD} on standard input runs one pass through the cache in {@code ROOT},
- * printing {@code progress N} every {@code PROGRESS-EVERY} mapped elements and then
- * {@code done DIGEST}.
+ * printing {@code progress N} every {@code PROGRESS-EVERY} mapped elements, then closes the cache
+ * (as a finished job would) and prints {@code done DIGEST}.
  *
  * <pre>args: PATH MAP-MICROS PROGRESS-EVERY BLOCK-ROWS</pre>
  */
@@ -38,6 +41,11 @@ public final class CacheCommands {
         }
       });
       String digest = CacheRuns.digest(pipeline, PipelineContext.defaults().withSeed(17).withRank(rank, world));
+      try (DirectoryStream<Path> caches = Files.newDirectoryStream(Path.of(c[1]), "cache-*")) {
+        for (Path cache : caches) {
+          CacheAdmin.closeInThisProcess(cache); // as a finished job: this process no longer uses the cache
+        }
+      }
       System.out.println("done " + digest);
       System.out.flush();
     }

@@ -351,10 +351,7 @@ public final class NpyStackDataset implements NpyStack {
       if (k < 0) {
         return Flux.error(new IllegalArgumentException("split " + split + " is not a chunk of " + this));
       }
-      if (fromRow < 0 || toRow < fromRow) {
-        return Flux.error(new IllegalArgumentException("rows [" + fromRow + ", " + toRow + ") of " + split
-            + ": expected 0 <= fromRow <= toRow"));
-      }
+      split.checkRows(fromRow, toRow);
       long base = r.starts[k];
       long end = base + Math.min(toRow, split.rowCount());
       long first = base + Math.min(fromRow, split.rowCount());

@@ -172,18 +172,11 @@ public final class ShardSetDataset implements ShardSet {
     return k;
   }
 
-  private static void checkRange(Split split, long fromRow, long toRow) {
-    if (fromRow < 0 || toRow < fromRow) {
-      throw new IllegalArgumentException("rows [" + fromRow + ", " + toRow + ") of " + split
-          + ": expected 0 <= fromRow <= toRow");
-    }
-  }
-
   @Override
   public Flux<Example> read(Split split, long fromRow, long toRow) {
     return Flux.defer(() -> {
       int k = shardNumber(split);
-      checkRange(split, fromRow, toRow);
+      split.checkRows(fromRow, toRow);
       long first = rows.start(k) + Math.min(fromRow, split.rowCount());
       long end = rows.start(k) + Math.min(toRow, split.rowCount());
       return RowRange.flux(this, first, end);
@@ -207,7 +200,7 @@ public final class ShardSetDataset implements ShardSet {
     }
     return Flux.defer(() -> {
       int k = shardNumber(split);
-      checkRange(split, fromRow, toRow);
+      split.checkRows(fromRow, toRow);
       long first = rows.start(k) + Math.min(fromRow, split.rowCount());
       long end = rows.start(k) + Math.min(toRow, split.rowCount());
       BufferPool pool = MemoryManager.shared().pool(STAGE);

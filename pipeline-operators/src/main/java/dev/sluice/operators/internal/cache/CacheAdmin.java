@@ -14,6 +14,7 @@ import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -186,7 +187,15 @@ public final class CacheAdmin {
   public static void remove(Path dir) {
     CacheStore.release(dir);
     try {
-      Files.walkFileTree(dir, new SimpleFileVisitor<>() {
+      deleteTree(dir);
+    } catch (IOException e) {
+      throw new CacheException(dir.toString(), "cannot remove: " + e, e);
+    }
+  }
+
+  /** Deletes {@code dir} and everything under it, links as links (never what they point to). */
+  public static void deleteTree(Path dir) throws IOException {
+    Files.walkFileTree(dir, new SimpleFileVisitor<>() {
         @Override
         public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
           Files.delete(file);
@@ -202,14 +211,23 @@ public final class CacheAdmin {
           return FileVisitResult.CONTINUE;
         }
       });
-    } catch (IOException e) {
-      throw new CacheException(dir.toString(), "cannot remove: " + e, e);
-    }
   }
 
   /** Closes the cache in {@code dir} if this process has it open (its views stay valid). */
   public static void closeInThisProcess(Path dir) {
     CacheStore.release(dir);
+  }
+
+  /** {@code 64.0 MiB}: a byte count for messages. */
+  public static String bytes(long n) {
+    String[] units = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    double v = n;
+    int u = 0;
+    while (v >= 1024 && u < units.length - 1) {
+      v /= 1024;
+      u++;
+    }
+    return u == 0 ? n + " bytes" : String.format(Locale.ROOT, "%.1f %s", v, units[u]);
   }
 
   /** Bytes of the regular files under {@code dir}. */

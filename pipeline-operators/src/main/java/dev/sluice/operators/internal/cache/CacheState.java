@@ -3,6 +3,7 @@ package dev.sluice.operators.internal.cache;
 import dev.sluice.core.Batch;
 import dev.sluice.core.BatchBuilder;
 import dev.sluice.core.BufferPool;
+import dev.sluice.core.Dataset;
 import dev.sluice.core.Example;
 import dev.sluice.core.PipelineContext;
 import dev.sluice.core.Schema;
@@ -20,6 +21,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
 /**
  * What every pass of one cache shares: the upstream, the spec, the key and directory, the block
@@ -147,6 +149,33 @@ final class CacheState {
   /** A new pass's counters. */
   PassCounters newPass() {
     return new PassCounters(listener, spec.maxBytes());
+  }
+
+  /**
+   * One pass over {@code view}, which counts into {@code counts}: opens the store (then calls
+   * {@code prepare} with it, when it opened) and ends the counts when the pass closes.
+   */
+  CachedDataset.Pass pass(PassCounters counts, Dataset<Example> view, Consumer<CacheStore> prepare) {
+    try {
+      CacheStore s = store(counts);
+      if (s != null) {
+        prepare.accept(s);
+      }
+    } catch (RuntimeException e) {
+      counts.close();
+      throw e;
+    }
+    return new CachedDataset.Pass() {
+      @Override
+      public Dataset<Example> dataset() {
+        return view;
+      }
+
+      @Override
+      public void close() {
+        counts.close();
+      }
+    };
   }
 
   long timeoutNanos() {

@@ -203,20 +203,27 @@ final class CacheStore {
 
   // ---------------------------------------------------------------- deciding
 
+  /** What this process already knows of {@code block} in this pass: open here, or served from upstream; else null. */
+  private Decision known(long block, PassCounters pass) {
+    Segment s = segments.get(block);
+    if (s != null) {
+      return Decision.hit(s);
+    }
+    PassCounters.Bypass bypassed = pass.bypassed(block);
+    return bypassed == null ? null : Decision.upstream(bypassed);
+  }
+
   /**
    * What to do with {@code block}: read its segment ({@code HIT}), fill it ({@code FILL}: this
    * thread holds the claim and must end it with {@link #publish} or {@link #release}), or serve it
    * from upstream ({@code UPSTREAM}).
    */
   Decision decide(long block, PassCounters pass, long timeoutNanos) {
-    Segment s = segments.get(block);
-    if (s != null) {
-      return Decision.hit(s);
+    Decision known = known(block, pass);
+    if (known != null) {
+      return known;
     }
-    PassCounters.Bypass bypassed = pass.bypassed(block);
-    if (bypassed != null) {
-      return Decision.upstream(bypassed);
-    }
+    Segment s;
     long deadline = System.nanoTime() + timeoutNanos;
     while (true) {
       s = segments.get(block);
@@ -254,15 +261,8 @@ final class CacheStore {
    * ({@code UPSTREAM}); null when another thread or process is filling it, or the index is slow.
    */
   Decision tryDecide(long block, PassCounters pass) {
-    Segment s = segments.get(block);
-    if (s != null) {
-      return Decision.hit(s);
-    }
-    PassCounters.Bypass bypassed = pass.bypassed(block);
-    if (bypassed != null) {
-      return Decision.upstream(bypassed);
-    }
-    if (pass.slowIndex()) {
+    Decision known = known(block, pass);
+    if (known != null || pass.slowIndex()) {
       return null;
     }
     CompletableFuture<Void> mine = new CompletableFuture<>();

@@ -3,7 +3,6 @@ package dev.sluice.operators.internal.cache;
 import dev.sluice.core.Batch;
 import dev.sluice.core.BatchBuilder;
 import dev.sluice.core.BufferPool;
-import dev.sluice.core.Dataset;
 import dev.sluice.core.Example;
 import dev.sluice.core.HasSchema;
 import dev.sluice.core.RandomAccessDataset;
@@ -29,30 +28,15 @@ final class CachedRandomAccess implements RandomAccessDataset<Example>, HasSchem
     this.pool = state.upstream.options().memory().pool("cache");
   }
 
+  /** A pass that first opens every published segment it can, so a cache filled by others is read whole. */
   @Override
   public Pass openPass() {
     PassCounters counts = state.newPass();
-    CachedRandomAccess view = new CachedRandomAccess(state, counts);
-    try {
-      CacheStore store = state.store(counts);
-      if (store != null && store.complete() == null) {
+    return state.pass(counts, new CachedRandomAccess(state, counts), store -> {
+      if (store.complete() == null) {
         store.openPublished(counts, state.timeoutNanos());
       }
-    } catch (RuntimeException e) {
-      counts.close();
-      throw e;
-    }
-    return new Pass() {
-      @Override
-      public Dataset<Example> dataset() {
-        return view;
-      }
-
-      @Override
-      public void close() {
-        counts.close();
-      }
-    };
+    });
   }
 
   @Override

@@ -4,7 +4,6 @@ import dev.sluice.core.Batch;
 import dev.sluice.core.BatchBuilder;
 import dev.sluice.core.BatchSplitDataset;
 import dev.sluice.core.BufferPool;
-import dev.sluice.core.Dataset;
 import dev.sluice.core.Example;
 import dev.sluice.core.HasSchema;
 import dev.sluice.core.Schema;
@@ -59,24 +58,7 @@ class CachedSplits implements SplitDataset<Example>, HasSchema, CachedDataset {
   @Override
   public Pass openPass() {
     PassCounters counts = state.newPass();
-    CachedSplits view = view(counts);
-    try {
-      state.store(counts);
-    } catch (RuntimeException e) {
-      counts.close();
-      throw e;
-    }
-    return new Pass() {
-      @Override
-      public Dataset<Example> dataset() {
-        return view;
-      }
-
-      @Override
-      public void close() {
-        counts.close();
-      }
-    };
+    return state.pass(counts, view(counts), store -> { });
   }
 
   @Override
@@ -102,19 +84,12 @@ class CachedSplits implements SplitDataset<Example>, HasSchema, CachedDataset {
     return k;
   }
 
-  private static void checkRange(Split split, long fromRow, long toRow) {
-    if (fromRow < 0 || toRow < fromRow) {
-      throw new IllegalArgumentException("rows [" + fromRow + ", " + toRow + ") of " + split
-          + ": expected 0 <= fromRow <= toRow");
-    }
-  }
-
   /** Rows {@code [fromRow, toRow)} of {@code split}: views of published segments, copies of rows read from upstream. */
   @Override
   public Flux<Example> read(Split split, long fromRow, long toRow) {
     return Flux.defer(() -> {
       int k = part(split);
-      checkRange(split, fromRow, toRow);
+      split.checkRows(fromRow, toRow);
       long rows = state.geometry.partRows(k);
       return pieces(k, Math.min(fromRow, rows), Math.min(toRow, rows)).concatMap(this::examples, 0);
     });
@@ -137,7 +112,7 @@ class CachedSplits implements SplitDataset<Example>, HasSchema, CachedDataset {
     if (firstBatchSize <= 0) {
       throw new IllegalArgumentException("firstBatchSize > 0 required but it was " + firstBatchSize);
     }
-    checkRange(split, fromRow, toRow);
+    split.checkRows(fromRow, toRow);
     int k = part(split);
     return Flux.defer(() -> {
       long rows = state.geometry.partRows(k);

@@ -79,16 +79,8 @@ final class SpaceCheck {
     return n;
   }
 
-  /** {@code 64.0 MiB}. */
   static String bytes(long n) {
-    String[] units = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-    double v = n;
-    int u = 0;
-    while (v >= 1024 && u < units.length - 1) {
-      v /= 1024;
-      u++;
-    }
-    return u == 0 ? n + " bytes" : String.format(Locale.ROOT, "%.1f %s", v, units[u]);
+    return CacheAdmin.bytes(n);
   }
 
   private static long satMul(long a, long b) {
