@@ -35,6 +35,7 @@ import java.util.function.BiFunction;
 import java.util.function.Function;
 import java.util.function.Predicate;
 import java.util.stream.Collectors;
+import reactor.core.observability.micrometer.Micrometer;
 import reactor.core.publisher.Flux;
 
 /**
@@ -112,14 +113,27 @@ public final class Pipeline<T> implements Dataset<T> {
   @SuppressWarnings("unchecked")
   public Flux<T> flux(PipelineContext context) {
     Objects.requireNonNull(context, "context");
-    Flux<?> pass = source instanceof CachedDataset cached
+    Flux<T> pass = (Flux<T>) (source instanceof CachedDataset cached
         ? Flux.using(cached::openPass, p -> PlanCompiler.compile(p.dataset(), stages, options, context),
             CachedDataset.Pass::close)
-        : Flux.defer(() -> PlanCompiler.compile(source, stages, options, context));
-    return ((Flux<T>) pass)
+        : Flux.defer(() -> PlanCompiler.compile(source, stages, options, context)));
+    if (options.metrics() != null && PlanCompiler.emitsBatches(stages)) {
+      // the pass as a whole, once per batch: reactor-core-micrometer's flow duration, batch interval and demand
+      pass = pass.name(PASS_METRICS).tag("pipeline", options.name()).tap(Micrometer.metrics(options.metrics()));
+    }
+    return pass
         .doOnDiscard(Batch.class, Batch::close)
         .contextWrite(context.asReactorContext());
   }
+
+  /**
+   * The prefix of the meters of a whole pass of a pipeline that emits batches and has a metrics
+   * registry (reactor-core-micrometer's {@code Micrometer.metrics}): {@code sluice.pipeline.flow.duration}
+   * (one per pass, tagged with how it ended), {@code sluice.pipeline.onNext.delay} (the time between
+   * batches), {@code sluice.pipeline.requested} and {@code sluice.pipeline.subscribed}, each tagged
+   * {@code pipeline}.
+   */
+  public static final String PASS_METRICS = "sluice.pipeline";
 
   /** Epoch 0 of {@link PipelineContext#defaults()} (seed 0, rank 0 of 1). */
   @Override

@@ -1,5 +1,6 @@
 package dev.sluice.core.internal;
 
+import dev.sluice.core.internal.metrics.StageMeter;
 import java.util.ArrayList;
 import java.util.IdentityHashMap;
 import java.util.List;
@@ -26,6 +27,9 @@ import reactor.core.scheduler.Scheduler;
  * demand; completes after the last run. A task's failure is signalled after every result of the
  * runs before it (and the results its own task produced before failing are released); an upstream
  * error ends the flux at once. Cancel stops handing out results and cancels the upstream.
+ *
+ * <p><b>Metrics.</b> When the subscriber context holds a {@link StageMeter} (the stage's, in a
+ * measured pass), the tasks' durations count as the stage's worker time.
  *
  * <p><b>Release.</b> Every result is either emitted or handed to {@code release} exactly once: the
  * results not yet emitted when the flux completes, fails or is cancelled, the results of a task that
@@ -69,8 +73,12 @@ public final class OrderedParallel {
       throw new IllegalArgumentException("parallelism > 0 required but it was " + parallelism);
     }
     Scheduler workers = TrackedScheduler.of(scheduler);
-    return Flux.defer(() -> {
-      Runs<R> runs = new Runs<>(release);
+    return Flux.deferContextual(view -> {
+      StageMeter meter = StageMeter.from(view);
+      if (meter != null) {
+        meter.workers(parallelism);
+      }
+      Runs<R> runs = new Runs<>(release, meter != null && meter.recordsWork() ? meter : null);
       // Each finished task is one Run: flatMapSequential keeps them in order. It drops the values
       // queued in its inners on cancel and on an immediate error without a discard
       // (reactor/reactor-core#4379), so the runs are tracked here and released when the stage ends.
@@ -95,11 +103,13 @@ public final class OrderedParallel {
   /** The runs of one subscription that hold results not yet emitted. Thread-safe. */
   private static final class Runs<R> {
     private final Consumer<? super R> release;
+    private final StageMeter meter; // null: tasks are not timed
     private final Map<Run<R>, Boolean> live = new IdentityHashMap<>();
     private boolean terminated;
 
-    Runs(Consumer<? super R> release) {
+    Runs(Consumer<? super R> release, StageMeter meter) {
       this.release = release;
+      this.meter = meter;
     }
 
     /** Runs {@code task} on {@code input}, collecting its results into a registered run. */
@@ -111,6 +121,7 @@ public final class OrderedParallel {
         }
         live.put(run, Boolean.TRUE);
       }
+      long start = meter != null ? System.nanoTime() : 0L;
       try {
         task.run(input, run::add);
       } catch (Stopped stopped) {
@@ -118,6 +129,9 @@ public final class OrderedParallel {
       } catch (Throwable e) {
         Exceptions.throwIfJvmFatal(e);
         run.fail(e);
+      }
+      if (meter != null) {
+        meter.workerTime(System.nanoTime() - start);
       }
       run.finish();
       return run;

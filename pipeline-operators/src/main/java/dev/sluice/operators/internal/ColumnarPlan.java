@@ -8,6 +8,8 @@ import dev.sluice.core.Options;
 import dev.sluice.core.PipelineContext;
 import dev.sluice.core.Split;
 import dev.sluice.core.internal.OrderedParallel;
+import dev.sluice.core.internal.metrics.FluxDecodeTimer;
+import dev.sluice.core.internal.metrics.StageMeter;
 import java.util.ArrayList;
 import java.util.List;
 import reactor.core.publisher.Flux;
@@ -226,21 +228,25 @@ final class ColumnarPlan {
    * {@code align}), so that no decoded batch crosses an output batch or a window.
    */
   private Flux<Batch> decode(List<Piece> pieces, int align, int decodeRows, int parallelism) {
-    if (parallelism <= 1) {
-      return Flux.fromIterable(pieces).concatMap(p -> piece(p, align, decodeRows), 0);
-    }
-    return OrderedParallel.<Piece, Batch>flatMap(Flux.fromIterable(pieces),
-        (p, out) -> piece(p, align, decodeRows).doOnNext(out).blockLast(),
-        parallelism, Schedulers.boundedElastic(), Batch::close);
+    return Flux.deferContextual(view -> {
+      StageMeter meter = StageMeter.from(view); // the decoding stage's, when the pass is measured
+      if (parallelism <= 1) {
+        return Flux.fromIterable(pieces).concatMap(p -> piece(p, align, decodeRows, meter), 0);
+      }
+      return OrderedParallel.<Piece, Batch>flatMap(Flux.fromIterable(pieces),
+          (p, out) -> piece(p, align, decodeRows, meter).doOnNext(out).blockLast(),
+          parallelism, Schedulers.boundedElastic(), Batch::close);
+    });
   }
 
-  /** One piece, checked to deliver exactly its rows. */
-  private Flux<Batch> piece(Piece p, int align, int decodeRows) {
+  /** One piece, checked to deliver exactly its rows; its decode timed for {@code meter} (may be null). */
+  private Flux<Batch> piece(Piece p, int align, int decodeRows, StageMeter meter) {
     int into = (int) (p.position() % align);
     int first = into == 0 ? decodeRows : align - into;
     return Flux.defer(() -> {
       long[] seen = {0};
-      return source.readBatches(p.split(), p.fromRow(), p.toRow(), first, decodeRows)
+      Flux<Batch> range = source.readBatches(p.split(), p.fromRow(), p.toRow(), first, decodeRows);
+      return FluxDecodeTimer.timed(range, meter, p.split().id(), p.fromRow(), p.rows())
           .<Batch>handle((b, sink) -> {
             seen[0] += b.size();
             if (seen[0] > p.rows()) {

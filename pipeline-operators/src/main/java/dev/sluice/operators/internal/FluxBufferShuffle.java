@@ -8,6 +8,7 @@ import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.concurrent.atomic.AtomicLongFieldUpdater;
 import org.reactivestreams.Subscription;
+import dev.sluice.core.internal.metrics.StageMeter;
 import reactor.core.CoreSubscriber;
 import reactor.core.Scannable;
 import reactor.core.publisher.Flux;
@@ -163,6 +164,10 @@ public final class FluxBufferShuffle<T> extends FluxOperator<T, T> {
       this.requestBatch = Math.max(1, Math.min(queueCapacity / 4, 256));
       this.queue = Queues.<T>get(queueCapacity).get();
       this.slots = new Object[Math.min(bufferSize, 256)];
+      StageMeter meter = StageMeter.from(ctx);
+      if (meter != null) {
+        meter.buffer(() -> filled + queue.size(), bufferSize); // read racily by the stage's probe
+      }
     }
 
     @Override

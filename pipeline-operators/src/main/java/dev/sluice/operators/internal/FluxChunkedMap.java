@@ -1,6 +1,7 @@
 package dev.sluice.operators.internal;
 
 import dev.sluice.core.internal.TrackedScheduler;
+import dev.sluice.core.internal.metrics.StageMeter;
 import java.util.ArrayDeque;
 import java.util.Iterator;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -116,6 +117,8 @@ public final class FluxChunkedMap<T, R> extends Flux<R> implements Scannable {
     final boolean deterministic;
     final Scheduler scheduler;
     final Tuner tuner;
+    /** The stage's meter when it records the time chunks take, else null. */
+    final StageMeter meter;
 
     Subscription upstream;
 
@@ -167,6 +170,11 @@ public final class FluxChunkedMap<T, R> extends Flux<R> implements Scannable {
       this.deterministic = parent.deterministic;
       this.scheduler = parent.scheduler;
       this.tuner = new Tuner(parent.chunkSize, parent.adaptive);
+      StageMeter m = StageMeter.from(ctx);
+      this.meter = m != null && m.recordsWork() ? m : null;
+      if (m != null) {
+        m.workers(parallel);
+      }
     }
 
     @Override
@@ -276,7 +284,7 @@ public final class FluxChunkedMap<T, R> extends Flux<R> implements Scannable {
         }
         c.state = Chunk.MAPPING;
       }
-      long start = tuner.adaptive ? System.nanoTime() : 0L;
+      long start = tuner.adaptive || meter != null ? System.nanoTime() : 0L;
       Object[] in = c.inputs;
       Object[] out = in; // results replace inputs in place: no second array per chunk
       int i = 0;
@@ -298,8 +306,14 @@ public final class FluxChunkedMap<T, R> extends Flux<R> implements Scannable {
           in[j] = null;
         }
       }
-      if (tuner.adaptive) {
-        tuner.observe(c.size, c.fillNanos, System.nanoTime() - start, inline);
+      if (tuner.adaptive || meter != null) {
+        long took = System.nanoTime() - start;
+        if (tuner.adaptive) {
+          tuner.observe(c.size, c.fillNanos, took, inline);
+        }
+        if (meter != null) {
+          meter.workerTime(took);
+        }
       }
       boolean discardNow;
       synchronized (c) {

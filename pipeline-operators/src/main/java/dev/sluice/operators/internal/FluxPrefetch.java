@@ -1,6 +1,7 @@
 package dev.sluice.operators.internal;
 
 import dev.sluice.core.internal.TrackedScheduler;
+import dev.sluice.core.internal.metrics.StageMeter;
 import java.util.Queue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
@@ -162,6 +163,10 @@ public final class FluxPrefetch<T> extends Flux<T> implements Scannable {
       this.consumerWorker = consumerWorker;
       this.spinNanos = spinNanos;
       this.queue = Queues.<T>get(bufferSize).get();
+      StageMeter meter = StageMeter.from(ctx);
+      if (meter != null) {
+        meter.buffer(queue::size, bufferSize);
+      }
     }
 
     @Override

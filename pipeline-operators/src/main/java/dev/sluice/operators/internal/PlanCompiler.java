@@ -8,6 +8,8 @@ import dev.sluice.core.PipelineContext;
 import dev.sluice.core.RandomAccessDataset;
 import dev.sluice.core.Schema;
 import dev.sluice.core.SplitDataset;
+import dev.sluice.core.internal.metrics.FluxStageProbe;
+import dev.sluice.core.internal.metrics.PassMetrics;
 import dev.sluice.operators.Batching;
 import dev.sluice.operators.Shard;
 import java.util.ArrayList;
@@ -86,9 +88,16 @@ public final class PlanCompiler {
     return repeat;
   }
 
-  /** One pass of {@code source} through {@code stages} for {@code context}. */
+  /**
+   * One pass of {@code source} through {@code stages} for {@code context}. When the options carry a
+   * metrics registry, or a flight recording enables Sluice's events, each measured stage's output
+   * goes through a {@link FluxStageProbe}: the leading stages a path fuses (index, columnar, split
+   * read) as one stage named after the path, then every element-path stage; otherwise nothing is
+   * added to the pass.
+   */
   public static Flux<?> compile(Dataset<?> source, List<Stage> stages, Options options, PipelineContext context) {
     List<Stage> ordered = normalize(stages);
+    PassMetrics metrics = PassMetrics.of(options, ordered.size() + 1);
     int repeat = lastRepeat(ordered);
     Flux<?> flux;
     Schema schema;
@@ -97,35 +106,58 @@ public final class PlanCompiler {
     if (repeat >= 0) {
       List<Stage> inner = List.copyOf(ordered.subList(0, repeat));
       long count = ((RepeatStage) ordered.get(repeat)).count();
-      flux = longRange(0, count < 0 ? Long.MAX_VALUE : count)
-          .concatMap(i -> compile(source, inner, options, context.withEpoch(context.epoch() + i)), 0);
+      flux = probe(longRange(0, count < 0 ? Long.MAX_VALUE : count)
+          .concatMap(i -> compile(source, inner, options, context.withEpoch(context.epoch() + i)), 0),
+          metrics, repeat + 1, ordered.get(repeat).operator());
       schema = schemaAfter(Schemas.declared(source), inner);
       next = repeat + 1;
     } else if (source instanceof RandomAccessDataset<?> ra) {
       IndexPlan.Planned planned = IndexPlan.plan(ra, ordered, options, context);
-      flux = planned.flux();
+      boolean gathers = ordered.subList(0, planned.next()).stream().anyMatch(s -> s.kind() == Stage.Kind.BATCH);
+      flux = probe(planned.flux(), metrics, planned.next(), SourceNames.of(source) + (gathers ? " gather" : " read"));
       schema = planned.schema();
       next = planned.next();
     } else if ((columnar = ColumnarPlan.of(source, ordered)) != null) {
-      flux = columnar.flux(options, context);
+      flux = probe(columnar.flux(options, context), metrics, columnar.next(), SourceNames.of(source) + " decode");
       schema = null;
       next = columnar.next();
     } else if (source instanceof SplitDataset<?> split) {
       SplitStages.Planned planned = SplitStages.plan(split, SplitStages.prefix(ordered), options, context);
-      flux = planned.flux();
+      flux = probe(planned.flux(), metrics, planned.next(), SourceNames.of(source) + " read");
       schema = Schemas.declared(source);
       next = planned.next();
     } else {
-      flux = source.flux(context);
+      flux = probe(source.flux(context), metrics, 0, SourceNames.of(source) + " read");
       schema = Schemas.declared(source);
       next = 0;
     }
     for (int i = next; i < ordered.size(); i++) {
       Stage s = ordered.get(i);
-      flux = s.accept(new ElementPath(flux, schema, options, context));
+      flux = probe(s.accept(new ElementPath(flux, schema, options, context)), metrics, i + 1, s.operator());
       schema = schemaAfter(schema, s);
     }
     return flux;
+  }
+
+  /** {@code flux} measured as the stage at {@code position}, or as it is when the pass measures nothing. */
+  private static Flux<?> probe(Flux<?> flux, PassMetrics metrics, int position, String operator) {
+    return metrics == null ? flux : new FluxStageProbe<>(flux, metrics.stage(position, operator));
+  }
+
+  /**
+   * Whether a pass of {@code stages} emits {@link dev.sluice.core.Batch}es: a {@code batch} or
+   * {@code paddedBatch} that no later stage turns back into other elements.
+   */
+  public static boolean emitsBatches(List<Stage> stages) {
+    boolean batches = false;
+    for (Stage s : normalize(stages)) {
+      batches = switch (s.kind()) {
+        case BATCH -> true;
+        case SHUFFLE, BUFFER_SHUFFLE, SHARD, TAKE, SKIP, REPEAT -> batches;
+        case ELEMENT -> s instanceof PaddedBatchStage || (batches && (s instanceof PrefetchStage || s instanceof FilterStage));
+      };
+    }
+    return batches;
   }
 
   /**

@@ -18,6 +18,13 @@ public sealed interface Stage permits ShuffleStage, ShardStage, TakeStage, SkipS
   /** A short description for messages ({@code "shard(4, 1, PAD)"}). */
   String describe();
 
+  /** The operator's name, the {@code operator} tag of the stage's meters ({@code "shard"}, {@code "map"}). */
+  default String operator() {
+    String d = describe();
+    int paren = d.indexOf('(');
+    return paren < 0 ? d : d.substring(0, paren);
+  }
+
   /** Calls the visitor method of this stage's kind. */
   <R> R accept(Visitor<R> visitor);
 

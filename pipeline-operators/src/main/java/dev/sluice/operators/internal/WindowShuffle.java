@@ -6,6 +6,7 @@ import dev.sluice.core.BufferPool;
 import dev.sluice.core.Schema;
 import dev.sluice.core.internal.Mix;
 import dev.sluice.core.internal.TrackedScheduler;
+import dev.sluice.core.internal.metrics.StageMeter;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
@@ -67,8 +68,12 @@ final class WindowShuffle {
    */
   static Flux<Batch> serve(Flux<Batch> decoded, Schema schema, BufferPool pool, int batchSize, long windowRows,
       long firstWindow, long length, long lo, long hi, long key, String source) {
-    return Flux.defer(() -> {
+    return Flux.deferContextual(view -> {
       Grouper grouper = new Grouper(schema, pool, windowRows, firstWindow, length, key, source);
+      StageMeter meter = StageMeter.from(view);
+      if (meter != null) {
+        meter.buffer(() -> (int) Math.min(Integer.MAX_VALUE, grouper.buffered), (int) Math.min(Integer.MAX_VALUE, 2 * windowRows));
+      }
       Recut recut = new Recut(schema, pool, batchSize, hi - lo);
       // The windows are tracked here and closed when the pass ends, not left to the discard hook:
       // publishOn loses what it has queued when a cancel disposes its worker before a scheduled drain
@@ -105,6 +110,7 @@ final class WindowShuffle {
     final long number;
     final long start; // position of its first row in the windowed sequence
     final Batch rows;
+    final int rowCount;
     private final int[] position = {-1}; // the next row to serve, once started
     private boolean closed;
 
@@ -113,6 +119,7 @@ final class WindowShuffle {
       this.number = number;
       this.start = start;
       this.rows = rows;
+      this.rowCount = rows.size();
     }
 
     /**
@@ -160,6 +167,8 @@ final class WindowShuffle {
     private final java.util.Set<Window> open = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
     private long pendingRows;
     private boolean closed;
+    /** Rows held: pending and in windows not yet closed (read by the stage's probe). */
+    volatile long buffered;
 
     Grouper(Schema schema, BufferPool pool, long windowRows, long firstWindow, long length, long key, String source) {
       this.schema = schema;
@@ -179,6 +188,7 @@ final class WindowShuffle {
       }
       pending.add(b);
       pendingRows += b.size();
+      buffered += b.size();
       long start = number * windowRows;
       long want = Math.min(windowRows, length - start);
       if (pendingRows > want) {
@@ -210,7 +220,9 @@ final class WindowShuffle {
     }
 
     synchronized void forget(Window w) {
-      open.remove(w);
+      if (open.remove(w)) {
+        buffered -= w.rowCount;
+      }
     }
 
     /** One batch of the window's batches, in order (a gather then reads one set of buffers). */
@@ -231,6 +243,8 @@ final class WindowShuffle {
         closed = true;
         pending.forEach(Batch::close);
         pending.clear();
+        buffered -= pendingRows;
+        pendingRows = 0;
         left = new ArrayList<>(open);
       }
       left.forEach(Window::close); // a window being served is closed once its gather step ends

@@ -1,0 +1,53 @@
+package dev.sluice.core;
+
+import dev.sluice.core.internal.metrics.StageMeter;
+import reactor.util.context.ContextView;
+
+/**
+ * Counts a stage reports about its own work (a cache's hits and misses, rows it skipped, ...) to
+ * the metrics of the pass it runs in: each name becomes a counter {@code sluice.stage.<name>} with
+ * the stage's tags ({@code pipeline}, {@code stage}, {@code operator}; docs/metrics.md).
+ *
+ * <p>A stage finds its counters in the Reactor context of its subscription: every measured stage
+ * of a pipeline puts its own counters there for the operators and the source upstream of it.
+ * Without metrics (no registry in the pipeline's {@link Options#metrics() options}) it finds
+ * {@link #NONE}, which ignores what it is given, so a stage may report unconditionally:
+ *
+ * <pre>{@code
+ * Flux.deferContextual(view -> {
+ *   StageCounters counters = StageCounters.of(view);
+ *   return blocks.doOnNext(block -> counters.add(block.cached() ? "cache.hits" : "cache.misses", block.rows()));
+ * })
+ * }</pre>
+ *
+ * <p>Thread-safe: any thread of the stage may report.
+ */
+public interface StageCounters {
+  /** Counters that record nothing. */
+  StageCounters NONE = new StageCounters() {
+    @Override
+    public void add(String name, long amount) {}
+
+    @Override
+    public boolean isRecording() {
+      return false;
+    }
+  };
+
+  /** The counters of the stage whose operators see {@code context}, or {@link #NONE}. */
+  static StageCounters of(ContextView context) {
+    StageMeter meter = StageMeter.from(context);
+    return meter == null ? NONE : meter;
+  }
+
+  /**
+   * Adds {@code amount} to the counter {@code sluice.stage.<name>} of this stage.
+   *
+   * @param name a dotted lower-case name ({@code "cache.hits"}); the same name always means the same quantity
+   * @param amount what to add, &ge; 0
+   */
+  void add(String name, long amount);
+
+  /** Whether anything is recorded ({@code false} for {@link #NONE}), to skip work that only feeds the counters. */
+  boolean isRecording();
+}
