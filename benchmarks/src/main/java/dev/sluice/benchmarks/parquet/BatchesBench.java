@@ -35,8 +35,8 @@ public final class BatchesBench {
     long cpu = QuickRead.cpu() - cpu0;
     Arrays.sort(rates);
     double median = epochs % 2 == 1 ? rates[epochs / 2] : (rates[epochs / 2 - 1] + rates[epochs / 2]) / 2;
-    System.out.printf(Locale.ROOT, "{\"examples\":%d,\"epochs\":%d,\"recordsPerSecond\":%.6f,\"cpuNanosPerRecord\":%.6f}%n",
-        records, epochs, median, (double) cpu / records);
+    System.out.printf(Locale.ROOT, "{\"examples\":%d,\"epochs\":%d,\"recordsPerSecond\":%.6f,\"cpuSecondsPerMillionRecords\":%.6f}%n",
+        records, epochs, median, cpu / 1e3 / records);
   }
 
   /** One epoch: records and bytes. */

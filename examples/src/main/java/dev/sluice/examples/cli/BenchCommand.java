@@ -103,63 +103,72 @@ final class BenchCommand implements Callable<Integer> {
         b = b.prefetch(prefetch);
       }
       PipelineContext ctx = PipelineContext.defaults().withSeed(seed);
-      long[] warm = epoch(b, ctx);
-      if (!json) {
-        out.printf(Locale.ROOT, "warm-up epoch: %d records in %.3f s%n", warm[0], warm[3] / 1e9);
+      long rows = DatasetRun.knownRows(data);
+      long perEpoch = rows < 0 ? -1 : numSamples == null ? rows : Math.min(rows, numSamples);
+      try (Progress progress = Progress.start("bench", perEpoch < 0 ? -1 : perEpoch * (epochs + 1L), "rec", System.err)) {
+        return run(b, ctx, progress, out);
       }
-      double[] rates = new double[epochs];
-      double[] byteRates = new double[epochs];
-      long records = 0;
-      long batches = 0;
-      long bytes = 0;
-      long nanos = 0;
-      long cpu0 = processCpuNanos();
-      for (int e = 0; e < epochs; e++) {
-        long[] r = epoch(b, ctx.withEpoch(e + 1));
-        records += r[0];
-        batches += r[1];
-        bytes += r[2];
-        nanos += r[3];
-        double s = r[3] / 1e9;
-        rates[e] = r[0] / s;
-        byteRates[e] = r[2] / s;
-        if (!json) {
-          out.printf(Locale.ROOT, "epoch %d: %d records in %.3f s, %.0f records/s, %.1f MB/s%n", e + 1, r[0], s, rates[e], byteRates[e] / 1e6);
-        }
-      }
-      long cpu = processCpuNanos() - cpu0;
-      double medianRate = median(rates);
-      double medianBytes = median(byteRates);
-      double min = Arrays.stream(rates).min().orElse(0);
-      double max = Arrays.stream(rates).max().orElse(0);
-      if (json) {
-        ObjectNode o = DatasetRun.object();
-        o.put("examples", records);
-        o.put("batches", batches);
-        o.put("epochs", epochs);
-        o.put("seconds", DatasetRun.decimal(nanos / 1e9));
-        o.put("bytes", bytes);
-        o.put("recordsPerSecond", DatasetRun.decimal(medianRate));
-        o.put("bytesPerSecond", DatasetRun.decimal(medianBytes));
-        o.put("recordsPerSecondMin", DatasetRun.decimal(min));
-        o.put("recordsPerSecondMax", DatasetRun.decimal(max));
-        o.put("cpuSeconds", DatasetRun.decimal(cpu / 1e9));
-        o.put("cpuNanosPerRecord", DatasetRun.decimal(records == 0 ? 0 : (double) cpu / records));
-        out.println(DatasetRun.line(o));
-      } else {
-        out.printf(Locale.ROOT, "median %.0f records/s (min %.0f, max %.0f), %.1f MB/s over %d epochs; "
-            + "process CPU %.0f ns per record%n", medianRate, min, max, medianBytes / 1e6, epochs,
-            records == 0 ? 0.0 : (double) cpu / records);
-      }
-      out.flush();
-      return 0;
     } finally {
       DatasetRun.close(data);
     }
   }
 
+  /** The warm-up epoch, the measured epochs and the report. */
+  private int run(Pipeline<Batch> b, PipelineContext ctx, Progress progress, PrintWriter out) {
+    long[] warm = epoch(b, ctx, progress);
+    if (!json) {
+      out.printf(Locale.ROOT, "warm-up epoch: %d records in %.3f s%n", warm[0], warm[3] / 1e9);
+    }
+    double[] rates = new double[epochs];
+    double[] byteRates = new double[epochs];
+    long records = 0;
+    long batches = 0;
+    long bytes = 0;
+    long nanos = 0;
+    long cpu0 = processCpuNanos();
+    for (int e = 0; e < epochs; e++) {
+      long[] r = epoch(b, ctx.withEpoch(e + 1), progress);
+      records += r[0];
+      batches += r[1];
+      bytes += r[2];
+      nanos += r[3];
+      double s = r[3] / 1e9;
+      rates[e] = r[0] / s;
+      byteRates[e] = r[2] / s;
+      if (!json) {
+        out.printf(Locale.ROOT, "epoch %d: %d records in %.3f s, %.0f records/s, %.1f MB/s%n", e + 1, r[0], s, rates[e], byteRates[e] / 1e6);
+      }
+    }
+    long cpu = processCpuNanos() - cpu0;
+    double medianRate = median(rates);
+    double medianBytes = median(byteRates);
+    double min = Arrays.stream(rates).min().orElse(0);
+    double max = Arrays.stream(rates).max().orElse(0);
+    if (json) {
+      ObjectNode o = DatasetRun.object();
+      o.put("examples", records);
+      o.put("batches", batches);
+      o.put("epochs", epochs);
+      o.put("seconds", DatasetRun.decimal(nanos / 1e9));
+      o.put("bytes", bytes);
+      o.put("recordsPerSecond", DatasetRun.decimal(medianRate));
+      o.put("bytesPerSecond", DatasetRun.decimal(medianBytes));
+      o.put("recordsPerSecondMin", DatasetRun.decimal(min));
+      o.put("recordsPerSecondMax", DatasetRun.decimal(max));
+      o.put("cpuSeconds", DatasetRun.decimal(cpu / 1e9));
+      o.put("cpuSecondsPerMillionRecords", DatasetRun.decimal(records == 0 ? 0 : cpu / 1e3 / records));
+      out.println(DatasetRun.line(o));
+    } else {
+      out.printf(Locale.ROOT, "median %.0f records/s (min %.0f, max %.0f), %.1f MB/s over %d epochs; "
+          + "process CPU %.3f s per million records%n", medianRate, min, max, medianBytes / 1e6, epochs,
+          records == 0 ? 0.0 : cpu / 1e3 / records);
+    }
+    out.flush();
+    return 0;
+  }
+
   /** One epoch: records, batches, bytes, nanoseconds. */
-  private static long[] epoch(Pipeline<Batch> pipeline, PipelineContext ctx) {
+  private static long[] epoch(Pipeline<Batch> pipeline, PipelineContext ctx, Progress progress) {
     long[] r = new long[4];
     long t0 = System.nanoTime();
     pipeline.flux(ctx).doOnNext(b -> {
@@ -167,6 +176,7 @@ final class BenchCommand implements Callable<Integer> {
         r[0] += b.size();
         r[1]++;
         r[2] += b.byteSize();
+        progress.step(b.size());
       }
     }).blockLast(); // the consumer runs on prefetch's thread; this one only waits
     r[3] = System.nanoTime() - t0;

@@ -2,16 +2,12 @@ package dev.sluice.examples.cli;
 
 import dev.sluice.core.Dataset;
 import dev.sluice.core.Example;
-import dev.sluice.core.RandomAccessDataset;
-import dev.sluice.core.Split;
-import dev.sluice.core.SplitDataset;
 import dev.sluice.io.DatasetFormat;
 import dev.sluice.io.Formats;
 import dev.sluice.io.WriteOptions;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicLong;
@@ -86,7 +82,7 @@ final class ConvertCommand implements Callable<Integer> {
     Dataset<Example> data = source.open(in);
     try {
       OutputPaths.makeRoom(dataset, force); // only once IN opened: a failed open leaves OUT as it was
-      long total = knownRows(data);
+      long total = DatasetRun.knownRows(data);
       AtomicLong written = new AtomicLong();
       long t0 = System.nanoTime();
       try (Progress progress = Progress.start("convert", total, "rows", System.err)) {
@@ -110,19 +106,5 @@ final class ConvertCommand implements Callable<Integer> {
     } finally {
       DatasetRun.close(data);
     }
-  }
-
-  /** The rows when the source knows them without reading, else -1. */
-  private static long knownRows(Dataset<Example> data) {
-    if (data instanceof RandomAccessDataset<?> ra) {
-      return ra.size();
-    }
-    if (data instanceof SplitDataset<?> sd) {
-      List<Split> splits = sd.splits();
-      if (splits.stream().allMatch(Split::hasKnownRowCount)) {
-        return splits.stream().mapToLong(Split::rowCount).sum();
-      }
-    }
-    return -1;
   }
 }

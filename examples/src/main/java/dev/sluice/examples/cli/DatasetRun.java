@@ -8,6 +8,9 @@ import dev.sluice.core.Batch;
 import dev.sluice.core.Dataset;
 import dev.sluice.core.Example;
 import dev.sluice.core.MemoryManager;
+import dev.sluice.core.RandomAccessDataset;
+import dev.sluice.core.Split;
+import dev.sluice.core.SplitDataset;
 import dev.sluice.core.Tensor;
 import dev.sluice.io.DatasetFormat;
 import dev.sluice.io.Formats;
@@ -129,6 +132,20 @@ final class DatasetRun {
         throw new IllegalStateException("closing " + dataset + " failed", e);
       }
     }
+  }
+
+  /** The rows of {@code data} when it knows them without reading, else -1. */
+  static long knownRows(Dataset<?> data) {
+    if (data instanceof RandomAccessDataset<?> ra) {
+      return ra.size();
+    }
+    if (data instanceof SplitDataset<?> sd) {
+      List<Split> splits = sd.splits();
+      if (splits.stream().allMatch(Split::hasKnownRowCount)) {
+        return splits.stream().mapToLong(Split::rowCount).sum();
+      }
+    }
+    return -1;
   }
 
   /** Bytes of the values of one example (what a batch of it would hold, without offsets). */

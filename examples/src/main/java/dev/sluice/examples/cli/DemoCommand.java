@@ -47,7 +47,8 @@ final class DemoCommand implements Callable<Integer> {
     Schema schema = ((HasSchema) data).schema();
     out.printf(Locale.ROOT, "sluice demo: synthetic dataset of %d rows %s%n", rows, schema);
     out.printf(Locale.ROOT, "pipeline: shuffle() -> batch(%d) by gather -> prefetch(4), %d epochs%n", batchSize, epochs);
-    Pipeline<Batch> pipeline = Pipeline.from(data).shuffle().batch(batchSize).prefetch(4);
+    PipelineMetrics metrics = new PipelineMetrics("demo");
+    Pipeline<Batch> pipeline = metrics.measure(Pipeline.from(data).shuffle().batch(batchSize).prefetch(4));
     PipelineContext ctx = PipelineContext.defaults().withSeed(42);
 
     AtomicLong examples = new AtomicLong();
@@ -74,6 +75,8 @@ final class DemoCommand implements Callable<Integer> {
     out.printf(Locale.ROOT, "%.0f examples/s, %.1f MB/s (%d examples, %d bytes, %.3f s)%n",
         examples.get() / seconds, bytes.get() / seconds / 1e6, examples.get(), bytes.get(), seconds);
     out.printf(Locale.ROOT, "off-heap bytes outstanding after the run: %d%n", MemoryManager.shared().outstandingBytes());
+    out.println("stages:");
+    metrics.print(out);
     return 0;
   }
 }

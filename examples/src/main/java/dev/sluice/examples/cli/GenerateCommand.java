@@ -66,7 +66,10 @@ final class GenerateCommand implements Callable<Integer> {
     }
     Path target = OutputPaths.target(f, out);
     OutputPaths.makeRoom(Path.of(out), force);
-    f.write(Datasets.synthetic(rows, dim, seed), target, WriteOptions.defaults().withRowGroupBytes(rowGroupBytes));
+    try (Progress progress = Progress.start("generate", rows, "rows", System.err)) {
+      f.write(Datasets.synthetic(rows, dim, seed), target,
+          WriteOptions.defaults().withRowGroupBytes(rowGroupBytes).withProgress(progress::step));
+    }
     spec.commandLine().getOut().printf(Locale.ROOT, "wrote %d rows (x float32[%d], label int64) to %s as %s%n",
         rows, dim, target, f.name());
     spec.commandLine().getOut().flush();

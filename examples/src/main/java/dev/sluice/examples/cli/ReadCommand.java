@@ -100,12 +100,30 @@ final class ReadCommand implements Callable<Integer> {
       description = "Read only these fields (default: all); the others are not read.")
   List<String> columns = List.of();
 
+  @Option(names = "--metrics", description = "Measure every stage and end with a table of the stages (elements, bytes, "
+      + "time busy and waiting for upstream and for downstream, buffers, workers, decodes) and one line naming the "
+      + "bottleneck: input-bound at a stage, or consumer-bound.")
+  boolean metrics;
+
+  @Option(names = "--step-ms", paramLabel = "N", description = "With --metrics: a simulated consumer that works N ms "
+      + "(busy, not sleeping) on every batch (every element without --batch), to see a consumer-bound pass.")
+  Double stepMs;
+
   @Spec CommandSpec spec;
 
   @Override
   public Integer call() {
     if (printIndices && json) {
       throw new IllegalArgumentException("--print-indices and --json cannot be combined: --print-indices leaves only index lines on stdout");
+    }
+    if (printIndices && metrics) {
+      throw new IllegalArgumentException("--print-indices and --metrics cannot be combined: --print-indices leaves only index lines on stdout");
+    }
+    if (stepMs != null && !metrics) {
+      throw new IllegalArgumentException("--step-ms " + stepMs + " needs --metrics");
+    }
+    if (stepMs != null && !(stepMs >= 0 && stepMs <= 60_000)) {
+      throw new IllegalArgumentException("--step-ms must be in [0, 60000] ms but was " + stepMs);
     }
     OptionChecks.nonNegative("--epochs", epochs);
     if (batch != null) {
@@ -153,35 +171,51 @@ final class ReadCommand implements Callable<Integer> {
         p = p.shuffle(STREAMING_SHUFFLE_BUFFER);
       }
       long[] totals = new long[3]; // examples, batches, bytes
+      PipelineMetrics measured = metrics ? new PipelineMetrics("read") : null;
+      double step = stepMs == null ? 0 : stepMs;
+      long rows = DatasetRun.knownRows(data);
+      long perRank = rows < 0 ? -1 : (rows + ctx.worldSize() - 1) / ctx.worldSize();
       long started = System.nanoTime();
-      for (long e = 0; e < epochs; e++) {
-        PipelineContext epoch = ctx.withEpoch(ctx.epoch() + e);
-        if (batch != null) {
-          Pipeline<Batch> b = p.batch(batch, dropRemainder, parallelism);
-          b = prefetch > 0 ? b.prefetch(prefetch) : b;
-          b.flux(epoch).doOnNext(x -> {
-            try (x) {
-              totals[0] += x.size();
-              totals[1]++;
+      try (Progress progress = Progress.start("read", perRank < 0 ? -1 : perRank * epochs, "ex", System.err)) {
+        for (long e = 0; e < epochs; e++) {
+          PipelineContext epoch = ctx.withEpoch(ctx.epoch() + e);
+          if (batch != null) {
+            Pipeline<Batch> b = p.batch(batch, dropRemainder, parallelism);
+            b = prefetch > 0 ? b.prefetch(prefetch) : b;
+            b = measured != null ? measured.measure(b) : b;
+            b.flux(epoch).doOnNext(x -> {
+              try (x) {
+                totals[0] += x.size();
+                totals[1]++;
+                totals[2] += DatasetRun.bytes(x);
+                if (printIndices) {
+                  StringBuilder line = new StringBuilder().append(epoch.epoch());
+                  for (int i = 0; i < x.size(); i++) {
+                    line.append(' ').append(x.index(i));
+                  }
+                  out.println(line);
+                }
+                if (step > 0) {
+                  PipelineMetrics.busyStep(step);
+                }
+                progress.step(x.size());
+              }
+            }).blockLast();
+          } else {
+            Pipeline<Example> el = prefetch > 0 ? p.prefetch(prefetch) : p;
+            el = measured != null ? measured.measure(el) : el;
+            el.flux(epoch).doOnNext(x -> {
+              totals[0]++;
               totals[2] += DatasetRun.bytes(x);
               if (printIndices) {
-                StringBuilder line = new StringBuilder().append(epoch.epoch());
-                for (int i = 0; i < x.size(); i++) {
-                  line.append(' ').append(x.index(i));
-                }
-                out.println(line);
+                out.println(epoch.epoch() + " " + x.index());
               }
-            }
-          }).blockLast();
-        } else {
-          Pipeline<Example> el = prefetch > 0 ? p.prefetch(prefetch) : p;
-          el.flux(epoch).doOnNext(x -> {
-            totals[0]++;
-            totals[2] += DatasetRun.bytes(x);
-            if (printIndices) {
-              out.println(epoch.epoch() + " " + x.index());
-            }
-          }).blockLast();
+              if (step > 0) {
+                PipelineMetrics.busyStep(step);
+              }
+              progress.step(1);
+            }).blockLast();
+          }
         }
       }
       long examples = totals[0];
@@ -189,6 +223,9 @@ final class ReadCommand implements Callable<Integer> {
       long bytes = totals[2];
       double seconds = (System.nanoTime() - started) / 1e9;
       if (json) {
+        if (measured != null) {
+          measured.print(out);
+        }
         ObjectNode o = DatasetRun.object();
         o.put("examples", examples);
         o.put("batches", batches);
@@ -204,6 +241,9 @@ final class ReadCommand implements Callable<Integer> {
           o.put("cacheBlocksWritten", c.blocksWritten());
           o.put("cacheBytesWritten", c.bytesWritten());
         }
+        if (measured != null) {
+          o.put("bottleneck", measured.report().bottleneck());
+        }
         out.println(DatasetRun.line(o));
       } else if (!printIndices) {
         out.printf(Locale.ROOT, "read %d examples in %d batches over %d epochs (rank %d of %d): %d bytes in %.3f s%n",
@@ -212,6 +252,9 @@ final class ReadCommand implements Callable<Integer> {
           CacheStats c = monitor.total();
           out.printf(Locale.ROOT, "cache: %d hits, %d misses (%d uncached), %d fallbacks, %d blocks written (%d bytes)%n",
               c.hits(), c.misses(), c.uncached(), c.fallbacks(), c.blocksWritten(), c.bytesWritten());
+        }
+        if (measured != null) {
+          measured.print(out);
         }
       }
       out.flush();
