@@ -14,8 +14,10 @@ import reactor.core.scheduler.Schedulers;
  * <p>It behaves as {@code subscribeOn} (the producer, and every request to it, runs on a worker of
  * the producer scheduler) followed by {@code publishOn} with a bounded queue of {@code bufferSize}
  * elements (the consumer is called on a worker of the consumer scheduler), fused into one operator
- * ({@link FluxPrefetch}) whose idle consumer waits briefly for the next element instead of handing
- * its worker back: a consumer that keeps up is then never woken per element. Both schedulers default to
+ * ({@link FluxPrefetch}) whose idle consumer parks on its worker for the next element and is woken
+ * by the producer directly, instead of handing its worker back and being scheduled again for each
+ * element. It spins before parking only when the process may use more processors than the two
+ * threads of the prefetch, and only while spinning is measured to pay. Both schedulers default to
  * {@link Schedulers#boundedElastic()}, since producers block on page faults and consumers on
  * training steps.
  *
@@ -36,14 +38,8 @@ import reactor.core.scheduler.Schedulers;
  * }</pre>
  */
 public final class Prefetch {
-  /**
-   * How long an idle consumer waits for the next element before it gives its worker back: the
-   * system property {@code sluice.prefetch.spinMicros}, 0 to never spin; by default 50
-   * microseconds, or 0 when the process may run on one processor only (a consumer spinning there
-   * only keeps the producer it waits for off the processor).
-   */
-  static final long SPIN_NANOS = Long.getLong("sluice.prefetch.spinMicros",
-      Runtime.getRuntime().availableProcessors() > 1 ? 50L : 0L) * 1_000L;
+  /** The threads of a prefetch that may both be busy: its producer and its consumer. */
+  private static final int THREADS = 2;
 
   private Prefetch() {}
 
@@ -64,7 +60,9 @@ public final class Prefetch {
     if (bufferSize <= 0) {
       throw new IllegalArgumentException("bufferSize > 0 required but it was " + bufferSize);
     }
-    return flux -> new FluxPrefetch<T>(flux, bufferSize, producer, consumer, SPIN_NANOS)
+    long spin = FluxPrefetch.spinBudget(THREADS);
+    boolean adaptive = FluxPrefetch.adaptiveSpin();
+    return flux -> new FluxPrefetch<T>(flux, bufferSize, producer, consumer, spin, adaptive, FluxPrefetch.PARK_NANOS)
         .doOnDiscard(Batch.class, Batch::close);
   }
 }

@@ -194,7 +194,7 @@ class PrefetchTest {
     // its terminal signal: the consumer's completion must not interrupt it (subscribeOn + publishOn
     // does not; only a cancel may). Here the cleanup is still running when the downstream terminates.
     for (boolean fails : new boolean[] {false, true}) {
-      for (long spinNanos : new long[] {0L, Prefetch.SPIN_NANOS}) {
+      for (long spinNanos : new long[] {0L, FluxPrefetch.MAX_SPIN_NANOS}) {
         String where = (fails ? "error" : "completion") + ", spinNanos " + spinNanos;
         CountDownLatch downstreamTerminated = new CountDownLatch(1);
         CountDownLatch cleanedUp = new CountDownLatch(1);

@@ -7,6 +7,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.concurrent.atomic.AtomicLongFieldUpdater;
 import java.util.concurrent.atomic.AtomicReferenceFieldUpdater;
+import java.util.concurrent.locks.LockSupport;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
@@ -14,22 +15,42 @@ import reactor.core.Scannable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Operators;
 import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
 import reactor.util.concurrent.Queues;
 import reactor.util.context.Context;
 
 /**
  * tf.data's {@code prefetch} as one operator: {@code subscribeOn(producer)} and
- * {@code publishOn(consumer, bufferSize)} fused, with one difference that matters for throughput.
+ * {@code publishOn(consumer, bufferSize)} fused, with one difference that matters for throughput and
+ * CPU: how the consumer waits.
  *
  * <p>The upstream is subscribed to, and every request to it runs, on a worker of the producer
  * scheduler; requests made while one is pending are coalesced into it. Elements go through a
  * bounded single-producer queue to a drain loop on a worker of the consumer scheduler, as in
  * {@code publishOn}. When that loop finds the queue empty while the downstream still has demand, it
- * waits up to {@code spinNanos} for the next element before it gives the worker back: a consumer
- * that keeps up with its producer then receives a whole epoch in one drain, and the producer never
- * pays for waking it (a task submission and a futex wake per element). A
- * consumer slower than its producer never spins (the queue is never empty); a producer much slower
- * than the spin costs at most {@code spinNanos} of an idle core per element.
+ * waits for the next element on its worker instead of giving the worker back at once:
+ *
+ * <ol>
+ *   <li>it spins, only when spinning is allowed and has been measured to pay: with an adaptive
+ *       budget of up to {@code maxSpinNanos}, the consumer spins while most recent waits ended
+ *       within it, and stops spinning (trying again now and then) when they did not;
+ *   <li>it parks its thread for up to {@code parkNanos} ({@link #PARK_NANOS} unless given), woken
+ *       by the producer's next element (one {@code unpark}, without a task submission), so a waiting
+ *       consumer costs no CPU and the producer pays a wake-up only when the consumer sleeps; a
+ *       consumer on a non-blocking thread ({@code Schedulers.parallel()}) never parks;
+ *   <li>then it gives the worker back, and the next element schedules the drain again.
+ * </ol>
+ *
+ * A consumer slower than its producer never waits (the queue is never empty).
+ *
+ * <p><b>Cheap consumers are served on the producer's worker.</b> When both schedulers are the same
+ * (the default) and the consumer's work per element is measured to be at most an eighth of the
+ * producer's (one element in {@value #SAMPLE_EVERY} is timed on each side), an element that finds the
+ * consumer idle goes downstream right away on the producer's worker, a worker of the consumer
+ * scheduler too, and the requests that replenish the queue go upstream from there without a task:
+ * a consumer that only takes elements (an iterator's queue, a counter) then costs no wake-up per
+ * element, whose price on a busy or virtual machine is tens of microseconds of CPU. A consumer that
+ * costs more is served on its own worker, in parallel with the producer, as above.
  *
  * <p><b>Reactive Streams semantics.</b> At most {@code bufferSize} elements are requested ahead of
  * the downstream; replenished {@code bufferSize - bufferSize/4} at a time. Errors are delivered
@@ -50,25 +71,79 @@ public final class FluxPrefetch<T> extends Flux<T> implements Scannable {
   private final Scheduler producer;
   private final Scheduler consumer;
   private final long spinNanos;
+  private final boolean adaptiveSpin;
+  private final long parkNanos;
 
   /**
+   * How long an idle consumer parks on its worker for the next element before it gives the worker
+   * back: the system property {@code sluice.prefetch.parkMicros}, by default 1,000 µs; 0 gives it
+   * back at once.
+   */
+  public static final long PARK_NANOS = Long.getLong("sluice.prefetch.parkMicros", 1_000L) * 1_000L;
+
+  /** One element in this many is timed on each side, to decide where the consumer is served. */
+  static final int SAMPLE_EVERY = 8;
+  /** The consumer is served on the producer's worker when it costs at most 1/this of the producer. */
+  static final int INLINE_RATIO = 8;
+
+  /** The most an idle consumer spins for the next element, when it may spin at all. */
+  public static final long MAX_SPIN_NANOS = 50_000;
+
+  /**
+   * The spin budget of a prefetch in a pipeline whose threads may all be busy at once
+   * ({@code busyThreads}: the consumer, the producers, the parallel workers): the system property
+   * {@code sluice.prefetch.spinMicros} when set (a fixed budget, 0 never spins); else
+   * {@link #MAX_SPIN_NANOS}, adaptive, when the process may use more processors than that, and 0
+   * otherwise, so that a spinning consumer never takes a core the pipeline's work needs.
+   */
+  public static long spinBudget(int busyThreads) {
+    Long fixed = Long.getLong("sluice.prefetch.spinMicros");
+    if (fixed != null) {
+      return Math.max(0, fixed) * 1_000L;
+    }
+    return Runtime.getRuntime().availableProcessors() > busyThreads ? MAX_SPIN_NANOS : 0;
+  }
+
+  /** Whether the spin budget adapts ({@link #spinBudget}): unless the system property fixes it. */
+  public static boolean adaptiveSpin() {
+    return System.getProperty("sluice.prefetch.spinMicros") == null;
+  }
+
+  /**
+   * A prefetch whose idle consumer spins a fixed {@code spinNanos} before it parks.
+   *
    * @param bufferSize elements produced ahead of demand, &gt; 0
-   * @param spinNanos how long an idle consumer waits for the next element before it yields its
-   *     worker, &gt;= 0 (0: never)
+   * @param spinNanos how long an idle consumer spins for the next element before it parks, &gt;= 0 (0: never)
    */
   public FluxPrefetch(Publisher<? extends T> source, int bufferSize, Scheduler producer, Scheduler consumer,
       long spinNanos) {
+    this(source, bufferSize, producer, consumer, spinNanos, false, PARK_NANOS);
+  }
+
+  /**
+   * @param bufferSize elements produced ahead of demand, &gt; 0
+   * @param spinNanos the most an idle consumer spins for the next element before it parks, &gt;= 0 (0: never)
+   * @param adaptiveSpin spin only while spinning pays (most waits end within the budget)
+   * @param parkNanos how long it then parks on its worker before it gives the worker back, &gt;= 0
+   */
+  public FluxPrefetch(Publisher<? extends T> source, int bufferSize, Scheduler producer, Scheduler consumer,
+      long spinNanos, boolean adaptiveSpin, long parkNanos) {
     if (bufferSize <= 0) {
       throw new IllegalArgumentException("bufferSize > 0 required but it was " + bufferSize);
     }
     if (spinNanos < 0) {
       throw new IllegalArgumentException("spinNanos >= 0 required but it was " + spinNanos);
     }
+    if (parkNanos < 0) {
+      throw new IllegalArgumentException("parkNanos >= 0 required but it was " + parkNanos);
+    }
     this.source = source;
     this.bufferSize = bufferSize;
     this.producer = TrackedScheduler.of(producer);
     this.consumer = TrackedScheduler.of(consumer);
     this.spinNanos = spinNanos;
+    this.adaptiveSpin = adaptiveSpin;
+    this.parkNanos = parkNanos;
   }
 
   @Override
@@ -86,10 +161,13 @@ public final class FluxPrefetch<T> extends Flux<T> implements Scannable {
       return;
     }
     PrefetchSubscriber<T> parent = new PrefetchSubscriber<>(actual, bufferSize, producerWorker, consumerWorker,
-        spinNanos);
+        new Spin(spinNanos, adaptiveSpin), parkNanos, producer == consumer);
     actual.onSubscribe(parent);
     try {
-      producerWorker.schedule(() -> source.subscribe(parent));
+      producerWorker.schedule(() -> {
+        parent.producerThread = Thread.currentThread(); // a worker's tasks all run on its one thread
+        source.subscribe(parent);
+      });
     } catch (RejectedExecutionException e) {
       if (!parent.cancelled) {
         parent.onError(Operators.onRejectedExecution(e, actual.currentContext()));
@@ -121,8 +199,23 @@ public final class FluxPrefetch<T> extends Flux<T> implements Scannable {
     final int limit;
     final Scheduler.Worker producerWorker;
     final Scheduler.Worker consumerWorker;
-    final long spinNanos;
+    final Spin spin;
+    final long parkNanos;
     final Queue<T> queue;
+    /** The consumer's thread while it parks in the drain for the next element, else null. */
+    volatile Thread parked;
+    /** Whether the consumer may be served on the producer's worker (both on one scheduler). */
+    final boolean mayInline;
+    /** The producer worker's thread, once the upstream is subscribed there. */
+    volatile Thread producerThread;
+    /** What one element costs, ns, -1 until measured: the consumer's onNext, the producer's work. */
+    volatile long consumerNanos = -1;
+    volatile long producerNanos = -1;
+    /** Elements emitted by the drain (drain only), received from the upstream (onNext only). */
+    long emittedCount;
+    long receivedCount;
+    /** When the producer's next element started, when it is being timed, else 0 (onNext only). */
+    long producerMark;
 
     volatile Subscription upstream;
     @SuppressWarnings("rawtypes")
@@ -154,14 +247,16 @@ public final class FluxPrefetch<T> extends Flux<T> implements Scannable {
     long produced;
 
     PrefetchSubscriber(CoreSubscriber<? super T> actual, int bufferSize, Scheduler.Worker producerWorker,
-        Scheduler.Worker consumerWorker, long spinNanos) {
+        Scheduler.Worker consumerWorker, Spin spin, long parkNanos, boolean mayInline) {
       this.actual = actual;
       this.ctx = actual.currentContext();
       this.bufferSize = bufferSize;
       this.limit = bufferSize - (bufferSize >> 2);
       this.producerWorker = producerWorker;
       this.consumerWorker = consumerWorker;
-      this.spinNanos = spinNanos;
+      this.spin = spin;
+      this.parkNanos = parkNanos;
+      this.mayInline = mayInline;
       this.queue = Queues.<T>get(bufferSize).get();
       StageMeter meter = StageMeter.from(ctx);
       if (meter != null) {
@@ -191,6 +286,11 @@ public final class FluxPrefetch<T> extends Flux<T> implements Scannable {
         Operators.onDiscard(t, ctx);
         return;
       }
+      long mark = producerMark;
+      if (mark != 0) {
+        producerNanos = average(producerNanos, System.nanoTime() - mark);
+        producerMark = 0;
+      }
       if (!queue.offer(t)) {
         Operators.onDiscard(t, ctx);
         error = Operators.onOperatorError(upstream,
@@ -199,6 +299,27 @@ public final class FluxPrefetch<T> extends Flux<T> implements Scannable {
         Operators.terminate(UPSTREAM, this);
       }
       trySchedule();
+      if (mayInline && ++receivedCount % SAMPLE_EVERY == 0) {
+        producerMark = System.nanoTime(); // the next element's production starts
+      }
+    }
+
+    /** A moving average of per-element costs: the first sample, then a quarter of each new one. */
+    static long average(long old, long sample) {
+      return old < 0 ? sample : (3 * old + sample) / 4;
+    }
+
+    /**
+     * Whether the consumer is served on the producer's worker: allowed, and the consumer measured to
+     * cost at most {@code 1/INLINE_RATIO} of the producer.
+     */
+    boolean preferInline() {
+      if (!mayInline) {
+        return false;
+      }
+      long c = consumerNanos;
+      long p = producerNanos;
+      return c >= 0 && p >= 0 && c * INLINE_RATIO <= p;
     }
 
     @Override
@@ -239,16 +360,34 @@ public final class FluxPrefetch<T> extends Flux<T> implements Scannable {
       producerWorker.dispose();
       if (WIP.getAndIncrement(this) == 0) {
         clearAndDispose();
+      } else {
+        wakeConsumer();
       }
     }
 
-    /** Runs the drain on the consumer worker unless it runs already; after a cancel, clears inline. */
+    /** Unparks the consumer when it parks in the drain (after a full fence: see {@link #awaitNext}). */
+    void wakeConsumer() {
+      Thread t = parked;
+      if (t != null) {
+        LockSupport.unpark(t);
+      }
+    }
+
+    /**
+     * Runs the drain on the consumer worker unless it runs already (then wakes it if it parks); after
+     * a cancel, clears inline.
+     */
     void trySchedule() {
       if (WIP.getAndIncrement(this) != 0) {
+        wakeConsumer(); // the increment is the fence between the caller's signal and this read
         return;
       }
       if (cancelled) {
         clearAndDispose();
+        return;
+      }
+      if (preferInline() && Thread.currentThread() == producerThread) {
+        drain(true);
         return;
       }
       try {
@@ -275,8 +414,18 @@ public final class FluxPrefetch<T> extends Flux<T> implements Scannable {
       consumerWorker.dispose();
     }
 
-    /** Passes {@code n} more to the upstream from the producer worker, coalescing pending requests. */
-    void requestUpstream(long n) {
+    /**
+     * Passes {@code n} more to the upstream from the producer worker, coalescing pending requests;
+     * directly when the drain runs there ({@code inline}).
+     */
+    void requestUpstream(long n, boolean inline) {
+      if (inline) {
+        Subscription s = upstream;
+        if (s != null) {
+          s.request(n); // on the producer worker, within the upstream's onNext: it serializes this
+        }
+        return;
+      }
       if (REPLENISH.getAndAdd(this, n) != 0) {
         return; // a producer task is pending and will pass this on too
       }
@@ -296,20 +445,54 @@ public final class FluxPrefetch<T> extends Flux<T> implements Scannable {
     }
 
     /**
-     * Waits up to {@code spinNanos} for the queue to fill or the upstream to end; true when it did
-     * (or the pass was cancelled), false when the time ran out.
+     * Waits for the queue to fill or the upstream to end: spins (when {@link Spin} allows), then
+     * parks up to {@code parkNanos}; true when it came (or the pass was cancelled), false when the
+     * time ran out and the worker should be given back.
+     *
+     * <p>No wake-up is lost: this thread publishes {@code parked} (a volatile write) before it reads
+     * the queue again, and a signalling thread writes the queue or the flags before the atomic
+     * increment in {@link #trySchedule} that precedes its read of {@code parked}.
      */
-    boolean awaitBriefly() {
-      if (spinNanos == 0) {
+    boolean awaitNext(boolean inline) {
+      if (inline || preferInline()) {
+        return false; // the producer serves the consumer: never hold its thread, nor the worker
+      }
+      long budget = spin.budget();
+      if (budget > 0) {
+        boolean came = spinFor(budget);
+        spin.record(came);
+        if (came) {
+          return true;
+        }
+      }
+      if (parkNanos == 0 || Schedulers.isInNonBlockingThread()) {
         return false;
       }
+      parked = Thread.currentThread();
+      try {
+        long deadline = System.nanoTime() + parkNanos;
+        while (queue.isEmpty() && !done && !cancelled) {
+          long left = deadline - System.nanoTime();
+          if (left <= 0) {
+            return false;
+          }
+          LockSupport.parkNanos(this, left);
+        }
+        return true;
+      } finally {
+        parked = null;
+      }
+    }
+
+    /** Spins up to {@code nanos} for the queue to fill or the upstream to end; true when it did. */
+    boolean spinFor(long nanos) {
       long start = System.nanoTime();
       for (int i = 1; queue.isEmpty(); i++) {
         if ((i & 63) == 0) {
           if (done || cancelled) {
             return true;
           }
-          if (System.nanoTime() - start > spinNanos) {
+          if (System.nanoTime() - start > nanos) {
             return false;
           }
         }
@@ -321,6 +504,11 @@ public final class FluxPrefetch<T> extends Flux<T> implements Scannable {
     /** The drain loop, on the consumer worker. */
     @Override
     public void run() {
+      drain(false);
+    }
+
+    /** The drain loop, on the consumer worker or ({@code inline}) on the producer's. */
+    void drain(boolean inline) {
       int missed = 1;
       final CoreSubscriber<? super T> a = actual;
       long e = produced;
@@ -334,18 +522,24 @@ public final class FluxPrefetch<T> extends Flux<T> implements Scannable {
             return;
           }
           if (empty) {
-            if (!d && awaitBriefly()) {
+            if (!d && awaitNext(inline)) {
               continue;
             }
             break;
           }
-          a.onNext(v);
+          if (mayInline && ++emittedCount % SAMPLE_EVERY == 0) {
+            long start = System.nanoTime();
+            a.onNext(v);
+            consumerNanos = average(consumerNanos, System.nanoTime() - start);
+          } else {
+            a.onNext(v);
+          }
           e++;
           if (e == limit) {
             if (r != Long.MAX_VALUE) {
               r = REQUESTED.addAndGet(this, -e);
             }
-            requestUpstream(e);
+            requestUpstream(e, inline);
             e = 0L;
           }
         }
@@ -436,6 +630,59 @@ public final class FluxPrefetch<T> extends Flux<T> implements Scannable {
         return Attr.RunStyle.ASYNC;
       }
       return null;
+    }
+  }
+
+  /**
+   * The spin budget of one subscription's consumer. Fixed, it is always the given budget. Adaptive,
+   * it starts at the given budget and is checked every {@value #WINDOW} waits: it stays while at least
+   * half of them ended within the spin, else it drops to 0 for {@value #COOLDOWN} waits, after which
+   * one window spins again to measure anew. Consumer thread only.
+   */
+  static final class Spin {
+    static final int WINDOW = 16;
+    static final int COOLDOWN = 256;
+
+    private final long max;
+    private final boolean adaptive;
+    private long budget;
+    private int waits;
+    private int hits;
+    private int cooldown;
+
+    Spin(long max, boolean adaptive) {
+      this.max = max;
+      this.adaptive = adaptive;
+      this.budget = max;
+    }
+
+    /** How long to spin now, in nanoseconds (0: park at once). */
+    long budget() {
+      if (budget == 0 && adaptive && max > 0 && --cooldown <= 0) {
+        budget = max; // measure again
+        waits = 0;
+        hits = 0;
+      }
+      return budget;
+    }
+
+    /** A spin ended with the element ({@code true}) or without it. */
+    void record(boolean came) {
+      if (!adaptive) {
+        return;
+      }
+      waits++;
+      if (came) {
+        hits++;
+      }
+      if (waits == WINDOW) {
+        if (2 * hits < WINDOW) {
+          budget = 0;
+          cooldown = COOLDOWN;
+        }
+        waits = 0;
+        hits = 0;
+      }
     }
   }
 }

@@ -131,12 +131,41 @@ public final class PlanCompiler {
       schema = Schemas.declared(source);
       next = 0;
     }
+    int busy = busyThreads(source, ordered);
     for (int i = next; i < ordered.size(); i++) {
       Stage s = ordered.get(i);
-      flux = probe(s.accept(new ElementPath(flux, schema, options, context)), metrics, i + 1, s.operator());
+      flux = probe(s.accept(new ElementPath(flux, schema, options, context, busy)), metrics, i + 1, s.operator());
       schema = schemaAfter(schema, s);
     }
     return flux;
+  }
+
+  /**
+   * The threads a pass of {@code ordered} over {@code source} may keep busy at once: the consumer,
+   * the producer of each prefetch, the workers of each parallel stage and of the source's decode.
+   */
+  static int busyThreads(Dataset<?> source, List<Stage> ordered) {
+    int n = 1;
+    for (Stage s : ordered) {
+      n += switch (s.kind()) {
+        case BATCH -> parallel(((BatchStage) s).numParallelCalls());
+        case SHUFFLE, BUFFER_SHUFFLE, SHARD, TAKE, SKIP, REPEAT -> 0;
+        case ELEMENT -> s instanceof PrefetchStage ? 1
+            : s instanceof MapStage m ? parallel(m.numParallelCalls())
+            : s instanceof InterleaveStage i ? parallel(i.numParallelCalls())
+            : 0;
+      };
+    }
+    if (source instanceof BatchSplitDataset<?> b && b.decodeParallelism() > 1) {
+      n += b.decodeParallelism();
+    }
+    return n;
+  }
+
+  /** Workers of a stage with {@code numParallelCalls}: none when it runs on its caller's thread. */
+  private static int parallel(int numParallelCalls) {
+    int n = numParallelCalls < 0 ? Runtime.getRuntime().availableProcessors() : numParallelCalls;
+    return n > 1 ? n : 0;
   }
 
   /** {@code flux} measured as the stage at {@code position}, or as it is when the pass measures nothing. */
@@ -247,7 +276,7 @@ public final class PlanCompiler {
   }
 
   /** A stage on the element path: its Flux transformer. */
-  private record ElementPath(Flux<?> flux, Schema schema, Options options, PipelineContext ctx)
+  private record ElementPath(Flux<?> flux, Schema schema, Options options, PipelineContext ctx, int busyThreads)
       implements Stage.Visitor<Flux<?>> {
     @Override
     public Flux<?> shuffle(ShuffleStage s) {
@@ -291,7 +320,7 @@ public final class PlanCompiler {
 
     @Override
     public Flux<?> element(FluxStage s) {
-      return s.apply(flux, ctx, options);
+      return s instanceof PrefetchStage p ? p.apply(flux, busyThreads) : s.apply(flux, ctx, options);
     }
   }
 

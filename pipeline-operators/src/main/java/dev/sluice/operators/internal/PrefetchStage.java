@@ -1,16 +1,28 @@
 package dev.sluice.operators.internal;
 
+import dev.sluice.core.Batch;
 import dev.sluice.core.Options;
 import dev.sluice.core.PipelineContext;
 import dev.sluice.core.Schema;
 import dev.sluice.operators.Prefetch;
 import reactor.core.publisher.Flux;
+import reactor.core.scheduler.Schedulers;
 
 /** {@link Prefetch#of(int)} as a stage. */
 public record PrefetchStage(int bufferSize) implements FluxStage {
   @Override
   public Flux<?> apply(Flux<?> in, PipelineContext context, Options options) {
     return in.transform(Prefetch.of(bufferSize));
+  }
+
+  /**
+   * The prefetch in a pass whose threads may keep {@code busyThreads} processors busy at once: its
+   * idle consumer spins only when the process may use more ({@link FluxPrefetch#spinBudget}).
+   */
+  Flux<?> apply(Flux<?> in, int busyThreads) {
+    return new FluxPrefetch<>(in, bufferSize, Schedulers.boundedElastic(), Schedulers.boundedElastic(),
+        FluxPrefetch.spinBudget(busyThreads), FluxPrefetch.adaptiveSpin(), FluxPrefetch.PARK_NANOS)
+        .doOnDiscard(Batch.class, Batch::close);
   }
 
   @Override
