@@ -1,5 +1,6 @@
 package dev.sluice.operators;
 
+import static dev.sluice.operators.TestSources.spin;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -35,14 +36,6 @@ import reactor.core.publisher.Flux;
  */
 @ExtendWith(NoLeaks.class)
 class PipelineMetricsTest {
-
-  /** Busy for {@code nanos} (a fixed amount of work per call, no sleep). */
-  static void spin(long nanos) {
-    long start = System.nanoTime();
-    while (System.nanoTime() - start < nanos) {
-      Thread.onSpinWait();
-    }
-  }
 
   static <T> Pipeline<T> measured(Pipeline<T> p, MeterRegistry registry, String name) {
     return p.withOptions(p.options().toBuilder().metrics(registry).name(name).build());

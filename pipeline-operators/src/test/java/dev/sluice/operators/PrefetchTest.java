@@ -12,6 +12,8 @@ import dev.sluice.core.testing.NoLeaks;
 import dev.sluice.operators.internal.FluxPrefetch;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -19,6 +21,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.IntStream;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -227,5 +230,55 @@ class PrefetchTest {
   void resubscriptionGivesTheSameElements() {
     Flux<Long> f = Flux.range(0, 100).map(Integer::longValue).transform(Prefetch.of(5));
     assertEquals(f.collectList().block(), f.collectList().block());
+  }
+
+  @Test
+  void aCheapConsumerOfAnExpensiveProducerIsServedOnTheProducersThread() {
+    int n = 400;
+    Map<Integer, Thread> producedOn = new ConcurrentHashMap<>();
+    List<Integer> out = new CopyOnWriteArrayList<>();
+    AtomicInteger onProducerThread = new AtomicInteger();
+    Flux.range(0, n)
+        .doOnNext(i -> {
+          TestSources.spin(200_000);
+          producedOn.put(i, Thread.currentThread());
+        })
+        .transform(Prefetch.of(4))
+        .doOnNext(i -> {
+          out.add(i);
+          if (producedOn.get(i) == Thread.currentThread()) {
+            onProducerThread.incrementAndGet();
+          }
+        })
+        .blockLast();
+    assertEquals(IntStream.range(0, n).boxed().toList(), out, "every element once, in order");
+    assertTrue(onProducerThread.get() > n / 2, onProducerThread.get() + " of " + n + " on the producer's thread");
+  }
+
+  @Test
+  void anExpensiveConsumerIsServedOnItsOwnWorker() {
+    int n = 100;
+    Map<Integer, Thread> producedOn = new ConcurrentHashMap<>();
+    AtomicInteger onProducerThread = new AtomicInteger();
+    Flux.range(0, n)
+        .doOnNext(i -> producedOn.put(i, Thread.currentThread()))
+        .transform(Prefetch.of(4))
+        .doOnNext(i -> {
+          if (producedOn.get(i) == Thread.currentThread()) {
+            onProducerThread.incrementAndGet();
+          }
+          TestSources.spin(200_000);
+        })
+        .blockLast();
+    assertEquals(0, onProducerThread.get());
+  }
+
+  @Test
+  void anIdleConsumerNeverSpinsWhenThePipelineMayKeepEveryProcessorBusy() {
+    int processors = Runtime.getRuntime().availableProcessors();
+    assertEquals(0, FluxPrefetch.spinBudget(processors));
+    assertEquals(0, FluxPrefetch.spinBudget(processors + 1));
+    assertEquals(FluxPrefetch.MAX_SPIN_NANOS, FluxPrefetch.spinBudget(processors - 1), "a spare processor allows the spin");
+    assertTrue(FluxPrefetch.adaptiveSpin(), "and then only while it pays");
   }
 }

@@ -61,6 +61,14 @@ final class TestSources {
     };
   }
 
+  /** Busy for {@code nanos} on the calling thread: a fixed amount of work, no sleep. */
+  static void spin(long nanos) {
+    long start = System.nanoTime();
+    while (System.nanoTime() - start < nanos) {
+      Thread.onSpinWait();
+    }
+  }
+
   /** Waits until every pooled byte is back (asynchronous cancel releases on worker threads). */
   static void awaitNoOutstanding() {
     Awaitility.await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(5))

@@ -73,6 +73,8 @@ public final class FluxPrefetch<T> extends Flux<T> implements Scannable {
   private final long spinNanos;
   private final boolean adaptiveSpin;
   private final long parkNanos;
+  /** Whether the producer and the consumer run on one scheduler (then a cheap consumer may be served inline). */
+  private final boolean oneScheduler;
 
   /**
    * How long an idle consumer parks on its worker for the next element before it gives the worker
@@ -139,6 +141,7 @@ public final class FluxPrefetch<T> extends Flux<T> implements Scannable {
     }
     this.source = source;
     this.bufferSize = bufferSize;
+    this.oneScheduler = producer == consumer;
     this.producer = TrackedScheduler.of(producer);
     this.consumer = TrackedScheduler.of(consumer);
     this.spinNanos = spinNanos;
@@ -161,7 +164,7 @@ public final class FluxPrefetch<T> extends Flux<T> implements Scannable {
       return;
     }
     PrefetchSubscriber<T> parent = new PrefetchSubscriber<>(actual, bufferSize, producerWorker, consumerWorker,
-        new Spin(spinNanos, adaptiveSpin), parkNanos, producer == consumer);
+        new Spin(spinNanos, adaptiveSpin), parkNanos, oneScheduler);
     actual.onSubscribe(parent);
     try {
       producerWorker.schedule(() -> {
