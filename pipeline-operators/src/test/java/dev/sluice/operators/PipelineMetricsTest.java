@@ -19,11 +19,16 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -183,6 +188,41 @@ class PipelineMetricsTest {
     StageReport.Row source = byStage(StageReport.of(registry, "counters")).get(0);
     assertEquals(Map.of("things.seen", 10.0), source.counters());
     assertEquals(10, source.elements());
+  }
+
+  @Test
+  void passAfterPassRegistersEachMeterOnceAndMicrometerWarnsOfNothing() {
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    List<LogRecord> warnings = new CopyOnWriteArrayList<>();
+    Handler handler = new Handler() {
+      @Override
+      public void publish(LogRecord r) {
+        if (r.getLevel().intValue() >= Level.WARNING.intValue()) {
+          warnings.add(r);
+        }
+      }
+
+      @Override
+      public void flush() {}
+
+      @Override
+      public void close() {}
+    };
+    Logger root = Logger.getLogger("");
+    root.addHandler(handler);
+    try {
+      Pipeline<Batch> p = measured(Pipeline.from(Datasets.range(1_000)).shuffle(50).map(Function.identity(), 2)
+          .batch(10).prefetch(2), registry, "epochs");
+      for (int epoch = 0; epoch < 3; epoch++) {
+        p.flux(PipelineContext.defaults().withEpoch(epoch)).doOnNext(Batch::close).blockLast();
+      }
+    } finally {
+      root.removeHandler(handler);
+    }
+    assertEquals(List.of(), warnings.stream().map(LogRecord::getMessage).toList());
+    assertEquals(2, registry.find(StageMeter.BUFFER_CAPACITY).tag("pipeline", "epochs").gauges().size());
+    assertEquals(1, registry.find(StageMeter.WORKERS).tag("pipeline", "epochs").gauges().size());
+    assertEquals(3_000, byStage(StageReport.of(registry, "epochs")).get(0).elements());
   }
 
   /** A source that notes the stage meter its subscription sees. */

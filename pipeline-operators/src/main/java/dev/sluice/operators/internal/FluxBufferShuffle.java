@@ -2,13 +2,13 @@ package dev.sluice.operators.internal;
 
 import dev.sluice.core.PipelineContext;
 import dev.sluice.core.internal.Mix;
+import dev.sluice.core.internal.metrics.StageMeter;
 import java.util.Arrays;
 import java.util.Queue;
 import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.concurrent.atomic.AtomicLongFieldUpdater;
 import org.reactivestreams.Subscription;
-import dev.sluice.core.internal.metrics.StageMeter;
 import reactor.core.CoreSubscriber;
 import reactor.core.Scannable;
 import reactor.core.publisher.Flux;

@@ -3,6 +3,8 @@ package dev.sluice.core.internal.metrics;
 import dev.sluice.core.Batch;
 import dev.sluice.core.Example;
 import dev.sluice.core.Tensor;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.concurrent.atomic.AtomicLongFieldUpdater;
 import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
@@ -18,8 +20,9 @@ import reactor.util.context.Context;
  * Reports to a {@link StageMeter}, and the downstream's waiting to the meter of the next measured
  * stage found in the subscriber's context (the pass's consumer when there is none).
  *
- * <p><b>Cost.</b> No clock is read per element: an element costs two ordered stores (the output's
- * progress: how many went through, and whether the downstream holds one now) and a type check. The
+ * <p><b>Cost.</b> No clock is read per element: an element costs two opaque stores (the output's
+ * progress: how many went through, and whether the downstream holds one now; the sampler needs to
+ * see them, not to see them in order with anything else) and a type check. The
  * time is split by sampling the output's state in time ({@link StageSampler}, once per millisecond):
  * its downstream busy with an element, demand outstanding (the downstream waits), or no demand. The
  * shares apply to the exact wall time of each interval of {@value PassMetrics#FLUSH_MILLIS} ms at
@@ -75,11 +78,18 @@ public final class FluxStageProbe<T> extends Flux<T> implements Scannable {
     final boolean handOffs;
     Subscription upstream;
 
-    /** Twice the elements that went through, plus 1 while the downstream handles one (ordered stores). */
+    /** Twice the elements that went through, plus 1 while the downstream handles one (opaque stores). */
     volatile long progress;
-    @SuppressWarnings("rawtypes")
-    static final AtomicLongFieldUpdater<ProbeSubscriber> PROGRESS =
-        AtomicLongFieldUpdater.newUpdater(ProbeSubscriber.class, "progress");
+    static final VarHandle PROGRESS;
+
+    static {
+      try {
+        PROGRESS = MethodHandles.lookup().findVarHandle(ProbeSubscriber.class, "progress", long.class);
+      } catch (ReflectiveOperationException e) {
+        throw new ExceptionInInitializerError(e);
+      }
+    }
+
     /** Bytes emitted (ordered stores). */
     volatile long bytes;
     @SuppressWarnings("rawtypes")
@@ -149,9 +159,9 @@ public final class FluxStageProbe<T> extends Flux<T> implements Scannable {
           BYTES.lazySet(this, bytes + estimate * EXAMPLE_BYTES_EVERY);
         }
       }
-      PROGRESS.lazySet(this, 2 * n - 1);
+      PROGRESS.setOpaque(this, 2 * n - 1);
       actual.onNext(t);
-      PROGRESS.lazySet(this, 2 * n);
+      PROGRESS.setOpaque(this, 2 * n);
       if (handOffs && t instanceof Batch) {
         arm(System.nanoTime());
       }

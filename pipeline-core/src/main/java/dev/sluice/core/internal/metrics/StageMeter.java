@@ -102,8 +102,7 @@ public final class StageMeter implements StageCounters {
     Objects.requireNonNull(fill, "fill");
     if (registry != null) {
       bufferFill = DistributionSummary.builder(BUFFER_FILL).baseUnit("elements").tags(tags).register(registry);
-      Gauge.builder(BUFFER_CAPACITY, () -> capacity).baseUnit("elements").tags(tags).strongReference(true)
-          .register(registry);
+      gauge(BUFFER_CAPACITY, "elements", capacity);
     }
     buffer = fill;
   }
@@ -111,7 +110,17 @@ public final class StageMeter implements StageCounters {
   /** The stage runs up to {@code parallelism} tasks at once; their time goes to {@link #workerTime}. */
   public void workers(int parallelism) {
     if (registry != null) {
-      Gauge.builder(WORKERS, () -> parallelism).tags(tags).strongReference(true).register(registry);
+      gauge(WORKERS, null, parallelism);
+    }
+  }
+
+  /**
+   * Registers the constant gauge {@code name} of this stage unless the registry has it already (an
+   * earlier pass of the pipeline registered it: Micrometer would warn about a second registration).
+   */
+  private void gauge(String name, String baseUnit, int value) {
+    if (registry.find(name).tags(tags).gauge() == null) {
+      Gauge.builder(name, () -> value).baseUnit(baseUnit).tags(tags).strongReference(true).register(registry);
     }
   }
 
