@@ -20,6 +20,10 @@ import reactor.util.context.ContextView;
  * })
  * }</pre>
  *
+ * <p>A source that counts where no subscription context reaches (a random-access source counts in
+ * {@code gather}, which the index path calls outside any flux) implements {@link Source}: the
+ * planner hands it the counters of the stage that reads it when it assembles a measured pass.
+ *
  * <p>Thread-safe: any thread of the stage may report.
  */
 public interface StageCounters {
@@ -50,4 +54,15 @@ public interface StageCounters {
 
   /** Whether anything is recorded ({@code false} for {@link #NONE}), to skip work that only feeds the counters. */
   boolean isRecording();
+
+  /**
+   * A dataset whose counts are made outside the Reactor context of its subscription. A dataset is
+   * given the counters of the stage that reads it, before the pass reads anything, when the pass is
+   * measured; it reports to them for as long as that pass runs (so a dataset shared by concurrent
+   * passes gives each pass a view of its own, as a cache does).
+   */
+  interface Source {
+    /** Reports this pass's counts to {@code counters} too, from now on. */
+    void countInto(StageCounters counters);
+  }
 }

@@ -17,6 +17,7 @@ import dev.sluice.core.internal.metrics.StageMeter;
 import dev.sluice.core.testing.NoLeaks;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -32,6 +33,7 @@ import java.util.logging.Logger;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
 import reactor.core.publisher.Flux;
 
 /**
@@ -223,6 +225,26 @@ class PipelineMetricsTest {
     assertEquals(2, registry.find(StageMeter.BUFFER_CAPACITY).tag("pipeline", "epochs").gauges().size());
     assertEquals(1, registry.find(StageMeter.WORKERS).tag("pipeline", "epochs").gauges().size());
     assertEquals(3_000, byStage(StageReport.of(registry, "epochs")).get(0).elements());
+  }
+
+  @Test
+  void aCacheReportsItsCountsToTheStageThatReadsIt(@TempDir Path dir) {
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    CacheMonitor monitor = new CacheMonitor();
+    Pipeline<Batch> p = measured(Pipeline.from(Datasets.synthetic(2_000, 4, 7))
+        .cache(CacheSpec.defaults().directory(dir.resolve("cache")).blockRows(500).monitor(monitor))
+        .shuffle().batch(50), registry, "cached");
+    for (int epoch = 0; epoch < 2; epoch++) {
+      p.flux(PipelineContext.defaults().withEpoch(epoch)).doOnNext(Batch::close).blockLast();
+    }
+    CacheStats total = monitor.total();
+    assertEquals(2_000, total.misses(), total.toString());
+    assertEquals(2_000, total.hits(), total.toString());
+    StageReport.Row source = byStage(StageReport.of(registry, "cached")).get(2);
+    assertEquals("cache gather", source.operator());
+    assertEquals(Map.of("cache.hits", (double) total.hits(), "cache.misses", (double) total.misses(),
+        "cache.blocks.written", (double) total.blocksWritten(), "cache.bytes.written", (double) total.bytesWritten()),
+        source.counters());
   }
 
   /** A source that notes the stage meter its subscription sees. */

@@ -8,8 +8,10 @@ import dev.sluice.core.PipelineContext;
 import dev.sluice.core.RandomAccessDataset;
 import dev.sluice.core.Schema;
 import dev.sluice.core.SplitDataset;
+import dev.sluice.core.StageCounters;
 import dev.sluice.core.internal.metrics.FluxStageProbe;
 import dev.sluice.core.internal.metrics.PassMetrics;
+import dev.sluice.core.internal.metrics.StageMeter;
 import dev.sluice.operators.Batching;
 import dev.sluice.operators.Shard;
 import java.util.ArrayList;
@@ -114,20 +116,21 @@ public final class PlanCompiler {
     } else if (source instanceof RandomAccessDataset<?> ra) {
       IndexPlan.Planned planned = IndexPlan.plan(ra, ordered, options, context);
       boolean gathers = ordered.subList(0, planned.next()).stream().anyMatch(s -> s.kind() == Stage.Kind.BATCH);
-      flux = probe(planned.flux(), metrics, planned.next(), SourceNames.of(source) + (gathers ? " gather" : " read"));
+      flux = probeSource(source, planned.flux(), metrics, planned.next(), SourceNames.of(source) + (gathers ? " gather" : " read"));
       schema = planned.schema();
       next = planned.next();
     } else if ((columnar = ColumnarPlan.of(source, ordered)) != null) {
-      flux = probe(columnar.flux(options, context), metrics, columnar.next(), SourceNames.of(source) + " decode");
+      flux = probeSource(source, columnar.flux(options, context), metrics, columnar.next(),
+          SourceNames.of(source) + " decode");
       schema = null;
       next = columnar.next();
     } else if (source instanceof SplitDataset<?> split) {
       SplitStages.Planned planned = SplitStages.plan(split, SplitStages.prefix(ordered), options, context);
-      flux = probe(planned.flux(), metrics, planned.next(), SourceNames.of(source) + " read");
+      flux = probeSource(source, planned.flux(), metrics, planned.next(), SourceNames.of(source) + " read");
       schema = Schemas.declared(source);
       next = planned.next();
     } else {
-      flux = probe(source.flux(context), metrics, 0, SourceNames.of(source) + " read");
+      flux = probeSource(source, source.flux(context), metrics, 0, SourceNames.of(source) + " read");
       schema = Schemas.declared(source);
       next = 0;
     }
@@ -171,6 +174,23 @@ public final class PlanCompiler {
   /** {@code flux} measured as the stage at {@code position}, or as it is when the pass measures nothing. */
   private static Flux<?> probe(Flux<?> flux, PassMetrics metrics, int position, String operator) {
     return metrics == null ? flux : new FluxStageProbe<>(flux, metrics.stage(position, operator));
+  }
+
+  /**
+   * {@code flux}, the output of the stage at {@code position} that reads {@code source}, measured as
+   * {@link #probe} does; a source that counts outside its subscription ({@link StageCounters.Source})
+   * reports to that stage.
+   */
+  private static Flux<?> probeSource(Dataset<?> source, Flux<?> flux, PassMetrics metrics, int position,
+      String operator) {
+    if (metrics == null) {
+      return flux;
+    }
+    StageMeter meter = metrics.stage(position, operator);
+    if (source instanceof StageCounters.Source counted) {
+      counted.countInto(meter);
+    }
+    return new FluxStageProbe<>(flux, meter);
   }
 
   /**

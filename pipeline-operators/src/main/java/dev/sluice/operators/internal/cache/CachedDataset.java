@@ -3,6 +3,7 @@ package dev.sluice.operators.internal.cache;
 import dev.sluice.core.BatchSplitDataset;
 import dev.sluice.core.Dataset;
 import dev.sluice.core.Example;
+import dev.sluice.core.StageCounters;
 import dev.sluice.core.Options;
 import dev.sluice.operators.CacheSpec;
 import dev.sluice.operators.internal.Stage;
@@ -12,9 +13,11 @@ import java.util.List;
 /**
  * A cache as the source of the operators after it. Its passes count separately: a pipeline asks
  * for a view per pass ({@link #openPass()}) and closes it when the pass ends, which reports the
- * pass's counts.
+ * pass's counts. A measured pass's view also reports them to the stage that reads it
+ * ({@code sluice.stage.cache.*}: {@code hits}, {@code misses}, {@code uncached}, {@code fallbacks},
+ * {@code blocks.written}, {@code bytes.written}).
  */
-public interface CachedDataset extends Dataset<Example> {
+public interface CachedDataset extends Dataset<Example>, StageCounters.Source {
 
   /** A view of this cache bound to the counts of one pass; the view's {@code close} ends the pass. */
   Pass openPass();

@@ -7,6 +7,7 @@ import dev.sluice.core.Example;
 import dev.sluice.core.HasSchema;
 import dev.sluice.core.RandomAccessDataset;
 import dev.sluice.core.Schema;
+import dev.sluice.core.StageCounters;
 import dev.sluice.core.internal.shardfile.ShardRows;
 import java.nio.file.Path;
 
@@ -37,6 +38,11 @@ final class CachedRandomAccess implements RandomAccessDataset<Example>, HasSchem
         store.openPublished(counts, state.timeoutNanos());
       }
     });
+  }
+
+  @Override
+  public void countInto(StageCounters counters) {
+    pass.countInto(counters);
   }
 
   @Override

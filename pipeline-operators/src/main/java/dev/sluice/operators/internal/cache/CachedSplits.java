@@ -9,6 +9,7 @@ import dev.sluice.core.HasSchema;
 import dev.sluice.core.Schema;
 import dev.sluice.core.Split;
 import dev.sluice.core.SplitDataset;
+import dev.sluice.core.StageCounters;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -59,6 +60,11 @@ class CachedSplits implements SplitDataset<Example>, HasSchema, CachedDataset {
   public Pass openPass() {
     PassCounters counts = state.newPass();
     return state.pass(counts, view(counts), store -> { });
+  }
+
+  @Override
+  public void countInto(StageCounters counters) {
+    pass.countInto(counters);
   }
 
   @Override

@@ -1,7 +1,9 @@
 package dev.sluice.operators.internal.cache;
 
+import dev.sluice.core.StageCounters;
 import dev.sluice.operators.CacheStats;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -37,6 +39,8 @@ final class PassCounters implements AutoCloseable {
   private final Map<Long, Bypass> bypassed = new ConcurrentHashMap<>();
   private final Set<String> warned = ConcurrentHashMap.newKeySet();
   private final AtomicBoolean closed = new AtomicBoolean();
+  /** The counters of the stage that reads this pass, when the pass is measured. */
+  private volatile StageCounters stage = StageCounters.NONE;
   private volatile boolean slowIndex;
   private volatile boolean budgetReached;
   private volatile boolean storeUnavailable;
@@ -44,6 +48,11 @@ final class PassCounters implements AutoCloseable {
   PassCounters(CacheListener listener, long maxBytes) {
     this.listener = listener;
     this.maxBytes = maxBytes;
+  }
+
+  /** Reports this pass's counts to {@code counters} as well, from now on. */
+  void countInto(StageCounters counters) {
+    stage = Objects.requireNonNull(counters, "counters");
   }
 
   /** The budget of the cache in this pass. */
@@ -63,11 +72,13 @@ final class PassCounters implements AutoCloseable {
   void hit(long n) {
     hits.add(n);
     listener.add(n, 0, 0, 0, 0, 0);
+    stage.add("cache.hits", n);
   }
 
   void miss(long n) {
     misses.add(n);
     listener.add(0, n, 0, 0, 0, 0);
+    stage.add("cache.misses", n);
   }
 
   /** {@code n} elements served from upstream because of the budget. */
@@ -75,6 +86,9 @@ final class PassCounters implements AutoCloseable {
     misses.add(n);
     uncached.add(n);
     listener.add(0, n, n, 0, 0, 0);
+    StageCounters c = stage;
+    c.add("cache.misses", n);
+    c.add("cache.uncached", n);
   }
 
   /** {@code n} elements served from upstream, not from the cache ({@code why} may be null: a plain miss). */
@@ -102,6 +116,9 @@ final class PassCounters implements AutoCloseable {
     blocks.increment();
     bytes.add(segmentBytes);
     listener.add(0, 0, 0, 0, 1, segmentBytes);
+    StageCounters c = stage;
+    c.add("cache.blocks.written", 1);
+    c.add("cache.bytes.written", segmentBytes);
   }
 
   /**
@@ -112,6 +129,7 @@ final class PassCounters implements AutoCloseable {
     if (bypassed.putIfAbsent(block, why) == null && why == Bypass.FALLBACK) {
       fallbacks.increment();
       listener.add(0, 0, 0, 1, 0, 0);
+      stage.add("cache.fallbacks", 1);
     }
   }
 
@@ -119,6 +137,7 @@ final class PassCounters implements AutoCloseable {
   void fallback() {
     fallbacks.increment();
     listener.add(0, 0, 0, 1, 0, 0);
+    stage.add("cache.fallbacks", 1);
   }
 
   /** Why {@code block} is served from upstream in this pass, or null. */
