@@ -157,10 +157,10 @@ public final class StageReport {
         notes.add(String.format(Locale.ROOT, "%d decodes, %.2f ms each", r.decodes(), r.decodeSeconds() * 1e3 / r.decodes()));
       }
       r.counters().forEach((name, value) -> notes.add(String.format(Locale.ROOT, "%s %.0f", name, value)));
-      t.append(String.format(Locale.ROOT, "%5d  %-22s %12s %10s %5s%% %7s%% %7s%%  %s%n", r.stage(), r.operator(),
+      t.append(String.format(Locale.ROOT, "%5d  %-22s %12s %10s %6s %8s %8s  %s", r.stage(), r.operator(),
           r.isConsumer() ? "" : Long.toString(r.elements()), r.isConsumer() ? "" : String.format(Locale.ROOT, "%.1f", r.bytes() / 1e6),
-          pct(r.busy() / a), pct(r.waitUpstream() / a), r.isConsumer() ? "  -" : pct(r.waitDownstream() / a),
-          String.join(", ", notes)));
+          pct(r.busy() / a), pct(r.waitUpstream() / a), r.isConsumer() ? "-" : pct(r.waitDownstream() / a),
+          String.join(", ", notes)).stripTrailing()).append(System.lineSeparator());
     }
     return t.toString();
   }
@@ -170,7 +170,7 @@ public final class StageReport {
   }
 
   private static String pct(double share) {
-    return Double.isNaN(share) ? "-" : Integer.toString(percent(share));
+    return Double.isNaN(share) ? "-" : percent(share) + "%";
   }
 
   /** The meters of one stage, added up. */

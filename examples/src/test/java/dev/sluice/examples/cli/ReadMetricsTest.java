@@ -41,14 +41,14 @@ class ReadMetricsTest {
 
   @Test
   void aBusyConsumerIsReportedConsumerBound() {
-    CliRun r = CliRun.of("read", npy.toString(), "--batch", "100", "--metrics", "--step-ms", "4");
+    CliRun r = CliRun.of("read", npy.toString(), "--batch", "100", "--epochs", "2", "--metrics", "--step-ms", "4");
     assertEquals(0, r.exitCode(), r.err());
-    assertEquals("", r.err());
+    assertEquals("", r.err(), "nothing on stderr, also at the second pass's meters");
     List<String> out = lines(r.out());
     String last = out.get(out.size() - 1);
     assertTrue(last.startsWith("consumer-bound: ") && last.endsWith("% of producer time waiting for demand"), r.out());
     assertTrue(out.stream().anyMatch(l -> l.startsWith("stage ")), "a table header: " + r.out());
-    assertTrue(out.stream().anyMatch(l -> l.matches("\\s+\\d+\\s+npy gather\\s+20\\s+.*")), "the gather emitted 20 batches: " + r.out());
+    assertTrue(out.stream().anyMatch(l -> l.matches("\\s+\\d+\\s+npy gather\\s+40\\s+.*")), "the gather emitted 20 batches per epoch: " + r.out());
     assertTrue(out.stream().anyMatch(l -> l.matches("\\s+\\d+\\s+consumer\\s+.*")), r.out());
   }
 
