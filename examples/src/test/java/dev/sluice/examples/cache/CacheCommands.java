@@ -1,6 +1,7 @@
 package dev.sluice.examples.cache;
 
 import dev.sluice.core.PipelineContext;
+import dev.sluice.operators.CacheMonitor;
 import dev.sluice.operators.internal.cache.CacheAdmin;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -14,7 +15,7 @@ import java.nio.file.Path;
  * as the restarted rank of one trial and then as the filler killed in the next: each line
  * {@code run ROOT RANK WORLD} on standard input runs one pass through the cache in {@code ROOT},
  * printing {@code progress N} every {@code PROGRESS-EVERY} mapped elements, then closes the cache
- * (as a finished job would) and prints {@code done DIGEST}.
+ * (as a finished job would) and prints {@code done DIGEST FALLBACKS} (the pass's cache fallbacks).
  *
  * <pre>args: PATH MAP-MICROS PROGRESS-EVERY BLOCK-ROWS</pre>
  */
@@ -34,7 +35,8 @@ public final class CacheCommands {
       String[] c = line.split(" ");
       int rank = Integer.parseInt(c[2]);
       int world = Integer.parseInt(c[3]);
-      var pipeline = CacheRuns.pipeline(path, Path.of(c[1]), world, rank, mapMicros, blockRows, null, n -> {
+      CacheMonitor stats = new CacheMonitor();
+      var pipeline = CacheRuns.pipeline(path, Path.of(c[1]), world, rank, mapMicros, blockRows, stats, n -> {
         if (n % every == 0) {
           System.out.println("progress " + n);
           System.out.flush();
@@ -46,7 +48,7 @@ public final class CacheCommands {
           CacheAdmin.closeInThisProcess(cache); // as a finished job: this process no longer uses the cache
         }
       }
-      System.out.println("done " + digest);
+      System.out.println("done " + digest + " " + stats.lastPass().fallbacks());
       System.out.flush();
     }
     System.exit(0);
