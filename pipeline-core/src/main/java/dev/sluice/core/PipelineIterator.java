@@ -68,8 +68,12 @@ import reactor.util.context.Context;
  * after the elements before it: a {@link RuntimeException} or {@link Error} as it is, a checked
  * exception wrapped (unwrap it with {@code reactor.core.Exceptions.unwrap}).
  *
- * <p>Not thread-safe for consumption (one consumer thread); {@link #close()} may be called from any
- * thread.
+ * <p><b>State.</b> An iterator a pipeline creates ({@link #tracking}) knows the pipeline's
+ * {@link #state()} after every element {@link #next()} returned: resuming from it yields exactly
+ * the elements after that one. Elements produced ahead and not handed out are not counted.
+ *
+ * <p>Not thread-safe for consumption (one consumer thread); {@link #close()} and {@link #state()}
+ * may be called from any thread.
  *
  * @param <T> the element type
  */
@@ -84,7 +88,11 @@ public final class PipelineIterator<T> implements Iterator<T>, Iterable<T>, Auto
 
   private final MemoryManager scope; // null: the pass's memory is not accounted for
   private final PassTasks tasks = new PassTasks();
-  private final ConcurrentLinkedQueue<T> queue = new ConcurrentLinkedQueue<>();
+  private final PipelineState start; // null: the elements are not Positioned and state() is unavailable
+  private final String stateUnavailable; // why state() is unavailable, or null
+  private volatile PipelineState last; // the state after the last element handed out
+  // the elements, or with a start state, the Positioned elements
+  private final ConcurrentLinkedQueue<Object> queue = new ConcurrentLinkedQueue<>();
   private final Receiver receiver = new Receiver();
   private volatile Subscription upstream;
   private volatile boolean done;
@@ -100,8 +108,10 @@ public final class PipelineIterator<T> implements Iterator<T>, Iterable<T>, Auto
   private int pruneAt = 64;
   private boolean untracked; // an element whose memory cannot be accounted for was handed out
 
-  private PipelineIterator(MemoryManager scope) {
+  private PipelineIterator(MemoryManager scope, PipelineState start, String stateUnavailable) {
     this.scope = scope;
+    this.start = start;
+    this.stateUnavailable = stateUnavailable;
   }
 
   /**
@@ -111,7 +121,7 @@ public final class PipelineIterator<T> implements Iterator<T>, Iterable<T>, Auto
    */
   public static <T> PipelineIterator<T> of(Publisher<? extends T> source) {
     Objects.requireNonNull(source, "source");
-    PipelineIterator<T> it = new PipelineIterator<>(null);
+    PipelineIterator<T> it = new PipelineIterator<>(null, null, null);
     it.subscribe(source);
     return it;
   }
@@ -125,22 +135,72 @@ public final class PipelineIterator<T> implements Iterator<T>, Iterable<T>, Auto
    * @param pass builds the pass, allocating through the manager it is given
    */
   public static <T> PipelineIterator<T> of(MemoryManager memory, Function<MemoryManager, ? extends Publisher<? extends T>> pass) {
+    return of(memory, pass, null);
+  }
+
+  /**
+   * {@link #of(MemoryManager, Function)} whose {@link #state()} throws an
+   * {@link IllegalStateException} with the message {@code whyNoState}: for a pipeline that cannot be
+   * resumed exactly.
+   *
+   * @param whyNoState why the pass has no state, or null for the generic message
+   */
+  public static <T> PipelineIterator<T> of(MemoryManager memory, Function<MemoryManager, ? extends Publisher<? extends T>> pass,
+      String whyNoState) {
     Objects.requireNonNull(memory, "memory");
     Objects.requireNonNull(pass, "pass");
     MemoryManager scope = memory.newScope("iterate");
-    PipelineIterator<T> it = new PipelineIterator<>(scope);
+    PipelineIterator<T> it = new PipelineIterator<>(scope, null, whyNoState);
     Publisher<? extends T> source = Objects.requireNonNull(pass.apply(scope), "pass returned null");
     it.subscribe(source);
     return it;
   }
 
-  private void subscribe(Publisher<? extends T> source) {
+  private void subscribe(Publisher<?> source) {
     PassTasks previous = tasks.enterCall();
     try {
       source.subscribe(receiver);
     } finally {
       tasks.exitCall(previous);
     }
+  }
+
+  /**
+   * {@link #of(MemoryManager, Function)} over a pass that emits each element with the pipeline's
+   * state after it: the iterator hands out the elements and keeps the state of the last one for
+   * {@link #state()}.
+   *
+   * @param memory the manager the pass allocates from
+   * @param start the state before the first element (the state {@link #state()} returns until then)
+   * @param pass builds the pass, allocating through the manager it is given
+   */
+  public static <T> PipelineIterator<T> tracking(MemoryManager memory, PipelineState start,
+      Function<MemoryManager, ? extends Publisher<? extends Positioned<? extends T>>> pass) {
+    Objects.requireNonNull(memory, "memory");
+    Objects.requireNonNull(start, "start");
+    Objects.requireNonNull(pass, "pass");
+    MemoryManager scope = memory.newScope("iterate");
+    PipelineIterator<T> it = new PipelineIterator<>(scope, start, null);
+    Publisher<? extends Positioned<? extends T>> source = Objects.requireNonNull(pass.apply(scope), "pass returned null");
+    it.subscribe(source);
+    return it;
+  }
+
+  /**
+   * The pipeline's state after the last element {@link #next()} returned (before the first one: the
+   * state the iterator started from). Resuming from it ({@code Pipeline.iterate(state)},
+   * {@code Pipeline.resume(state)}) yields exactly the elements after that one.
+   *
+   * @throws IllegalStateException if the iterator does not track a pipeline's state (it was not
+   *     created by a pipeline, or the pipeline cannot be resumed exactly; the message says why)
+   */
+  public PipelineState state() {
+    if (start == null) {
+      throw new IllegalStateException(stateUnavailable != null ? stateUnavailable
+          : "this iterator does not track a pipeline's state: iterate a Pipeline to get one");
+    }
+    PipelineState s = last;
+    return s != null ? s : start;
   }
 
   /**
@@ -206,9 +266,10 @@ public final class PipelineIterator<T> implements Iterator<T>, Iterable<T>, Auto
         throw new NoSuchElementException("the pass has no more elements");
       }
       synchronized (handedOut) { // taken and accounted for at once, as close() sees it
-        T t = queue.poll();
-        if (t != null) {
+        Object o = queue.poll();
+        if (o != null) {
           requested = false;
+          T t = unwrap(o);
           track(t);
           return t;
         }
@@ -263,6 +324,17 @@ public final class PipelineIterator<T> implements Iterator<T>, Iterable<T>, Auto
     awaitQuiescence();
   }
 
+  /** The element of {@code o}; with a start state, also remembers the state after it. */
+  @SuppressWarnings("unchecked")
+  private T unwrap(Object o) {
+    if (start == null) {
+      return (T) o;
+    }
+    Positioned<? extends T> p = (Positioned<? extends T>) o;
+    last = p.state();
+    return p.element();
+  }
+
   private void checkNotClosed() {
     if (closed) {
       throw new IllegalStateException("the pipeline iterator is closed");
@@ -281,7 +353,7 @@ public final class PipelineIterator<T> implements Iterator<T>, Iterable<T>, Auto
   }
 
   private void drainQueue() {
-    T t;
+    Object t;
     for (;;) {
       synchronized (handedOut) {
         t = queue.poll();
@@ -294,6 +366,9 @@ public final class PipelineIterator<T> implements Iterator<T>, Iterable<T>, Auto
   }
 
   static void closeQuietly(Object o) {
+    if (o instanceof Positioned<?> p) {
+      o = p.element();
+    }
     if (o instanceof AutoCloseable c) {
       try {
         c.close();
@@ -377,7 +452,7 @@ public final class PipelineIterator<T> implements Iterator<T>, Iterable<T>, Auto
   }
 
   /** The subscriber: hands elements to the consumer, or closes them once the iterator is closed. */
-  private final class Receiver implements CoreSubscriber<T> {
+  private final class Receiver implements CoreSubscriber<Object> {
     private final Context context = Operators.enableOnDiscard(Context.empty(), PipelineIterator::closeQuietly);
 
     @Override
@@ -393,7 +468,7 @@ public final class PipelineIterator<T> implements Iterator<T>, Iterable<T>, Auto
     }
 
     @Override
-    public void onNext(T t) {
+    public void onNext(Object t) {
       if (closed) {
         closeQuietly(t);
         return;

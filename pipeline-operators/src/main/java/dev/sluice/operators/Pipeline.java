@@ -8,9 +8,12 @@ import dev.sluice.core.Shape;
 import dev.sluice.core.Options;
 import dev.sluice.core.PipelineContext;
 import dev.sluice.core.PipelineIterator;
+import dev.sluice.core.PipelineState;
+import dev.sluice.core.Positioned;
 import dev.sluice.core.RandomAccessDataset;
 import dev.sluice.operators.internal.BatchStage;
 import dev.sluice.operators.internal.BufferShuffleStage;
+import dev.sluice.operators.internal.Checkpoints;
 import dev.sluice.operators.internal.FilterStage;
 import dev.sluice.operators.internal.InterleaveStage;
 import dev.sluice.operators.internal.PaddedBatchStage;
@@ -113,10 +116,16 @@ public final class Pipeline<T> implements Dataset<T> {
   @SuppressWarnings("unchecked")
   public Flux<T> flux(PipelineContext context) {
     Objects.requireNonNull(context, "context");
+    return pass(context, 0, 0);
+  }
+
+  /** The pass for {@code context} without its first {@code skip} elements ({@link PlanCompiler#compile}). */
+  @SuppressWarnings("unchecked")
+  private Flux<T> pass(PipelineContext context, long skip, long offset) {
     Flux<T> pass = (Flux<T>) (source instanceof CachedDataset cached
-        ? Flux.using(cached::openPass, p -> PlanCompiler.compile(p.dataset(), stages, options, context),
+        ? Flux.using(cached::openPass, p -> PlanCompiler.compile(p.dataset(), stages, options, context, skip, offset),
             CachedDataset.Pass::close)
-        : Flux.defer(() -> PlanCompiler.compile(source, stages, options, context)));
+        : Flux.defer(() -> PlanCompiler.compile(source, stages, options, context, skip, offset)));
     if (options.metrics() != null && PlanCompiler.emitsBatches(stages)) {
       // the pass as a whole, once per batch: reactor-core-micrometer's flow duration, batch interval and demand
       pass = pass.name(PASS_METRICS).tag("pipeline", options.name()).tap(Micrometer.metrics(options.metrics()));
@@ -193,8 +202,7 @@ public final class Pipeline<T> implements Dataset<T> {
    * @see PipelineIterator
    */
   public PipelineIterator<T> iterate(PipelineContext context) {
-    Objects.requireNonNull(context, "context");
-    return PipelineIterator.of(options.memory(), scope -> scoped(scope).flux(context));
+    return iterate(context, 1);
   }
 
   /** {@link #iterate(PipelineContext)} for epoch 0 of {@link PipelineContext#defaults()}. */
@@ -209,7 +217,168 @@ public final class Pipeline<T> implements Dataset<T> {
    * @param count number of epochs, &ge; 0
    */
   public PipelineIterator<T> iterate(PipelineContext context, long count) {
-    return PipelineIterator.of(options.memory(), scope -> scoped(scope).epochs(context, count)); // epochs checks
+    Objects.requireNonNull(context, "context");
+    checkCount(count);
+    String why = Checkpoints.unresumable(stages, options);
+    if (why != null) {
+      return PipelineIterator.of(options.memory(), scope -> scoped(scope).epochs(context, count), why);
+    }
+    PipelineState first = Checkpoints.start(source, stages, context, count);
+    return PipelineIterator.tracking(options.memory(), first, scope -> scoped(scope).run(context, first));
+  }
+
+  private static void checkCount(long count) {
+    if (count < 0) {
+      throw new IllegalArgumentException("count >= 0 required but it was " + count);
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // State and resume
+
+  /**
+   * One pass for {@code context}, each element with the pipeline's state right after it
+   * ({@link Positioned#state()}): the {@code Flux} form of {@link PipelineIterator#state()}. Save the
+   * state of the element your consumer has finished with; {@link #resume(PipelineState)} yields
+   * exactly the elements after it. Elements a stage produced ahead (prefetched, mapped in
+   * parallel) are not counted until they are emitted here.
+   *
+   * <p><b>Discard support.</b> As {@link #flux(PipelineContext)}; a dropped {@code Positioned}
+   * batch is closed.
+   *
+   * @throws UnsupportedOperationException if the pipeline cannot be resumed exactly (a map or
+   *     interleave with {@code deterministic = false}); the message names the stage
+   */
+  public Flux<Positioned<T>> withState(PipelineContext context) {
+    return withState(context, 1);
+  }
+
+  /**
+   * {@link #epochs(PipelineContext, long)} with each element's state ({@link #withState(PipelineContext)}).
+   * The last element of an epoch carries the state (epoch, its count); resuming from it starts at the
+   * next epoch's first element.
+   *
+   * @param count number of epochs, &ge; 0
+   */
+  public Flux<Positioned<T>> withState(PipelineContext context, long count) {
+    Objects.requireNonNull(context, "context");
+    checkCount(count);
+    checkResumable();
+    return run(context, Checkpoints.start(source, stages, context, count));
+  }
+
+  /**
+   * The rest of the run {@code state} was taken in ({@link #resume(PipelineState)}), each element
+   * with its state: a resumed run resumes again from any of them.
+   */
+  public Flux<Positioned<T>> withState(PipelineState state) {
+    return withState(Objects.requireNonNull(state, "state").context(), state);
+  }
+
+  /**
+   * {@link #resume(PipelineContext, PipelineState)} with each element's state.
+   */
+  public Flux<Positioned<T>> withState(PipelineContext context, PipelineState state) {
+    Objects.requireNonNull(context, "context");
+    return run(context, Checkpoints.resume(state, source, stages, options, context));
+  }
+
+  /**
+   * The rest of the run {@code state} was taken in: the elements after the one it was taken after,
+   * to the end of its epoch, then the epochs after it up to the end of the run (one pass for a
+   * state of {@link #iterate(PipelineContext)}, {@code n} epochs for {@link #iterate(PipelineContext,
+   * long)}), in the context the state records. Nothing is lost and nothing repeated, across epoch
+   * boundaries too: a state taken after the last element of an epoch resumes at the next epoch's
+   * first element. A resumed run's states resume again the same way.
+   *
+   * <p>What resuming costs depends on the path ({@link #explain()}): on the index path nothing is
+   * read again (positions are computed from the state); on the columnar path decoding starts at the
+   * state's row (with a window shuffle, at the start of its window); a buffer shuffle over an
+   * addressable stream recomputes its buffer from positions and reads again only what the buffer
+   * held; stages whose counts only reading tells (filter, interleave, a buffer shuffle over a
+   * stream) are replayed from the start of the epoch.
+   *
+   * @throws dev.sluice.core.CheckpointException if the state was taken on another dataset, another
+   *     pipeline shape, with another seed or on another shard; the message names what differs
+   * @throws UnsupportedOperationException if the pipeline cannot be resumed exactly
+   */
+  public Flux<T> resume(PipelineState state) {
+    return resume(Objects.requireNonNull(state, "state").context(), state);
+  }
+
+  /**
+   * {@link #resume(PipelineState)} for this process's {@code context} (its rank, world size and
+   * local rank; its seed must be the state's, and the epoch comes from the state). With another
+   * number of shards than the state's, as after a change of the world size, the rest of the state's
+   * epoch is re-partitioned: the state must come from a rank of the old world at the same step as
+   * every other rank ({@link PipelineState#common}); the elements the old world handed out are a
+   * prefix of the epoch's shared order, and the new shards partition the rest under their
+   * {@link EqualLength} policy, so that with {@code UNEVEN} every remaining element is read once
+   * overall ({@code PAD} pads with the rest's first elements, {@code DROP} drops its last
+   * {@code rest mod shards}). This needs the index path, with one {@code shard} and no take or skip
+   * after it; the following epochs are partitioned as usual.
+   */
+  public Flux<T> resume(PipelineContext context, PipelineState state) {
+    Objects.requireNonNull(context, "context");
+    PipelineState first = Checkpoints.resume(state, source, stages, options, context);
+    if (first.isFinished()) {
+      return Flux.empty();
+    }
+    return Flux.concat(pass(context.withEpoch(first.epoch()), first.position(), first.offset()),
+        PlanCompiler.longRange(first.epoch() + 1, first.endEpoch()).concatMap(e -> pass(context.withEpoch(e), 0, 0), 0));
+  }
+
+  /**
+   * {@link #resume(PipelineState)} as a blocking iterator that cannot leak ({@link #iterate(PipelineContext)}),
+   * whose {@link PipelineIterator#state()} continues from {@code state}.
+   */
+  public PipelineIterator<T> iterate(PipelineState state) {
+    return iterate(Objects.requireNonNull(state, "state").context(), state);
+  }
+
+  /**
+   * {@link #resume(PipelineContext, PipelineState)} as a blocking iterator that cannot leak, whose
+   * {@link PipelineIterator#state()} continues from {@code state}.
+   */
+  public PipelineIterator<T> iterate(PipelineContext context, PipelineState state) {
+    Objects.requireNonNull(context, "context");
+    PipelineState first = Checkpoints.resume(state, source, stages, options, context);
+    return PipelineIterator.tracking(options.memory(), first, scope -> scoped(scope).run(context, first));
+  }
+
+  private void checkResumable() {
+    String why = Checkpoints.unresumable(stages, options);
+    if (why != null) {
+      throw new UnsupportedOperationException(why);
+    }
+  }
+
+  /** The pass of epoch {@code e} of the run from {@code first}, each element with the state after it. */
+  private Flux<Positioned<T>> positioned(PipelineContext context, PipelineState first, long e) {
+    long skip = e == first.epoch() ? first.position() : 0;
+    long offset = e == first.epoch() ? first.offset() : 0;
+    return Flux.defer(() -> {
+      long[] position = {skip};
+      return pass(context.withEpoch(e), skip, offset).map(x -> Positioned.of(x, first.at(e, ++position[0], offset)));
+    });
+  }
+
+  /**
+   * The run from {@code first} (in this pipeline's terms) to its end epoch, each element with the
+   * state after it.
+   */
+  private Flux<Positioned<T>> run(PipelineContext context, PipelineState first) {
+    if (first.isFinished()) {
+      return Flux.empty();
+    }
+    // the first pass is subscribed at once (a prefetch starts producing), the next ones in turn
+    return Flux.concat(positioned(context, first, first.epoch()),
+        PlanCompiler.longRange(first.epoch() + 1, first.endEpoch()).concatMap(e -> positioned(context, first, e), 0))
+        .doOnDiscard(Positioned.class, p -> {
+          if (p.element() instanceof Batch b) {
+            b.close();
+          }
+        });
   }
 
   /** This pipeline allocating from {@code memory}. */

@@ -2,6 +2,12 @@ package dev.sluice.operators.internal;
 
 /** Consecutive elements collated into batches of {@code batchSize} rows. */
 public record BatchStage(int batchSize, boolean dropRemainder, int numParallelCalls) implements Stage {
+  /** Without the parallelism, which does not change the batches. */
+  @Override
+  public String shapeKey() {
+    return "batch(" + batchSize + ", " + dropRemainder + ")";
+  }
+
   @Override
   public String describe() {
     return "batch(" + batchSize + ", " + dropRemainder + ", " + numParallelCalls + ")";

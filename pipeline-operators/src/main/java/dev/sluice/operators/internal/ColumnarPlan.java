@@ -129,26 +129,61 @@ final class ColumnarPlan {
 
   /** One pass for {@code context}. */
   Flux<Batch> flux(Options options, PipelineContext context) {
+    return flux(options, context, 0);
+  }
+
+  /** The rank's segments for {@code context}: the split sequence of the epoch, sharded. */
+  private List<SplitPlan.Segment> segments(PipelineContext context) {
+    List<Split> order = prefix.shuffleSplits()
+        ? SplitPlan.shuffled(source.splits(), prefix.seed(context), context.epoch())
+        : source.splits();
+    ShardStage shard = prefix.shard();
+    return shard == null ? SplitPlan.whole(order)
+        : SplitPlan.segments(order, shard.numShards(), shard.index(), shard.policy());
+  }
+
+  /** The rows {@code [first, last)} of the rank's rows the take / skip before the window shuffle keep. */
+  private RangeCuts rowRange(List<SplitPlan.Segment> segments) {
+    long rows = 0;
+    for (SplitPlan.Segment s : segments) {
+      rows += s.rows();
+    }
+    RangeCuts cut = new RangeCuts(0, rows);
+    rowCuts.forEach(cut::apply);
+    return cut;
+  }
+
+  /** The number of batches of the pass for {@code context}. */
+  long length(PipelineContext context) {
+    RangeCuts cut = rowRange(segments(context));
+    long count = cut.last() - cut.first();
+    if (window != null) {
+      RangeCuts windowed = new RangeCuts(0, count);
+      windowCuts.forEach(windowed::apply);
+      count = windowed.last() - windowed.first();
+    }
+    long[] out = outputRange(count);
+    int b = batch.batchSize();
+    return (out[1] - out[0] + b - 1) / b;
+  }
+
+  /**
+   * The pass for {@code context} without its first {@code skip} batches: their rows are not decoded
+   * (with a window shuffle, the window holding the first row served is decoded whole and served
+   * from that row on).
+   */
+  Flux<Batch> flux(Options options, PipelineContext context, long skip) {
     return Flux.defer(() -> {
-      List<Split> order = prefix.shuffleSplits()
-          ? SplitPlan.shuffled(source.splits(), prefix.seed(context), context.epoch())
-          : source.splits();
+      List<SplitPlan.Segment> segments = segments(context);
       ShardStage shard = prefix.shard();
-      List<SplitPlan.Segment> segments = shard == null ? SplitPlan.whole(order)
-          : SplitPlan.segments(order, shard.numShards(), shard.index(), shard.policy());
-      long rows = 0;
-      for (SplitPlan.Segment s : segments) {
-        rows += s.rows();
-      }
-      RangeCuts cut = new RangeCuts(0, rows);
-      rowCuts.forEach(cut::apply);
+      RangeCuts cut = rowRange(segments);
       int parallelism = batch.numParallelCalls() > 1 ? batch.numParallelCalls() : Math.max(1, source.decodeParallelism());
       BufferPool pool = options.memory().pool("batch");
       int b = batch.batchSize();
       if (window == null) {
         long[] out = outputRange(cut.last() - cut.first());
-        long lo = cut.first() + out[0];
         long hi = cut.first() + out[1];
+        long lo = Math.min(hi, cut.first() + out[0] + Math.min(skip, Long.MAX_VALUE / b) * b);
         if (lo >= hi) {
           return Flux.empty();
         }
@@ -164,8 +199,8 @@ final class ColumnarPlan {
       RangeCuts windowed = new RangeCuts(0, length);
       windowCuts.forEach(windowed::apply);
       long[] out = outputRange(windowed.last() - windowed.first());
-      long lo = windowed.first() + out[0];
       long hi = windowed.first() + out[1];
+      long lo = Math.min(hi, windowed.first() + out[0] + Math.min(skip, Long.MAX_VALUE / b) * b);
       if (lo >= hi) {
         return Flux.empty();
       }

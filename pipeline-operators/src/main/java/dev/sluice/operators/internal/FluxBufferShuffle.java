@@ -45,6 +45,23 @@ public final class FluxBufferShuffle<T> extends FluxOperator<T, T> {
   private final long seed;
   private final boolean reshuffleEachIteration;
   private final PipelineContext context;
+  private final Restored restored;
+
+  /**
+   * The state of a buffer shuffle after some emissions, recomputed from positions
+   * ({@link BufferShuffleResume}): a subscription resumes from it as if it had emitted them. For
+   * one subscription: it holds elements.
+   *
+   * @param random the draws' generator, advanced past the draws already made
+   * @param slots the buffer's slots (null: a hole); in draining order when {@code draining}
+   * @param initialFilled slots filled once
+   * @param filled elements in the slots
+   * @param draining upstream is over and the rest of the buffer is going out
+   * @param holes emitted slots not refilled, oldest first
+   * @param exhausted the upstream has no more elements (it is subscribed to, and completes at once)
+   */
+  record Restored(SplittableRandom random, Object[] slots, int initialFilled, int filled, boolean draining,
+      int[] holes, boolean exhausted) {}
 
   /**
    * @param bufferSize elements kept, &gt; 0
@@ -63,8 +80,19 @@ public final class FluxBufferShuffle<T> extends FluxOperator<T, T> {
    */
   public FluxBufferShuffle(Flux<? extends T> source, int bufferSize, boolean hasSeed, long seed,
       boolean reshuffleEachIteration, PipelineContext context) {
+    this(source, bufferSize, hasSeed, seed, reshuffleEachIteration, context, null);
+  }
+
+  /** A buffer shuffle resumed from {@code restored}, over the upstream elements after those it held. */
+  FluxBufferShuffle(Flux<? extends T> source, int bufferSize, Restored restored) {
+    this(source, bufferSize, false, 0, true, null, restored);
+  }
+
+  private FluxBufferShuffle(Flux<? extends T> source, int bufferSize, boolean hasSeed, long seed,
+      boolean reshuffleEachIteration, PipelineContext context, Restored restored) {
     super(source);
     this.context = context;
+    this.restored = restored;
     if (bufferSize <= 0) {
       throw new IllegalArgumentException("bufferSize > 0 required but it was " + bufferSize);
     }
@@ -81,6 +109,12 @@ public final class FluxBufferShuffle<T> extends FluxOperator<T, T> {
 
   @Override
   public void subscribe(CoreSubscriber<? super T> actual) {
+    if (restored != null) {
+      BufferShuffleSubscriber<T> s = new BufferShuffleSubscriber<>(actual, bufferSize, restored.random());
+      s.restore(restored);
+      source.subscribe(s);
+      return;
+    }
     PipelineContext pc = context != null ? context : PipelineContext.from(actual.currentContext());
     long s = hasSeed ? seed : pc.seed();
     long epoch = reshuffleEachIteration ? pc.epoch() : 0;
@@ -173,6 +207,18 @@ public final class FluxBufferShuffle<T> extends FluxOperator<T, T> {
     @Override
     public Context currentContext() {
       return ctx;
+    }
+
+    /** Starts from a recomputed state instead of an empty buffer; before subscribing. */
+    void restore(Restored r) {
+      slots = r.slots().length == 0 ? new Object[1] : r.slots();
+      initialFilled = r.initialFilled();
+      filled = r.filled();
+      draining = r.draining();
+      for (int h : r.holes()) {
+        addHole(h);
+      }
+      done = r.exhausted(); // as the original had seen the upstream complete
     }
 
     @Override

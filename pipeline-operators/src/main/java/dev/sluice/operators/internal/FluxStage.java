@@ -24,6 +24,24 @@ public sealed interface FluxStage extends Stage
     return null;
   }
 
+  /**
+   * How many input elements one output element consumes, when that count is exact and the order
+   * is kept, so that a resume can start the input at the position {@code outputs × this}: 1 for a
+   * one-to-one stage (an ordered map, prefetch), the batch size for {@code paddedBatch}. 0 when only
+   * running the stage tells (filter, interleave, unbatch, a buffer shuffle). Default 0.
+   */
+  default long inputsPerOutput(Options options) {
+    return 0;
+  }
+
+  /**
+   * Why a position in this stage's output cannot be resumed exactly (its order depends on thread
+   * timing), or null. Default null.
+   */
+  default String unresumable(Options options) {
+    return null;
+  }
+
   @Override
   default <R> R accept(Visitor<R> visitor) {
     return visitor.element(this);

@@ -54,9 +54,42 @@ final class IndexPlan {
   record Planned(Flux<?> flux, Schema schema, int next) {}
 
   static Planned plan(RandomAccessDataset<?> source, List<Stage> stages, Options options, PipelineContext ctx) {
+    return plan(source, stages, options, ctx, 0, 0);
+  }
+
+  /**
+   * The pass without its first {@code skip} elements (batches, with a {@code batch}), computing
+   * nothing for them.
+   *
+   * @param offset positions of the shared order before the first {@code shard} that an earlier
+   *     world of ranks consumed in this epoch: the shard partitions the rest ({@link #sequence})
+   */
+  static Planned plan(RandomAccessDataset<?> source, List<Stage> stages, Options options, PipelineContext ctx,
+      long skip, long offset) {
+    Sequenced s = sequence(source, stages, ctx, offset);
+    int i = s.next();
+    IndexSequence seq = s.seq();
+    if (i < stages.size() && stages.get(i) instanceof BatchStage b) {
+      RangeCuts batches = batchRange(stages, i, seq.length());
+      long first = batches.first() + Math.min(skip, batches.last() - batches.first());
+      return new Planned(gatherBatches(source, seq, b, first, batches.last(), options), null, batchesEnd(stages, i));
+    }
+    return new Planned(elements(source, seq.skipped(skip)), Schemas.declared(source), i);
+  }
+
+  /** The index sequence of the leading index stages and the index of the first stage after them. */
+  record Sequenced(IndexSequence seq, int next) {}
+
+  /**
+   * The leading index stages as one sequence. With {@code offset > 0} the first {@code shard}
+   * partitions the shared order from position {@code offset} on: the positions before it were
+   * consumed by an earlier world of ranks (a resume with another number of ranks).
+   */
+  static Sequenced sequence(RandomAccessDataset<?> source, List<Stage> stages, PipelineContext ctx, long offset) {
     IndexSequence seq = IndexSequence.identity(source.size());
     int i = 0;
     int shuffles = 0;
+    boolean sharded = false;
     for (; i < stages.size() && isIndexStage(stages.get(i)); i++) {
       Stage s = stages.get(i);
       seq = switch (s.kind()) {
@@ -66,24 +99,86 @@ final class IndexPlan {
         }
         case SHARD -> {
           ShardStage sh = (ShardStage) s;
-          yield seq.sharded(sh.numShards(), sh.index(), sh.policy());
+          IndexSequence rest = sharded ? seq : seq.skipped(offset);
+          sharded = true;
+          yield rest.sharded(sh.numShards(), sh.index(), sh.policy());
         }
         case TAKE -> seq.taken(((TakeStage) s).count());
         case SKIP -> seq.skipped(((SkipStage) s).count());
         case BUFFER_SHUFFLE, BATCH, REPEAT, ELEMENT -> throw new IllegalStateException(s.describe() + " is not an index stage");
       };
     }
-    if (i < stages.size() && stages.get(i) instanceof BatchStage b) {
-      i++;
-      long length = seq.length();
-      RangeCuts batches = new RangeCuts(0, b.dropRemainder() ? length / b.batchSize()
-          : (length + b.batchSize() - 1) / b.batchSize());
-      for (; i < stages.size() && RangeCuts.isCut(stages.get(i)); i++) {
-        batches.apply(stages.get(i));
-      }
-      return new Planned(gatherBatches(source, seq, b, batches.first(), batches.last(), options), null, i);
+    if (offset > 0 && !sharded) {
+      throw new IllegalStateException("an offset of " + offset + " needs a shard stage on the index path");
     }
-    return new Planned(elements(source, seq), Schemas.declared(source), i);
+    return new Sequenced(seq, i);
+  }
+
+  /** The batch numbers of the {@code batch} at {@code i} over {@code length} positions, after its take / skip. */
+  private static RangeCuts batchRange(List<Stage> stages, int i, long length) {
+    BatchStage b = (BatchStage) stages.get(i);
+    RangeCuts batches = new RangeCuts(0, b.dropRemainder() ? length / b.batchSize()
+        : (length + b.batchSize() - 1) / b.batchSize());
+    for (int j = i + 1; j < stages.size() && RangeCuts.isCut(stages.get(j)); j++) {
+      batches.apply(stages.get(j));
+    }
+    return batches;
+  }
+
+  /** The index of the first stage after the {@code batch} at {@code i} and its take / skip. */
+  private static int batchesEnd(List<Stage> stages, int i) {
+    int j = i + 1;
+    while (j < stages.size() && RangeCuts.isCut(stages.get(j))) {
+      j++;
+    }
+    return j;
+  }
+
+  /** The number of elements (batches, with a {@code batch}) of the planned stages' output. */
+  static long length(RandomAccessDataset<?> source, List<Stage> stages, PipelineContext ctx, long offset) {
+    Sequenced s = sequence(source, stages, ctx, offset);
+    if (s.next() < stages.size() && stages.get(s.next()).kind() == Stage.Kind.BATCH) {
+      RangeCuts batches = batchRange(stages, s.next(), s.seq().length());
+      return batches.last() - batches.first();
+    }
+    return s.seq().length();
+  }
+
+  /**
+   * The planned elements (without a {@code batch}) as a {@link Positional} stream: any position
+   * and any set of positions computed and read without the others.
+   */
+  static Positional positional(RandomAccessDataset<?> source, List<Stage> stages, PipelineContext ctx, long offset) {
+    IndexSequence seq = sequence(source, stages, ctx, offset).seq();
+    return new Positional() {
+      @Override
+      public long length() {
+        return seq.length();
+      }
+
+      @Override
+      public Flux<?> from(long position) {
+        return elements(source, seq.skipped(position));
+      }
+
+      @Override
+      public Flux<?> at(long[] positions) {
+        return Flux.defer(() -> {
+          long[] indices = positions.clone();
+          seq.mapInPlace(indices, indices.length);
+          return elements(source, indices);
+        });
+      }
+    };
+  }
+
+  /** The elements at source {@code indices}, in that order. */
+  @SuppressWarnings("unchecked")
+  private static Flux<Object> elements(RandomAccessDataset<?> source, long[] indices) {
+    boolean lazy = source instanceof HasSchema h && h.schema() != null;
+    RandomAccessDataset<Example> rows = lazy ? (RandomAccessDataset<Example>) source : null;
+    return PlanCompiler.longRange(0, indices.length)
+        .map(i -> lazy ? Example.lazy(rows, indices[(int) (long) i]) : source.get(indices[(int) (long) i]));
   }
 
   /**

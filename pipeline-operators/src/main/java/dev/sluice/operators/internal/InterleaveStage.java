@@ -21,6 +21,17 @@ public record InterleaveStage(Function<Object, Dataset<?>> fn, int cycleLength, 
   }
 
   @Override
+  public String unresumable(Options options) {
+    return deterministic ? null : describe() + " emits in the order its datasets deliver, which no checkpoint can "
+        + "reproduce; use deterministic = true to resume exactly";
+  }
+
+  @Override
+  public String shapeKey() {
+    return "interleave(" + cycleLength + ", " + blockLength + ")";
+  }
+
+  @Override
   public String describe() {
     return "interleave(" + cycleLength + ", " + blockLength + ", " + numParallelCalls + ", " + deterministic + ")";
   }

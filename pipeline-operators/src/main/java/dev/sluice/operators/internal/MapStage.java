@@ -24,6 +24,26 @@ public record MapStage(BiFunction<Object, PipelineContext, Object> fn, int numPa
     return ((Flux<Object>) in).transform(ParallelMap.<Object, Object>map(t -> fn.apply(t, context), numParallelCalls, ordered));
   }
 
+  private boolean ordered(Options options) {
+    return deterministic != null ? deterministic : options.deterministic();
+  }
+
+  @Override
+  public long inputsPerOutput(Options options) {
+    return ordered(options) ? 1 : 0;
+  }
+
+  @Override
+  public String unresumable(Options options) {
+    return ordered(options) ? null : describe() + " emits in the order its workers finish, which no checkpoint can "
+        + "reproduce; use deterministic = true to resume exactly";
+  }
+
+  @Override
+  public String shapeKey() {
+    return "map";
+  }
+
   @Override
   public String describe() {
     return "map(" + numParallelCalls + (deterministic == null ? "" : ", deterministic=" + deterministic) + ")";

@@ -19,6 +19,16 @@ public record PaddedBatchStage(int batchSize, Map<String, Shape> paddedShapes, M
   }
 
   @Override
+  public long inputsPerOutput(Options options) {
+    return batchSize;
+  }
+
+  @Override
+  public String shapeKey() {
+    return "paddedBatch(" + batchSize + ", " + dropRemainder + ")";
+  }
+
+  @Override
   public String describe() {
     return "paddedBatch(" + batchSize + ")";
   }

@@ -98,49 +98,384 @@ public final class PlanCompiler {
    * added to the pass.
    */
   public static Flux<?> compile(Dataset<?> source, List<Stage> stages, Options options, PipelineContext context) {
-    List<Stage> ordered = normalize(stages);
-    PassMetrics metrics = PassMetrics.of(options, ordered.size() + 1);
-    int repeat = lastRepeat(ordered);
-    Flux<?> flux;
-    Schema schema;
-    int next;
-    ColumnarPlan columnar;
-    if (repeat >= 0) {
-      List<Stage> inner = List.copyOf(ordered.subList(0, repeat));
-      long count = ((RepeatStage) ordered.get(repeat)).count();
-      flux = probe(longRange(0, count < 0 ? Long.MAX_VALUE : count)
-          .concatMap(i -> compile(source, inner, options, context.withEpoch(context.epoch() + i)), 0),
-          metrics, repeat + 1, ordered.get(repeat).operator());
-      schema = schemaAfter(Schemas.declared(source), inner);
-      next = repeat + 1;
-    } else if (source instanceof RandomAccessDataset<?> ra) {
-      IndexPlan.Planned planned = IndexPlan.plan(ra, ordered, options, context);
-      boolean gathers = ordered.subList(0, planned.next()).stream().anyMatch(s -> s.kind() == Stage.Kind.BATCH);
-      flux = probeSource(source, planned.flux(), metrics, planned.next(), SourceNames.of(source) + (gathers ? " gather" : " read"));
-      schema = planned.schema();
-      next = planned.next();
-    } else if ((columnar = ColumnarPlan.of(source, ordered)) != null) {
-      flux = probeSource(source, columnar.flux(options, context), metrics, columnar.next(),
-          SourceNames.of(source) + " decode");
-      schema = null;
-      next = columnar.next();
-    } else if (source instanceof SplitDataset<?> split) {
-      SplitStages.Planned planned = SplitStages.plan(split, SplitStages.prefix(ordered), options, context);
-      flux = probeSource(source, planned.flux(), metrics, planned.next(), SourceNames.of(source) + " read");
-      schema = Schemas.declared(source);
-      next = planned.next();
-    } else {
-      flux = probeSource(source, source.flux(context), metrics, 0, SourceNames.of(source) + " read");
-      schema = Schemas.declared(source);
-      next = 0;
+    return compile(source, stages, options, context, 0, 0);
+  }
+
+  /**
+   * One pass of {@code source} through {@code stages} for {@code context} without its first
+   * {@code skip} elements, computed as cheaply as each path allows ({@link Pass}): the elements are
+   * exactly those of the whole pass from position {@code skip} on.
+   *
+   * @param offset positions of the epoch's shared order that an earlier world of ranks consumed
+   *     before the index path's {@code shard} partitions the rest (0 but after a resume with another
+   *     number of ranks)
+   */
+  public static Flux<?> compile(Dataset<?> source, List<Stage> stages, Options options, PipelineContext context,
+      long skip, long offset) {
+    return new Pass(source, normalize(stages), options, context, offset).from(stages.size(), skip);
+  }
+
+  /**
+   * The number of elements of the pass for {@code context}, when the planner knows it without
+   * reading (the index and columnar paths, split sources with known row counts, and the stages
+   * after them whose counts follow: take, skip, batch, ordered map, prefetch, buffer shuffle), or -1.
+   */
+  public static long length(Dataset<?> source, List<Stage> stages, Options options, PipelineContext context,
+      long offset) {
+    return new Pass(source, normalize(stages), options, context, offset).length(stages.size());
+  }
+
+  /**
+   * One pass, planned: the leading stages one path runs (the head), then the element path's
+   * stages. A pass that starts after its first {@code k} elements ({@link #from}) pushes {@code k}
+   * back through the element stages to the head wherever a count of outputs fixes a count of
+   * inputs (take, skip, batch ×B, paddedBatch ×B, ordered map, prefetch, unbatch after a batch):
+   * the head then starts at that position without reading what comes before (the index path
+   * computes from a position, the columnar path decodes from a row, a split source reads from a
+   * row). A buffer shuffle over an addressable stream is recomputed from positions
+   * ({@link BufferShuffleResume}). Any other stage (filter, interleave, a shard or a buffer shuffle
+   * over a stream that is not addressable) is replayed: its input is read from the start of the
+   * pass and its first outputs are dropped.
+   */
+  private static final class Pass {
+    private enum Head { REPEAT, INDEX, COLUMNAR, SPLIT, PLAIN }
+
+    private final Dataset<?> source;
+    private final List<Stage> ordered;
+    private final Options options;
+    private final PipelineContext ctx;
+    private final long offset;
+    private final Head head;
+    private final int next;
+    private final boolean headBatches; // the head emits batches
+    private final ColumnarPlan columnar;
+    private final SplitStages.Prefix prefix;
+    private final Schema[] schemaBefore; // the element path's schema before stage i (i >= next)
+    private final PassMetrics metrics; // null: the pass measures nothing
+    private final int busy; // the threads the pass may keep busy ({@link #busyThreads})
+
+    Pass(Dataset<?> source, List<Stage> ordered, Options options, PipelineContext ctx, long offset) {
+      this.source = source;
+      this.ordered = ordered;
+      this.options = options;
+      this.ctx = ctx;
+      this.offset = offset;
+      this.metrics = PassMetrics.of(options, ordered.size() + 1);
+      this.busy = busyThreads(source, ordered);
+      int repeat = lastRepeat(ordered);
+      ColumnarPlan c = null;
+      SplitStages.Prefix p = null;
+      Schema schema;
+      if (repeat >= 0) {
+        head = Head.REPEAT;
+        next = repeat + 1;
+        schema = schemaAfter(Schemas.declared(source), ordered.subList(0, repeat));
+      } else if (source instanceof RandomAccessDataset) {
+        head = Head.INDEX;
+        next = IndexPlan.planned(ordered);
+        schema = ordered.subList(0, next).stream().anyMatch(s -> s.kind() == Stage.Kind.BATCH) ? null
+            : Schemas.declared(source);
+      } else if ((c = ColumnarPlan.of(source, ordered)) != null) {
+        head = Head.COLUMNAR;
+        next = c.next();
+        schema = null;
+      } else if (source instanceof SplitDataset) {
+        head = Head.SPLIT;
+        p = SplitStages.prefix(ordered);
+        next = p.next();
+        schema = Schemas.declared(source);
+      } else {
+        head = Head.PLAIN;
+        next = 0;
+        schema = Schemas.declared(source);
+      }
+      this.columnar = c;
+      this.prefix = p;
+      this.headBatches = schema == null && head != Head.REPEAT && ordered.subList(0, next).stream()
+          .anyMatch(s -> s.kind() == Stage.Kind.BATCH);
+      this.schemaBefore = new Schema[ordered.size() + 1];
+      for (int i = next; i <= ordered.size(); i++) {
+        schemaBefore[i] = schema;
+        if (i < ordered.size()) {
+          schema = schemaAfter(schema, ordered.get(i));
+        }
+      }
     }
-    int busy = busyThreads(source, ordered);
-    for (int i = next; i < ordered.size(); i++) {
+
+    /** The output of stages {@code [0, end)} without its first {@code skip} elements. */
+    Flux<?> from(int end, long skip) {
+      if (end <= next) {
+        return head(skip);
+      }
+      int i = end - 1;
       Stage s = ordered.get(i);
-      flux = probe(s.accept(new ElementPath(flux, schema, options, context, busy)), metrics, i + 1, s.operator());
-      schema = schemaAfter(schema, s);
+      if (skip == 0) {
+        return apply(from(i, 0), s, i);
+      }
+      switch (s.kind()) {
+        case TAKE -> {
+          return apply(from(i, skip), new TakeStage(Math.max(0, ((TakeStage) s).count() - skip)), i);
+        }
+        case SKIP -> {
+          return from(i, saturatedAdd(skip, ((SkipStage) s).count()));
+        }
+        case BATCH -> {
+          return apply(from(i, saturatedMultiply(skip, ((BatchStage) s).batchSize())), s, i);
+        }
+        case BUFFER_SHUFFLE -> {
+          Positional in = positional(i);
+          if (in != null) {
+            return probe(BufferShuffleResume.resume(in, (BufferShuffleStage) s, ctx, skip), metrics, i + 1, s.operator());
+          }
+        }
+        case ELEMENT -> {
+          long per = ((FluxStage) s).inputsPerOutput(options);
+          if (per > 0) {
+            return apply(from(i, saturatedMultiply(skip, per)), s, i);
+          }
+          int rows = s instanceof UnbatchStage ? batchRows(i) : 0;
+          if (rows > 0) {
+            return apply(from(i, skip / rows), s, i).skip(skip % rows);
+          }
+        }
+        case SHUFFLE, SHARD, REPEAT -> {
+          // replayed below
+        }
+      }
+      return from(end, 0).skip(skip);
     }
-    return flux;
+
+    /** Stage {@code i} applied on the element path to {@code flux}. */
+    private Flux<?> apply(Flux<?> flux, Stage s, int i) {
+      return probe(s.accept(new ElementPath(flux, schemaBefore[i], options, ctx, busy)), metrics, i + 1, s.operator());
+    }
+
+    /**
+     * The rows of the batches that stage {@code i} receives, when every batch but the last has that
+     * many (a {@code batch} or {@code paddedBatch} before it, through prefetch stages only), or 0.
+     */
+    private int batchRows(int i) {
+      int j = i - 1;
+      while (j >= next && ordered.get(j) instanceof PrefetchStage) {
+        j--;
+      }
+      if (j >= next) {
+        Stage s = ordered.get(j);
+        return s instanceof BatchStage b ? b.batchSize() : s instanceof PaddedBatchStage p ? p.batchSize() : 0;
+      }
+      if (!headBatches) {
+        return 0;
+      }
+      for (int k = next - 1; k >= 0; k--) {
+        if (ordered.get(k) instanceof BatchStage b) {
+          return b.batchSize();
+        }
+      }
+      return 0;
+    }
+
+    /** The output of stages {@code [0, end)} as a positional stream, or null when it is not one. */
+    private Positional positional(int end) {
+      if (end <= next) {
+        return switch (head) {
+          case INDEX -> headBatches ? null : IndexPlan.positional((RandomAccessDataset<?>) source, ordered, ctx, offset);
+          case SPLIT -> prefix.buffers().isEmpty() ? SplitStages.positional((SplitDataset<?>) source, prefix, ctx) : null;
+          case REPEAT, COLUMNAR, PLAIN -> null;
+        };
+      }
+      Stage s = ordered.get(end - 1);
+      if (s.kind() != Stage.Kind.ELEMENT || ((FluxStage) s).inputsPerOutput(options) != 1) {
+        return null;
+      }
+      Positional in = positional(end - 1);
+      if (in == null) {
+        return null;
+      }
+      int i = end - 1;
+      return new Positional() {
+        @Override
+        public long length() {
+          return in.length();
+        }
+
+        @Override
+        public Flux<?> from(long position) {
+          return apply(in.from(position), s, i);
+        }
+
+        @Override
+        public Flux<?> at(long[] positions) {
+          return apply(in.at(positions), s, i);
+        }
+      };
+    }
+
+    /** The head's output without its first {@code skip} elements. */
+    private Flux<?> head(long skip) {
+      return switch (head) {
+        case REPEAT -> probe(repeat(skip), metrics, next, ordered.get(next - 1).operator());
+        case INDEX -> probeSource(source, IndexPlan.plan((RandomAccessDataset<?>) source, ordered, options, ctx, skip, offset)
+            .flux(), metrics, next, SourceNames.of(source) + (headGathers() ? " gather" : " read"));
+        case COLUMNAR -> probeSource(source, columnar.flux(options, ctx, skip), metrics, next,
+            SourceNames.of(source) + " decode");
+        case SPLIT -> probeSource(source, SplitStages.plan((SplitDataset<?>) source, prefix, options, ctx, skip).flux(),
+            metrics, next, SourceNames.of(source) + " read");
+        case PLAIN -> probeSource(source, skip == 0 ? source.flux(ctx) : source.flux(ctx).skip(skip), metrics, next,
+            SourceNames.of(source) + " read");
+      };
+    }
+
+    /** Whether the index path's head gathers batches. */
+    private boolean headGathers() {
+      return ordered.subList(0, next).stream().anyMatch(s -> s.kind() == Stage.Kind.BATCH);
+    }
+
+    /** The number of elements of the head's output, or -1 when only reading tells. */
+    private long headLength() {
+      return switch (head) {
+        case INDEX -> IndexPlan.length((RandomAccessDataset<?>) source, ordered, ctx, offset);
+        case COLUMNAR -> columnar.length(ctx);
+        case SPLIT -> SplitStages.length((SplitDataset<?>) source, prefix, ctx);
+        case REPEAT, PLAIN -> -1;
+      };
+    }
+
+    /** The number of elements of the output of stages {@code [0, end)}, or -1 when only reading tells. */
+    long length(int end) {
+      if (end <= next) {
+        return headLength();
+      }
+      long in = length(end - 1);
+      if (in < 0) {
+        return -1;
+      }
+      Stage s = ordered.get(end - 1);
+      return switch (s.kind()) {
+        case TAKE -> Math.min(in, ((TakeStage) s).count());
+        case SKIP -> Math.max(0, in - ((SkipStage) s).count());
+        case BATCH -> batches(in, ((BatchStage) s).batchSize(), ((BatchStage) s).dropRemainder());
+        case BUFFER_SHUFFLE -> in;
+        case ELEMENT -> {
+          long per = ((FluxStage) s).inputsPerOutput(options);
+          if (per == 1) {
+            yield in;
+          }
+          yield s instanceof PaddedBatchStage p ? batches(in, p.batchSize(), p.dropRemainder()) : -1;
+        }
+        case SHUFFLE, SHARD, REPEAT -> -1;
+      };
+    }
+
+    private static long batches(long rows, int size, boolean dropRemainder) {
+      return dropRemainder ? rows / size : (rows + size - 1) / size;
+    }
+
+    /**
+     * The {@code repeat} head without its first {@code skip} elements: whole passes whose lengths
+     * the planner knows are skipped without reading; the pass holding position {@code skip} starts
+     * inside; with a pass of unknown length, the passes are read from the first one.
+     */
+    private Flux<?> repeat(long skip) {
+      int r = next - 1;
+      List<Stage> inner = List.copyOf(ordered.subList(0, r));
+      long count = ((RepeatStage) ordered.get(r)).count();
+      long end = count < 0 ? Long.MAX_VALUE : count;
+      long i = 0;
+      long k = skip;
+      while (k > 0 && i < end) {
+        long length = new Pass(source, inner, options, ctx.withEpoch(ctx.epoch() + i), 0).length(inner.size());
+        if (length < 0 || (length == 0 && count < 0)) {
+          return passes(inner, 0, end).skip(skip);
+        }
+        if (k < length) {
+          break;
+        }
+        k -= length;
+        i++;
+      }
+      if (i >= end) {
+        return Flux.empty();
+      }
+      Flux<?> first = new Pass(source, inner, options, ctx.withEpoch(ctx.epoch() + i), 0).from(inner.size(), k);
+      return Flux.concat(first, passes(inner, i + 1, end));
+    }
+
+    /** The passes of {@code inner} for epochs {@code ctx.epoch() + from ..} up to {@code + to}, one after another. */
+    private Flux<?> passes(List<Stage> inner, long from, long to) {
+      return longRange(from, to).concatMap(i -> compile(source, inner, options, ctx.withEpoch(ctx.epoch() + i)), 0);
+    }
+  }
+
+  /**
+   * Why the rest of an epoch of this pipeline cannot be re-partitioned among another number of
+   * shards, or null when it can: that needs the index path with exactly one {@code shard}, no take
+   * or skip after it (they cut each rank's part), and after it only stages whose counts follow
+   * exactly (batch, paddedBatch, ordered map, prefetch), so that the elements every rank consumed
+   * are a prefix of the shared order.
+   */
+  static String repartitionable(Dataset<?> source, List<Stage> ordered, Options options) {
+    if (!(source instanceof RandomAccessDataset)) {
+      return "re-partitioning the rest of an epoch needs the index path (a random-access source), and the source is "
+          + source + "; resume with the same number of ranks, or at an epoch boundary";
+    }
+    if (lastRepeat(ordered) >= 0) {
+      return "re-partitioning the rest of an epoch is not supported with repeat; resume with the same number of ranks";
+    }
+    int next = IndexPlan.planned(ordered);
+    int shardAt = -1;
+    for (int i = 0; i < ordered.size(); i++) {
+      if (ordered.get(i).kind() == Stage.Kind.SHARD) {
+        if (shardAt >= 0) {
+          return "re-partitioning the rest of an epoch needs exactly one shard stage";
+        }
+        shardAt = i;
+      }
+    }
+    if (shardAt < 0 || shardAt >= next) {
+      return "re-partitioning the rest of an epoch needs the shard on the index path";
+    }
+    for (int i = shardAt + 1; i < ordered.size(); i++) {
+      Stage s = ordered.get(i);
+      boolean follows = switch (s.kind()) {
+        case BATCH -> true;
+        case ELEMENT -> ((FluxStage) s).inputsPerOutput(options) > 0;
+        case TAKE, SKIP, SHUFFLE, SHARD, BUFFER_SHUFFLE, REPEAT -> false;
+      };
+      if (!follows) {
+        return "re-partitioning the rest of an epoch needs the elements every rank consumed to be a prefix of the "
+            + "shared order, and " + s.describe() + " after the shard changes that; resume with the same number of "
+            + "ranks, or at an epoch boundary";
+      }
+    }
+    return null;
+  }
+
+  /** The elements at the shard's output per element of the pipeline's output ({@link #repartitionable} pipelines). */
+  static long elementsPerOutput(List<Stage> ordered, Options options) {
+    long per = 1;
+    boolean after = false;
+    for (Stage s : ordered) {
+      if (after) {
+        per = saturatedMultiply(per, switch (s.kind()) {
+          case BATCH -> ((BatchStage) s).batchSize();
+          case ELEMENT -> ((FluxStage) s).inputsPerOutput(options);
+          case TAKE, SKIP, SHUFFLE, SHARD, BUFFER_SHUFFLE, REPEAT -> 0;
+        });
+      }
+      after |= s.kind() == Stage.Kind.SHARD;
+    }
+    return per;
+  }
+
+  private static long saturatedAdd(long a, long b) {
+    long r = a + b;
+    return ((a ^ r) & (b ^ r)) < 0 ? Long.MAX_VALUE : r;
+  }
+
+  private static long saturatedMultiply(long a, long b) {
+    long hi = Math.multiplyHigh(a, b);
+    long lo = a * b;
+    return (hi == 0 && lo >= 0) ? lo : Long.MAX_VALUE;
   }
 
   /**
@@ -345,7 +680,7 @@ public final class PlanCompiler {
   }
 
   /** {@code from, from+1, .., to-1} as a lazy flux. */
-  static Flux<Long> longRange(long from, long to) {
+  public static Flux<Long> longRange(long from, long to) {
     return Flux.generate(() -> from, (i, sink) -> {
       if (i < to) {
         sink.next(i);

@@ -31,6 +31,16 @@ public record PrefetchStage(int bufferSize) implements FluxStage {
   }
 
   @Override
+  public long inputsPerOutput(Options options) {
+    return 1;
+  }
+
+  @Override
+  public String shapeKey() {
+    return null;
+  }
+
+  @Override
   public String describe() {
     return "prefetch(" + bufferSize + ")";
   }

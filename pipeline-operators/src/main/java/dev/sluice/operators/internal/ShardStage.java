@@ -4,6 +4,12 @@ import dev.sluice.operators.EqualLength;
 
 /** Element-wise shard: positions {@code p} with {@code p mod numShards == index}. */
 public record ShardStage(int numShards, int index, EqualLength policy) implements Stage {
+  /** The policy only: the shard's count and index are the state's {@code shards} and {@code shard}. */
+  @Override
+  public String shapeKey() {
+    return "shard(" + policy + ")";
+  }
+
   @Override
   public String describe() {
     return "shard(" + numShards + ", " + index + ", " + policy + ")";

@@ -158,6 +158,81 @@ public final class SplitPlan {
     });
   }
 
+  /** Positions closer than this are read as one range by {@link #positional}'s {@code at}. */
+  static final long GAP = 4096;
+
+  /** The parts of {@code segments} at sequence positions {@code [from, to)} (known counts). */
+  static List<Segment> range(List<Segment> segments, long from, long to) {
+    List<Segment> out = new ArrayList<>();
+    long base = 0;
+    for (Segment s : segments) {
+      long end = base + s.rows();
+      long a = Math.max(from, base);
+      long b = Math.min(to, end);
+      if (a < b) {
+        out.add(new Segment(s.split(), s.fromRow() + (a - base), s.fromRow() + (b - base)));
+      }
+      base = end;
+      if (base >= to) {
+        break;
+      }
+    }
+    return out;
+  }
+
+  /**
+   * The rows of {@code segments} (known counts) as a {@link Positional} stream: {@code from} reads
+   * from a position on; {@code at} reads the runs of wanted positions, a gap of fewer than
+   * {@value #GAP} rows read through rather than starting another read, and drops the rows between.
+   */
+  static Positional positional(SplitDataset<?> source, List<Segment> segments) {
+    long length = 0;
+    for (Segment s : segments) {
+      length += s.rows();
+    }
+    long n = length;
+    return new Positional() {
+      @Override
+      public long length() {
+        return n;
+      }
+
+      @Override
+      public Flux<?> from(long position) {
+        return Flux.defer(() -> read(source, range(segments, position, n)));
+      }
+
+      @Override
+      public Flux<?> at(long[] positions) {
+        return Flux.defer(() -> {
+          List<int[]> runs = new ArrayList<>(); // [first, end) indices into positions
+          int first = 0;
+          for (int i = 1; i <= positions.length; i++) {
+            if (i == positions.length || positions[i] - positions[i - 1] > GAP) {
+              runs.add(new int[] {first, i});
+              first = i;
+            }
+          }
+          return Flux.fromIterable(runs).concatMap(run -> Flux.defer(() -> {
+            long from = positions[run[0]];
+            long[] at = {from};
+            int[] next = {run[0]};
+            return read(source, range(segments, from, positions[run[1] - 1] + 1))
+                .handle((Object t, reactor.core.publisher.SynchronousSink<Object> sink) -> {
+                  long p = at[0]++;
+                  if (next[0] < run[1] && positions[next[0]] == p) {
+                    next[0]++;
+                    sink.next(t);
+                  } else {
+                    reactor.core.publisher.Operators.onDiscard(t, sink.currentContext());
+                  }
+                });
+          }), 0);
+        });
+      }
+    };
+  }
+
   /** Every split of {@code order} read whole (to the end when its count is unknown). */
   static List<Segment> whole(List<Split> order) {
     List<Segment> all = new ArrayList<>(order.size());

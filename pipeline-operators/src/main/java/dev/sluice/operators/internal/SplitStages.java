@@ -140,4 +140,43 @@ public final class SplitStages {
     }
     return new Planned(flux, prefix.next());
   }
+
+  /**
+   * {@link #plan} without its first {@code skip} elements. With known row counts the rank's rows
+   * are addressable: without a buffer shuffle the rows before {@code skip} are not read; with one,
+   * its buffer is recomputed from positions ({@link BufferShuffleResume}) and only the rows it holds
+   * and the rows after it are read. Otherwise (unknown counts, two buffers) the pass is read from
+   * its start and the first {@code skip} elements dropped.
+   */
+  static Planned plan(SplitDataset<?> source, Prefix prefix, Options options, PipelineContext context, long skip) {
+    if (skip == 0) {
+      return plan(source, prefix, options, context);
+    }
+    Positional rows = positional(source, prefix, context);
+    if (rows == null || prefix.buffers().size() > 1) {
+      return new Planned(plan(source, prefix, options, context).flux().skip(skip), prefix.next());
+    }
+    Flux<?> flux = prefix.buffers().isEmpty() ? rows.from(skip)
+        : BufferShuffleResume.resume(rows, prefix.buffers().get(0), context, skip);
+    return new Planned(flux, prefix.next());
+  }
+
+  /** The rank's rows of the prefix's split sequence as a positional stream, or null when a split's count is unknown. */
+  static Positional positional(SplitDataset<?> source, Prefix prefix, PipelineContext context) {
+    List<dev.sluice.core.Split> order = prefix.shuffleSplits()
+        ? SplitPlan.shuffled(source.splits(), prefix.seed(context), context.epoch())
+        : source.splits();
+    if (!SplitPlan.knownCounts(order)) {
+      return null;
+    }
+    ShardStage shard = prefix.shard();
+    return SplitPlan.positional(source, shard == null ? SplitPlan.whole(order)
+        : SplitPlan.segments(order, shard.numShards(), shard.index(), shard.policy()));
+  }
+
+  /** The number of rows of the prefix's pass, or -1 when a split's count is unknown. */
+  static long length(SplitDataset<?> source, Prefix prefix, PipelineContext context) {
+    Positional rows = positional(source, prefix, context);
+    return rows == null ? -1 : rows.length();
+  }
 }

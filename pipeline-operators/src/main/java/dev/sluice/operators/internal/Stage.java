@@ -25,6 +25,16 @@ public sealed interface Stage permits ShuffleStage, ShardStage, TakeStage, SkipS
     return paren < 0 ? d : d.substring(0, paren);
   }
 
+  /**
+   * The stage as a checkpoint compares pipelines ({@link dev.sluice.core.PipelineState#stages()}):
+   * its kind and the arguments that decide which elements come out in which order, without the
+   * parallelism and the shard's rank (a resume may change those); null for a stage that changes
+   * neither (prefetch). Default: {@link #describe()}.
+   */
+  default String shapeKey() {
+    return describe();
+  }
+
   /** Calls the visitor method of this stage's kind. */
   <R> R accept(Visitor<R> visitor);
 

@@ -1,0 +1,676 @@
+package dev.sluice.core;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.core.JsonLocation;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.exc.StreamReadException;
+import com.fasterxml.jackson.core.io.JsonEOFException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.exc.MismatchedInputException;
+import com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Objects;
+import java.util.TreeMap;
+
+/**
+ * Where a run of a pipeline is: an immutable value that a pipeline resumes from exactly, nothing
+ * lost and nothing repeated. It is small (a few hundred bytes of JSON whatever the dataset, the
+ * shuffle buffers or the parallelism) because a pass is a function of its context: the state is the
+ * context (seed, epoch, rank), the number of elements of the epoch's pass handed out so far, and
+ * what the run covers; the pipeline recomputes everything else (a shuffle buffer's contents, a
+ * window, a parallel map's order) from it. Elements a pipeline produced ahead (prefetched, mapped
+ * in parallel) and did not hand out are not counted.
+ *
+ * <p>A state also records what it is a state of, so that it is refused on anything else: the
+ * dataset ({@link Source}: its kind, rows, schema and splits), the pipeline's shape (its stages in
+ * execution order, with the arguments that decide which elements come in which order; a
+ * {@code prefetch} or a parallelism is not part of the shape and may change between runs), and
+ * the shard of the pipeline ({@link #shards()}, {@link #shard()}).
+ *
+ * <p><b>JSON.</b> {@link #toJson()} writes it with a {@code format} version and a SHA-256
+ * {@code checksum} over its content; {@link #fromJson} and {@link #read} refuse a truncated, edited
+ * or damaged state, or one written by a newer Sluice (a higher format), with a
+ * {@link CheckpointException} naming the field or byte and expected versus found. {@link #write}
+ * replaces a checkpoint file atomically.
+ *
+ * <pre>{@code
+ * try (PipelineIterator<Batch> batches = pipeline.iterate(ctx, 10)) {
+ *   for (Batch batch : batches) {
+ *     try (batch) {
+ *       step(batch);
+ *     }
+ *     if (++steps % 1000 == 0) {
+ *       batches.state().write(Path.of("loader-rank" + ctx.rank() + ".json"));
+ *     }
+ *   }
+ * }
+ * // after a restart: the rest of the 10 epochs, from the element after the last checkpoint
+ * try (PipelineIterator<Batch> batches = pipeline.iterate(PipelineState.read(file))) { ... }
+ * }</pre>
+ */
+public final class PipelineState {
+  /** The JSON format this version writes and reads. */
+  public static final int FORMAT = 1;
+
+  private static final ObjectMapper JSON = JsonMapper.builder()
+      .enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
+      .enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES)
+      .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+      .disable(DeserializationFeature.ACCEPT_FLOAT_AS_INT)
+      .serializationInclusion(JsonInclude.Include.NON_NULL)
+      .build();
+
+  /**
+   * What a state was taken on, so that it is refused on another dataset.
+   *
+   * @param kind {@code random-access}, {@code split} or {@code stream}
+   * @param rows the number of rows, or -1 when unknown before reading
+   * @param schema the fields, or empty when the source declares none
+   * @param splits a SHA-256 over the split ids and row counts (empty for a source without splits)
+   */
+  public record Source(String kind, long rows, String schema, String splits) {
+    /** A description; the strings must not be null. */
+    public Source {
+      Objects.requireNonNull(kind, "kind");
+      Objects.requireNonNull(schema, "schema");
+      Objects.requireNonNull(splits, "splits");
+    }
+  }
+
+  private final long seed;
+  private final long epoch;
+  private final long endEpoch;
+  private final long position;
+  private final long offset;
+  private final int shards;
+  private final int shard;
+  private final int rank;
+  private final int worldSize;
+  private final int localRank;
+  private final Source source;
+  private final List<String> stages;
+  private final String origin;
+
+  private PipelineState(Builder b, String origin) {
+    this.seed = b.seed;
+    this.epoch = b.epoch;
+    this.endEpoch = b.endEpoch;
+    this.position = b.position;
+    this.offset = b.offset;
+    this.shards = b.shards;
+    this.shard = b.shard;
+    this.rank = b.rank;
+    this.worldSize = b.worldSize;
+    this.localRank = b.localRank;
+    this.source = Objects.requireNonNull(b.source, "source");
+    this.stages = List.copyOf(b.stages);
+    this.origin = origin;
+    String bad = check();
+    if (bad != null) {
+      throw new IllegalArgumentException(bad);
+    }
+  }
+
+  private PipelineState(PipelineState base, long epoch, long position, long offset) {
+    this.seed = base.seed;
+    this.epoch = epoch;
+    this.endEpoch = base.endEpoch;
+    this.position = position;
+    this.offset = offset;
+    this.shards = base.shards;
+    this.shard = base.shard;
+    this.rank = base.rank;
+    this.worldSize = base.worldSize;
+    this.localRank = base.localRank;
+    this.source = base.source;
+    this.stages = base.stages;
+    this.origin = base.origin;
+  }
+
+  /** The first field out of range, as a message, or null. */
+  private String check() {
+    if (epoch < 0) {
+      return "epoch >= 0 required but it was " + epoch;
+    }
+    if (endEpoch < epoch) {
+      return "endEpoch >= epoch (" + epoch + ") required but it was " + endEpoch;
+    }
+    if (position < 0) {
+      return "position >= 0 required but it was " + position;
+    }
+    if (offset < 0) {
+      return "offset >= 0 required but it was " + offset;
+    }
+    if (shards <= 0) {
+      return "shards > 0 required but it was " + shards;
+    }
+    if (shard < 0 || shard >= shards) {
+      return "shard in [0, " + shards + ") required but it was " + shard;
+    }
+    try {
+      new PipelineContext(seed, epoch, rank, worldSize, localRank);
+    } catch (IllegalArgumentException e) {
+      return e.getMessage();
+    }
+    return null;
+  }
+
+  /** The seed of the run. */
+  public long seed() {
+    return seed;
+  }
+
+  /** The epoch whose pass the state is in. */
+  public long epoch() {
+    return epoch;
+  }
+
+  /** The epoch after the last one of the run ({@code Long.MAX_VALUE}: no end). */
+  public long endEpoch() {
+    return endEpoch;
+  }
+
+  /** Elements of the epoch's pass handed out so far (batches, after {@code batch}). */
+  public long position() {
+    return position;
+  }
+
+  /**
+   * Elements of the epoch's shared order that an earlier world of ranks consumed before the
+   * current partition of it began (0 unless the run was resumed with another number of ranks in
+   * this epoch).
+   */
+  public long offset() {
+    return offset;
+  }
+
+  /** The number of shards of the pipeline's {@code shard} stage (1 without one). */
+  public int shards() {
+    return shards;
+  }
+
+  /** The pipeline's shard index, in {@code [0, shards())} (0 without a shard). */
+  public int shard() {
+    return shard;
+  }
+
+  /** The dataset the state was taken on. */
+  public Source source() {
+    return source;
+  }
+
+  /** The pipeline's shape: its stages in execution order, as the state compares them. */
+  public List<String> stages() {
+    return stages;
+  }
+
+  /** The context of the state's epoch: seed, epoch, rank, world size and local rank of the run. */
+  public PipelineContext context() {
+    return new PipelineContext(seed, epoch, rank, worldSize, localRank);
+  }
+
+  /** True when the run has no element left to give: every epoch of it is done. */
+  public boolean isFinished() {
+    return epoch >= endEpoch;
+  }
+
+  /**
+   * Where the state came from, for messages: the file it was read from, or {@code "checkpoint"}.
+   */
+  public String origin() {
+    return origin;
+  }
+
+  /**
+   * The same run at another place: {@code position} elements of epoch {@code epoch} handed out,
+   * after {@code offset} elements of that epoch's shared order consumed by an earlier world.
+   */
+  public PipelineState at(long epoch, long position, long offset) {
+    if (epoch < 0 || epoch > endEpoch || position < 0 || offset < 0) {
+      throw new IllegalArgumentException("epoch in [0, " + endEpoch + "], position >= 0 and offset >= 0 required but "
+          + "they were " + epoch + ", " + position + " and " + offset);
+    }
+    return new PipelineState(this, epoch, position, offset);
+  }
+
+  /** A builder holding this state's values. */
+  public Builder toBuilder() {
+    Builder b = new Builder();
+    b.seed = seed;
+    b.epoch = epoch;
+    b.endEpoch = endEpoch;
+    b.position = position;
+    b.offset = offset;
+    b.shards = shards;
+    b.shard = shard;
+    b.rank = rank;
+    b.worldSize = worldSize;
+    b.localRank = localRank;
+    b.source = source;
+    b.stages = stages;
+    return b;
+  }
+
+  /** A builder for a state; pipelines build their states, and tests use it to forge others. */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /**
+   * The state every rank agrees on, from the states of all ranks of one world taken at the same
+   * step: the input of a resume with another number of ranks. Checks that there is exactly one
+   * state per shard {@code 0 .. shards-1}, that they are of the same run (dataset, shape, seed,
+   * epoch, offset, end) and at the same position.
+   *
+   * @throws CheckpointException naming the ranks that disagree and how
+   */
+  public static PipelineState common(Collection<PipelineState> states) {
+    if (states.isEmpty()) {
+      throw new IllegalArgumentException("states must not be empty");
+    }
+    PipelineState first = states.iterator().next();
+    PipelineState[] byShard = new PipelineState[first.shards];
+    for (PipelineState s : states) {
+      String differs = first.sameRun(s);
+      if (differs != null) {
+        throw new CheckpointException(s.origin, null, "not of the same run as " + first.origin + " (shard "
+            + first.shard + "): " + differs);
+      }
+      if (s.position != first.position) {
+        throw new CheckpointException(s.origin, "field position", "shard " + s.shard + " is at position " + s.position
+            + " but shard " + first.shard + " is at " + first.position + ": a resume with another number of ranks "
+            + "needs every rank's state from the same step");
+      }
+      if (byShard[s.shard] != null) {
+        throw new CheckpointException(s.origin, "field shard", "two states of shard " + s.shard + " of " + s.shards
+            + " (" + byShard[s.shard].origin + " and " + s.origin + ")");
+      }
+      byShard[s.shard] = s;
+    }
+    for (int i = 0; i < byShard.length; i++) {
+      if (byShard[i] == null) {
+        throw new CheckpointException(first.origin, null, "the state of shard " + i + " of " + first.shards
+            + " is missing: a resume with another number of ranks needs the states of every rank");
+      }
+    }
+    return byShard[0];
+  }
+
+  /** What differs between the runs of this state and {@code other} (not their shards), or null. */
+  private String sameRun(PipelineState other) {
+    if (shards != other.shards) {
+      return "shards " + shards + " vs " + other.shards;
+    }
+    if (seed != other.seed) {
+      return "seed " + seed + " vs " + other.seed;
+    }
+    if (epoch != other.epoch || offset != other.offset || endEpoch != other.endEpoch) {
+      return "epoch " + epoch + " (offset " + offset + ", end " + endEpoch + ") vs " + other.epoch + " (offset "
+          + other.offset + ", end " + other.endEpoch + ")";
+    }
+    if (!source.equals(other.source)) {
+      return "dataset " + source + " vs " + other.source;
+    }
+    if (!stages.equals(other.stages)) {
+      return "pipeline " + stages + " vs " + other.stages;
+    }
+    return null;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // JSON
+
+  /** The JSON form; the record components are the fields, in this order. */
+  private record Json(Integer format, Long seed, Long epoch, Long endEpoch, Long position, Long offset, Integer shards,
+      Integer shard, Context context, Source dataset, List<String> pipeline, String checksum) {}
+
+  /** The context fields of the JSON form. */
+  private record Context(Integer rank, Integer worldSize, Integer localRank) {}
+
+  private Json json(String checksum) {
+    return new Json(FORMAT, seed, epoch, endEpoch, position, offset, shards, shard,
+        new Context(rank, worldSize, localRank), source, stages, checksum);
+  }
+
+  /** The SHA-256 of the canonical JSON of {@code json} without its checksum, in hex. */
+  private static String checksum(Json json) {
+    Json content = new Json(json.format, json.seed, json.epoch, json.endEpoch, json.position, json.offset, json.shards,
+        json.shard, json.context, json.dataset, json.pipeline, null);
+    try {
+      byte[] canonical = JSON.writeValueAsBytes(content);
+      return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(canonical));
+    } catch (JsonProcessingException | NoSuchAlgorithmException e) {
+      throw new IllegalStateException("cannot compute a pipeline state's checksum", e);
+    }
+  }
+
+  /**
+   * The state as JSON: its fields, {@code "format": 1} and a SHA-256 {@code "checksum"} over the
+   * rest, indented for reading.
+   */
+  public String toJson() {
+    Json content = json(null);
+    try {
+      return JSON.writerWithDefaultPrettyPrinter().writeValueAsString(json(checksum(content)));
+    } catch (JsonProcessingException e) {
+      throw new IllegalStateException("cannot write a pipeline state as JSON", e);
+    }
+  }
+
+  /** {@link #fromJson(String, String)} for a state that does not come from a file. */
+  public static PipelineState fromJson(String json) {
+    return fromJson(json, "checkpoint");
+  }
+
+  /**
+   * The state {@link #toJson()} wrote.
+   *
+   * @param json the JSON text
+   * @param origin where it comes from (a file name), for messages and {@link #origin()}
+   * @throws CheckpointException if the text is truncated, is not a state, was written by a newer
+   *     Sluice, misses or adds a field, or does not match its checksum (it was edited or damaged)
+   */
+  public static PipelineState fromJson(String json, String origin) {
+    Objects.requireNonNull(json, "json");
+    Objects.requireNonNull(origin, "origin");
+    byte[] bytes = json.getBytes(StandardCharsets.UTF_8);
+    if (json.isBlank()) {
+      throw new CheckpointException(origin, "byte " + bytes.length, "truncated: the checkpoint is empty");
+    }
+    JsonNode tree;
+    try {
+      tree = JSON.readTree(bytes);
+    } catch (JsonEOFException e) {
+      throw new CheckpointException(origin, "byte " + offsetOf(e.getLocation(), bytes.length), "truncated: the JSON "
+          + "ends before the state is complete", e);
+    } catch (StreamReadException e) {
+      throw new CheckpointException(origin, at(e.getLocation()), "not a Sluice checkpoint: "
+          + e.getOriginalMessage(), e);
+    } catch (IOException e) {
+      throw new CheckpointException(origin, null, "not a Sluice checkpoint: " + e.getMessage(), e);
+    }
+    if (tree == null || !tree.isObject()) {
+      throw new CheckpointException(origin, null, "not a Sluice checkpoint: expected a JSON object");
+    }
+    JsonNode format = tree.get("format");
+    if (format == null || !format.canConvertToInt() || !format.isIntegralNumber()) {
+      throw new CheckpointException(origin, "field format", "not a Sluice checkpoint: expected an integer format "
+          + "version but found " + (format == null ? "none" : format));
+    }
+    if (format.intValue() > FORMAT) {
+      throw new CheckpointException(origin, "field format", "written by a newer Sluice: format " + format.intValue()
+          + ", and this version reads format " + FORMAT + " (or older)");
+    }
+    if (format.intValue() < 1) {
+      throw new CheckpointException(origin, "field format", "not a Sluice checkpoint: format " + format.intValue());
+    }
+    Json j;
+    try {
+      j = JSON.treeToValue(tree, Json.class);
+    } catch (UnrecognizedPropertyException e) {
+      throw new CheckpointException(origin, "field " + e.getPropertyName(), "unknown field '" + e.getPropertyName()
+          + "' in a format " + FORMAT + " state (the file was edited)", e);
+    } catch (MismatchedInputException e) {
+      throw new CheckpointException(origin, "field " + path(e), "expected " + e.getTargetType().getSimpleName()
+          .toLowerCase(java.util.Locale.ROOT) + ": " + e.getOriginalMessage(), e);
+    } catch (JsonProcessingException e) {
+      throw new CheckpointException(origin, null, "not a Sluice checkpoint: " + e.getOriginalMessage(), e);
+    }
+    requireFields(j, origin);
+    String expected = checksum(j);
+    if (!expected.equals(j.checksum)) {
+      throw new CheckpointException(origin, "field checksum", "checksum mismatch (expected " + expected + ", found "
+          + j.checksum + "): the state was edited or damaged");
+    }
+    Builder b = new Builder();
+    b.seed = j.seed;
+    b.epoch = j.epoch;
+    b.endEpoch = j.endEpoch;
+    b.position = j.position;
+    b.offset = j.offset;
+    b.shards = j.shards;
+    b.shard = j.shard;
+    b.rank = j.context.rank;
+    b.worldSize = j.context.worldSize;
+    b.localRank = j.context.localRank;
+    b.source = j.dataset;
+    b.stages = j.pipeline;
+    try {
+      return new PipelineState(b, origin);
+    } catch (IllegalArgumentException | NullPointerException e) {
+      throw new CheckpointException(origin, null, "out of range: " + e.getMessage(), e);
+    }
+  }
+
+  private static void requireFields(Json j, String origin) {
+    TreeMap<String, Object> fields = new TreeMap<>();
+    fields.put("seed", j.seed);
+    fields.put("epoch", j.epoch);
+    fields.put("endEpoch", j.endEpoch);
+    fields.put("position", j.position);
+    fields.put("offset", j.offset);
+    fields.put("shards", j.shards);
+    fields.put("shard", j.shard);
+    fields.put("context", j.context);
+    fields.put("dataset", j.dataset);
+    fields.put("pipeline", j.pipeline);
+    fields.put("checksum", j.checksum);
+    if (j.context != null) {
+      fields.put("context.rank", j.context.rank);
+      fields.put("context.worldSize", j.context.worldSize);
+      fields.put("context.localRank", j.context.localRank);
+    }
+    for (var e : fields.entrySet()) {
+      if (e.getValue() == null) {
+        throw new CheckpointException(origin, "field " + e.getKey(), "missing field '" + e.getKey() + "' (the file was "
+            + "truncated or edited)");
+      }
+    }
+  }
+
+  private static String path(MismatchedInputException e) {
+    List<String> names = new ArrayList<>();
+    for (var ref : e.getPath()) {
+      names.add(ref.getFieldName() != null ? ref.getFieldName() : String.valueOf(ref.getIndex()));
+    }
+    return String.join(".", names);
+  }
+
+  private static String at(JsonLocation location) {
+    return location == null ? null : "line " + location.getLineNr() + ", column " + location.getColumnNr();
+  }
+
+  private static long offsetOf(JsonLocation location, long length) {
+    long at = location == null ? -1 : location.getByteOffset();
+    return at >= 0 ? at : length;
+  }
+
+  /**
+   * Reads a state that {@link #write} wrote.
+   *
+   * @throws CheckpointException as {@link #fromJson(String, String)}, naming {@code file}
+   * @throws DatasetIOException if the file cannot be read
+   */
+  public static PipelineState read(Path file) {
+    Objects.requireNonNull(file, "file");
+    byte[] bytes;
+    try {
+      bytes = Files.readAllBytes(file);
+    } catch (NoSuchFileException e) {
+      throw new DatasetIOException(file.toString(), "no such checkpoint file", e);
+    } catch (IOException e) {
+      throw new DatasetIOException(file.toString(), "cannot read the checkpoint: " + e.getMessage(), e);
+    }
+    return fromJson(new String(bytes, StandardCharsets.UTF_8), file.toString());
+  }
+
+  /**
+   * Replaces {@code file} with this state, atomically: the JSON is written to a temporary file in
+   * the same directory and forced to disk, the temporary file is renamed over {@code file}, and the
+   * directory is forced, so that a crash at any moment leaves either the previous checkpoint or
+   * this one, never a mix.
+   *
+   * @throws DatasetIOException if the file cannot be written (the previous one is then left as it was)
+   */
+  public void write(Path file) {
+    Objects.requireNonNull(file, "file");
+    Path target = file.toAbsolutePath();
+    Path dir = target.getParent();
+    byte[] bytes = (toJson() + "\n").getBytes(StandardCharsets.UTF_8);
+    Path tmp = null;
+    try {
+      tmp = Files.createTempFile(dir, "." + target.getFileName() + ".", ".tmp");
+      try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
+        ByteBuffer buf = ByteBuffer.wrap(bytes);
+        while (buf.hasRemaining()) {
+          ch.write(buf);
+        }
+        ch.force(true);
+      }
+      try {
+        Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+      } catch (AtomicMoveNotSupportedException e) {
+        throw new IOException("the file system of " + dir + " cannot rename atomically", e);
+      }
+      tmp = null;
+      forceDirectory(dir);
+    } catch (IOException e) {
+      throw new DatasetIOException(file.toString(), "cannot write the checkpoint: " + e.getMessage(), e);
+    } catch (UncheckedIOException e) {
+      throw new DatasetIOException(file.toString(), "cannot write the checkpoint: " + e.getMessage(), e);
+    } finally {
+      if (tmp != null) {
+        try {
+          Files.deleteIfExists(tmp);
+        } catch (IOException ignored) {
+          // the write already failed; that is the error reported
+        }
+      }
+    }
+  }
+
+  /** Forces a directory's entries to disk, where the platform allows opening a directory (Linux does). */
+  private static void forceDirectory(Path dir) throws IOException {
+    try (FileChannel ch = FileChannel.open(dir, StandardOpenOption.READ)) {
+      ch.force(true);
+    } catch (IOException e) {
+      if (!System.getProperty("os.name", "").toLowerCase(java.util.Locale.ROOT).startsWith("windows")) {
+        throw e;
+      }
+      // Windows cannot open a directory as a channel; its rename is durable on its own
+    }
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof PipelineState s && seed == s.seed && epoch == s.epoch && endEpoch == s.endEpoch
+        && position == s.position && offset == s.offset && shards == s.shards && shard == s.shard && rank == s.rank
+        && worldSize == s.worldSize && localRank == s.localRank && source.equals(s.source) && stages.equals(s.stages);
+  }
+
+  @Override
+  public int hashCode() {
+    return Objects.hash(seed, epoch, endEpoch, position, offset, shards, shard, rank, worldSize, localRank, source,
+        stages);
+  }
+
+  @Override
+  public String toString() {
+    return "PipelineState[epoch " + epoch + " of [.., " + endEpoch + "), position " + position
+        + (offset == 0 ? "" : ", offset " + offset) + ", shard " + shard + " of " + shards + ", seed " + seed + ", "
+        + stages + " over " + source.kind() + " " + source.rows() + " rows]";
+  }
+
+  /** Builds a {@link PipelineState}; every field has a default (epoch 0 of a one-epoch run, shard 0 of 1). */
+  public static final class Builder {
+    private long seed;
+    private long epoch;
+    private long endEpoch = 1;
+    private long position;
+    private long offset;
+    private int shards = 1;
+    private int shard;
+    private int rank;
+    private int worldSize = 1;
+    private int localRank;
+    private Source source = new Source("stream", -1, "", "");
+    private List<String> stages = List.of();
+
+    private Builder() {}
+
+    /** The seed, epoch, rank, world size and local rank of {@code context}. */
+    public Builder context(PipelineContext context) {
+      this.seed = context.seed();
+      this.epoch = context.epoch();
+      this.rank = context.rank();
+      this.worldSize = context.worldSize();
+      this.localRank = context.localRank();
+      return this;
+    }
+
+    /** The epoch after the run's last one ({@code Long.MAX_VALUE}: no end). */
+    public Builder endEpoch(long value) {
+      this.endEpoch = value;
+      return this;
+    }
+
+    /** Elements of the epoch's pass handed out. */
+    public Builder position(long value) {
+      this.position = value;
+      return this;
+    }
+
+    /** Elements of the epoch's shared order consumed by an earlier world of ranks. */
+    public Builder offset(long value) {
+      this.offset = value;
+      return this;
+    }
+
+    /** The pipeline's shard: {@code index} of {@code count}. */
+    public Builder shard(int count, int index) {
+      this.shards = count;
+      this.shard = index;
+      return this;
+    }
+
+    /** The dataset the state is taken on. */
+    public Builder source(Source value) {
+      this.source = Objects.requireNonNull(value, "source");
+      return this;
+    }
+
+    /** The pipeline's shape. */
+    public Builder stages(List<String> value) {
+      this.stages = List.copyOf(value);
+      return this;
+    }
+
+    /**
+     * The state.
+     *
+     * @throws IllegalArgumentException naming the first field out of range
+     */
+    public PipelineState build() {
+      return new PipelineState(this, "checkpoint");
+    }
+  }
+}
