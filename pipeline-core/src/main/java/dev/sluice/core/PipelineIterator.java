@@ -188,7 +188,8 @@ public final class PipelineIterator<T> implements Iterator<T>, Iterable<T>, Auto
 
   /**
    * The pipeline's state after the last element {@link #next()} returned (before the first one: the
-   * state the iterator started from). Resuming from it ({@code Pipeline.iterate(state)},
+   * state the iterator started from; once {@link #hasNext()} returned false: the state of the ended
+   * run, {@link PipelineState#isFinished()}). Resuming from it ({@code Pipeline.iterate(state)},
    * {@code Pipeline.resume(state)}) yields exactly the elements after that one.
    *
    * @throws IllegalStateException if the iterator does not track a pipeline's state (it was not
@@ -224,6 +225,10 @@ public final class PipelineIterator<T> implements Iterator<T>, Iterable<T>, Auto
         Throwable e = error;
         if (e != null) {
           throw rethrow(e);
+        }
+        if (start != null) {
+          PipelineState s = state();
+          last = s.at(s.endEpoch(), 0, 0); // the run is over
         }
         return false;
       }

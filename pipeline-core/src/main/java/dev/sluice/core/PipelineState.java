@@ -228,7 +228,10 @@ public final class PipelineState {
     return new PipelineContext(seed, epoch, rank, worldSize, localRank);
   }
 
-  /** True when the run has no element left to give: every epoch of it is done. */
+  /**
+   * True when the state is past the run's last epoch: the state of an iterator whose run ended.
+   * (The state after the last element of the run, before the end is seen, resumes to nothing too.)
+   */
   public boolean isFinished() {
     return epoch >= endEpoch;
   }

@@ -5,6 +5,8 @@ import dev.sluice.core.Batch;
 import dev.sluice.core.Dataset;
 import dev.sluice.core.Example;
 import dev.sluice.core.PipelineContext;
+import dev.sluice.core.PipelineIterator;
+import dev.sluice.core.PipelineState;
 import dev.sluice.core.RandomAccessDataset;
 import dev.sluice.core.SplitDataset;
 import dev.sluice.operators.CacheMonitor;
@@ -109,6 +111,25 @@ final class ReadCommand implements Callable<Integer> {
       + "(busy, not sleeping) on every batch (every element without --batch), to see a consumer-bound pass.")
   Double stepMs;
 
+  @Option(names = "--checkpoint", paramLabel = "FILE", description = "Write the run's state to FILE every "
+      + "--checkpoint-every elements, at --stop-after and at the end, replacing it atomically and only after the "
+      + "output it covers is flushed; --resume FILE continues from it.")
+  Path checkpoint;
+
+  @Option(names = "--checkpoint-every", paramLabel = "N", description = "With --checkpoint: every N elements "
+      + "(examples, or batches with --batch).")
+  Long checkpointEvery;
+
+  @Option(names = "--stop-after", paramLabel = "N", description = "Stop cleanly after N elements (examples, or batches "
+      + "with --batch), writing the checkpoint first when --checkpoint is given.")
+  Long stopAfter;
+
+  @Option(names = "--resume", paramLabel = "FILE", description = "Continue the run whose state FILE holds (written by "
+      + "--checkpoint): the elements after the last one it counts, to the end of the run's epochs. Give the same "
+      + "PATH and pipeline options; --seed defaults to the checkpoint's; with another --world the rest of the epoch "
+      + "is re-partitioned among the new ranks.")
+  Path resume;
+
   @Spec CommandSpec spec;
 
   @Override
@@ -140,14 +161,37 @@ final class ReadCommand implements Callable<Integer> {
     if (cacheMaxBytes != null && cache == null) {
       throw new IllegalArgumentException("--cache-max-bytes needs --cache");
     }
-    PipelineContext ctx = context(rank, world).withSeed(seed);
+    if (checkpointEvery != null && checkpoint == null) {
+      throw new IllegalArgumentException("--checkpoint-every " + checkpointEvery + " needs --checkpoint FILE");
+    }
+    if (checkpointEvery != null) {
+      OptionChecks.positive("--checkpoint-every", checkpointEvery);
+    }
+    if (stopAfter != null) {
+      OptionChecks.nonNegative("--stop-after", stopAfter);
+    }
+    PipelineState from = null;
+    if (resume != null) {
+      if (given("--epochs")) {
+        throw new IllegalArgumentException("--epochs and --resume cannot be combined: the checkpoint holds the run's "
+            + "epochs (" + resume + ")");
+      }
+      from = PipelineState.read(resume);
+    }
+    long runSeed = from != null && !given("--seed") ? from.seed() : seed;
+    PipelineContext ctx = context(rank, world).withSeed(runSeed);
+    PipelineState start = from;
     EqualLength policy = policy(equal);
     PrintWriter out = spec.commandLine().getOut();
 
-    return DatasetRun.withMemoryLimit(memoryLimit, () -> read(ctx, policy, out));
+    return DatasetRun.withMemoryLimit(memoryLimit, () -> read(ctx, start, policy, out));
   }
 
-  private int read(PipelineContext ctx, EqualLength policy, PrintWriter out) {
+  private boolean given(String option) {
+    return spec.commandLine().getParseResult().hasMatchedOption(option);
+  }
+
+  private int read(PipelineContext ctx, PipelineState from, EqualLength policy, PrintWriter out) {
     Dataset<Example> data = DatasetRun.open(path, format, columns);
     try {
       Pipeline<Example> p = Pipeline.from(data);
@@ -170,52 +214,64 @@ final class ReadCommand implements Callable<Integer> {
       } else if (shuffle && !(data instanceof RandomAccessDataset) && !(data instanceof SplitDataset)) {
         p = p.shuffle(STREAMING_SHUFFLE_BUFFER);
       }
+      Pipeline<?> run;
+      if (batch != null) {
+        Pipeline<Batch> b = p.batch(batch, dropRemainder, parallelism);
+        run = prefetch > 0 ? b.prefetch(prefetch) : b;
+      } else {
+        run = prefetch > 0 ? p.prefetch(prefetch) : p;
+      }
       long[] totals = new long[3]; // examples, batches, bytes
       PipelineMetrics measured = metrics ? new PipelineMetrics("read") : null;
       double step = stepMs == null ? 0 : stepMs;
       long rows = DatasetRun.knownRows(data);
       long perRank = rows < 0 ? -1 : (rows + ctx.worldSize() - 1) / ctx.worldSize();
       long started = System.nanoTime();
-      try (Progress progress = Progress.start("read", perRank < 0 ? -1 : perRank * epochs, "ex", System.err)) {
-        for (long e = 0; e < epochs; e++) {
-          PipelineContext epoch = ctx.withEpoch(ctx.epoch() + e);
-          if (batch != null) {
-            Pipeline<Batch> b = p.batch(batch, dropRemainder, parallelism);
-            b = prefetch > 0 ? b.prefetch(prefetch) : b;
-            b = measured != null ? measured.measure(b) : b;
-            b.flux(epoch).doOnNext(x -> {
-              try (x) {
-                totals[0] += x.size();
-                totals[1]++;
-                totals[2] += DatasetRun.bytes(x);
-                if (printIndices) {
-                  StringBuilder line = new StringBuilder().append(epoch.epoch());
-                  for (int i = 0; i < x.size(); i++) {
-                    line.append(' ').append(x.index(i));
-                  }
-                  out.println(line);
-                }
-                if (step > 0) {
-                  PipelineMetrics.busyStep(step);
-                }
-                progress.step(x.size());
-              }
-            }).blockLast();
-          } else {
-            Pipeline<Example> el = prefetch > 0 ? p.prefetch(prefetch) : p;
-            el = measured != null ? measured.measure(el) : el;
-            el.flux(epoch).doOnNext(x -> {
-              totals[0]++;
-              totals[2] += DatasetRun.bytes(x);
+      long runEpochs = from != null ? Math.max(0, from.endEpoch() - from.epoch()) : epochs; // this invocation's
+      long handed = 0;
+      long total = perRank < 0 ? -1
+          : Math.max(0, perRank * runEpochs - (from == null ? 0 : from.position() * (batch == null ? 1 : batch)));
+      Pipeline<?> measuredRun = measured != null ? measured.measure(run) : run;
+      try (Progress progress = Progress.start("read", total, "ex", System.err);
+          PipelineIterator<?> it = from != null ? measuredRun.iterate(ctx, from) : measuredRun.iterate(ctx, epochs)) {
+        while ((stopAfter == null || handed < stopAfter) && it.hasNext()) {
+          Object x = it.next();
+          long epoch = it.state().epoch();
+          handed++;
+          if (x instanceof Batch b) {
+            try (b) {
+              totals[0] += b.size();
+              totals[1]++;
+              totals[2] += DatasetRun.bytes(b);
               if (printIndices) {
-                out.println(epoch.epoch() + " " + x.index());
+                StringBuilder line = new StringBuilder().append(epoch);
+                for (int i = 0; i < b.size(); i++) {
+                  line.append(' ').append(b.index(i));
+                }
+                out.println(line);
               }
-              if (step > 0) {
-                PipelineMetrics.busyStep(step);
-              }
-              progress.step(1);
-            }).blockLast();
+              progress.step(b.size());
+            }
+          } else {
+            Example e = (Example) x;
+            totals[0]++;
+            totals[2] += DatasetRun.bytes(e);
+            if (printIndices) {
+              out.println(epoch + " " + e.index());
+            }
+            progress.step(1);
           }
+          if (step > 0) {
+            PipelineMetrics.busyStep(step);
+          }
+          if (checkpointEvery != null && handed % checkpointEvery == 0) {
+            out.flush(); // the checkpoint never counts an element whose output could still be lost
+            it.state().write(checkpoint);
+          }
+        }
+        out.flush();
+        if (checkpoint != null) {
+          it.state().write(checkpoint);
         }
       }
       long examples = totals[0];
@@ -229,7 +285,7 @@ final class ReadCommand implements Callable<Integer> {
         ObjectNode o = DatasetRun.object();
         o.put("examples", examples);
         o.put("batches", batches);
-        o.put("epochs", epochs);
+        o.put("epochs", runEpochs);
         o.put("seconds", DatasetRun.decimal(seconds));
         o.put("bytes", bytes);
         if (cache != null) {
@@ -247,7 +303,7 @@ final class ReadCommand implements Callable<Integer> {
         out.println(DatasetRun.line(o));
       } else if (!printIndices) {
         out.printf(Locale.ROOT, "read %d examples in %d batches over %d epochs (rank %d of %d): %d bytes in %.3f s%n",
-            examples, batches, epochs, ctx.rank(), ctx.worldSize(), bytes, seconds);
+            examples, batches, runEpochs, ctx.rank(), ctx.worldSize(), bytes, seconds);
         if (cache != null) {
           CacheStats c = monitor.total();
           out.printf(Locale.ROOT, "cache: %d hits, %d misses (%d uncached), %d fallbacks, %d blocks written (%d bytes)%n",
