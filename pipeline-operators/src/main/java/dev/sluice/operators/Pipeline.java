@@ -295,8 +295,10 @@ public final class Pipeline<T> implements Dataset<T> {
    * read again (positions are computed from the state); on the columnar path decoding starts at the
    * state's row (with a window shuffle, at the start of its window); a buffer shuffle over an
    * addressable stream recomputes its buffer from positions and reads again only what the buffer
-   * held; stages whose counts only reading tells (filter, interleave, a buffer shuffle over a
-   * stream) are replayed from the start of the epoch.
+   * held; a deterministic interleave over datasets whose lengths are known ({@link #cardinality})
+   * recomputes its cycle from those lengths and reads none of their elements again; stages whose
+   * counts only reading tells (filter, an interleave over datasets of unknown length, a buffer
+   * shuffle over a stream) are replayed from the start of the epoch.
    *
    * @throws dev.sluice.core.CheckpointException if the state was taken on another dataset, another
    *     pipeline shape, with another seed or on another shard; the message names what differs
@@ -384,6 +386,18 @@ public final class Pipeline<T> implements Dataset<T> {
   /** This pipeline allocating from {@code memory}. */
   private Pipeline<T> scoped(MemoryManager memory) {
     return withOptions(options.toBuilder().memory(memory).build());
+  }
+
+  /**
+   * The number of elements of the pass for {@code context} when the planner knows it without
+   * reading (tf.data's {@code cardinality}): on the index and columnar paths, over a split source
+   * with known row counts, and through the stages after them whose counts follow (take, skip,
+   * batch, paddedBatch, ordered map, prefetch, buffer shuffle); -1 when only reading tells (a
+   * filter, an interleave, a streaming source).
+   */
+  public long cardinality(PipelineContext context) {
+    Objects.requireNonNull(context, "context");
+    return PlanCompiler.length(source, stages, options, context, 0);
   }
 
   /** The pipeline's options ({@link Options#defaults()} unless {@link #withOptions} set others). */

@@ -50,6 +50,27 @@ class PipelineTest {
   }
 
   @Test
+  void cardinalityIsThePassLengthWhenThePlannerKnowsItAndMinusOneOtherwise() {
+    PipelineContext rank1 = PipelineContext.defaults().withSeed(3).withRank(1, 3);
+    List<Pipeline<?>> known = List.of(
+        Pipeline.from(Datasets.range(1000)).shuffle().shard(3, 1).batch(64).prefetch(2),
+        Pipeline.from(Datasets.range(1000)).shuffle().shard(3, 1, EqualLength.DROP).batch(64, true),
+        Pipeline.from(Datasets.range(1000)).skip(7).map(e -> e, 3, true).take(500).shuffle(50).batch(9),
+        Pipeline.from(new MemoryBatchSplits(30, 0, 45)).shuffle().shard(3, 1).batch(4).skip(1));
+    for (Pipeline<?> p : known) {
+      long counted = p.flux(rank1).doOnNext(x -> {
+        if (x instanceof Batch b) {
+          b.close();
+        }
+      }).count().block();
+      assertEquals(counted, p.cardinality(rank1), p::explain);
+    }
+    assertEquals(-1, Pipeline.from(Datasets.range(10)).filter(e -> true).cardinality(rank1));
+    assertEquals(-1, Pipeline.from(TestSources.streaming(Datasets.range(10))).cardinality(rank1));
+    assertEquals(-1, Pipeline.from(Datasets.range(3)).interleave(e -> Datasets.range(2), 2, 1, 1, true).cardinality(rank1));
+  }
+
+  @Test
   void shuffleIsAPermutationThatDependsOnSeedAndEpoch() {
     Pipeline<Example> p = Pipeline.from(Datasets.range(100)).shuffle();
     List<Long> e0 = p.flux(CTX).map(Example::index).collectList().block();

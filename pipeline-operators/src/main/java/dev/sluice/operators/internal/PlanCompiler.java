@@ -133,9 +133,11 @@ public final class PlanCompiler {
    * the head then starts at that position without reading what comes before (the index path
    * computes from a position, the columnar path decodes from a row, a split source reads from a
    * row). A buffer shuffle over an addressable stream is recomputed from positions
-   * ({@link BufferShuffleResume}). Any other stage (filter, interleave, a shard or a buffer shuffle
-   * over a stream that is not addressable) is replayed: its input is read from the start of the
-   * pass and its first outputs are dropped.
+   * ({@link BufferShuffleResume}). A deterministic interleave whose datasets' lengths are known runs
+   * its cycle on counts and resumes each open dataset from its offset ({@link InterleaveResume}).
+   * Any other stage (filter, an interleave over datasets of unknown length, a shard or a buffer
+   * shuffle over a stream that is not addressable) is replayed: its input is read from the start of
+   * the pass and its first outputs are dropped.
    */
   private static final class Pass {
     private enum Head { REPEAT, INDEX, COLUMNAR, SPLIT, PLAIN }
@@ -209,15 +211,15 @@ public final class PlanCompiler {
       }
       int i = end - 1;
       Stage s = ordered.get(i);
+      if (s.kind() == Stage.Kind.SKIP) {
+        return from(i, saturatedAdd(skip, ((SkipStage) s).count())); // what is skipped is never produced
+      }
       if (skip == 0) {
         return apply(from(i, 0), s, i);
       }
       switch (s.kind()) {
         case TAKE -> {
           return apply(from(i, skip), new TakeStage(Math.max(0, ((TakeStage) s).count() - skip)), i);
-        }
-        case SKIP -> {
-          return from(i, saturatedAdd(skip, ((SkipStage) s).count()));
         }
         case BATCH -> {
           return apply(from(i, saturatedMultiply(skip, ((BatchStage) s).batchSize())), s, i);
@@ -237,9 +239,13 @@ public final class PlanCompiler {
           if (rows > 0) {
             return apply(from(i, skip / rows), s, i).skip(skip % rows);
           }
+          if (s instanceof InterleaveStage interleave && interleave.deterministic()) {
+            return InterleaveResume.resume(from(i, 0), n -> from(i, n), interleave, ctx, options, skip,
+                () -> from(end, 0).skip(skip));
+          }
         }
-        case SHUFFLE, SHARD, REPEAT -> {
-          // replayed below
+        case SKIP, SHUFFLE, SHARD, REPEAT -> {
+          // skip is pushed down above; the others are replayed below
         }
       }
       return from(end, 0).skip(skip);
