@@ -35,7 +35,8 @@ import reactor.core.publisher.Flux;
  *     dev.sluice.benchmarks.ResumeBench [DIR] [rows] [rounds]
  * </pre>
  * A Parquet file of {@code rows} rows ({@code x float32[1]}, {@code label int64}) is written to
- * {@code DIR} (default {@code /tmp/sluice-bench}) when missing.
+ * {@code DIR} (default {@code /tmp/sluice-bench}) when missing. The interleave cases interleave 100
+ * parts of {@code rows / 100} elements, random-access (resumed from counts) or streamed (replayed).
  */
 public final class ResumeBench {
   private ResumeBench() {}
@@ -56,6 +57,8 @@ public final class ResumeBench {
     long batches = (rows + 255) / 256;
     Dataset<Example> range = Datasets.range(rows);
     Dataset<Example> stream = range::flux; // not random-access: the element path, replayed
+    long parts = 100;
+    long perPart = rows / parts; // the interleave cases read parts * perPart elements
     try (ParquetDataset parquet = Parquet.open(file)) {
       List<Case> cases = List.of(
           new Case("index: shuffle, batch 256, prefetch 4",
@@ -69,6 +72,13 @@ public final class ResumeBench {
               () -> Pipeline.from(range).shuffle(10_000).map(e -> e, 4, true).batch(256), batches),
           new Case("element: Parquet split shuffle + buffer 10,000, elements",
               () -> Pipeline.from(parquet).shuffle(), rows),
+          new Case("element: interleave(4, 16) of 100 random-access parts, batch 256",
+              () -> Pipeline.from(Datasets.range(parts)).interleave(e -> Datasets.range(perPart), 4, 16, 1, true)
+                  .batch(256), (parts * perPart + 255) / 256),
+          new Case("element (replayed): interleave(4, 16) of 100 streamed parts, batch 256",
+              () -> Pipeline.from(Datasets.range(parts))
+                  .interleave(e -> (Dataset<Example>) Datasets.range(perPart)::flux, 4, 16, 1, true).batch(256),
+              (parts * perPart + 255) / 256),
           new Case("element (replayed): buffer shuffle 10,000 over a stream, batch 256",
               () -> Pipeline.from(stream).shuffle(10_000).batch(256), batches),
           new Case("element (replayed): shuffle, filter 9 in 10, batch 256",
