@@ -18,7 +18,7 @@ import net.jqwik.api.constraints.Size;
  * For random cut points (one, two or three in a row, each resumed from the previous state's JSON),
  * the elements before the cuts followed by the resumed elements equal the uninterrupted run, on
  * every path: the index path (global shuffle, shard under each policy, batch, parallel gather), a
- * buffer shuffle over it and over a stream, split sources with known and unknown counts, the
+ * buffer shuffle over it and over a stream, a stream's shard under each policy, split sources with known and unknown counts, the
  * columnar path with its window shuffle, parallel maps, filter, interleave, unbatch, take, skip,
  * repeat, and several epochs.
  */
@@ -72,6 +72,18 @@ class ResumePropertiesTest {
       @ForAll @Size(min = 1, max = 3) List<@DoubleRange(min = 0, max = 1) Double> cuts) {
     Dataset<Example> stream = TestSources.streaming(Datasets.range(n));
     Pipeline<?> p = Pipeline.from(stream).shuffle(buffer).map(ResumePropertiesTest::twice, par, true).shuffle(buffer / 2 + 1, 9, false);
+    assertResumesExactly(p, ctx(seed, 0), epochs, cuts);
+  }
+
+  @Property(tries = 20)
+  void shardOfAStream(@ForAll @IntRange(min = 0, max = 400) int n, @ForAll @IntRange(min = 1, max = 4) int world,
+      @ForAll @IntRange(min = 0, max = 3) int rank, @ForAll EqualLength policy, @ForAll @IntRange(min = 1, max = 60) int buffer,
+      @ForAll @IntRange(min = 1, max = 3) int par, @ForAll @IntRange(min = 1, max = 9) int batch,
+      @ForAll @IntRange(min = 1, max = 2) int epochs, @ForAll long seed,
+      @ForAll @Size(min = 1, max = 3) List<@DoubleRange(min = 0, max = 1) Double> cuts) {
+    Dataset<Example> stream = TestSources.streaming(Datasets.range(n));
+    Pipeline<?> p = Pipeline.from(stream).shard(world, rank % world, policy).shuffle(buffer)
+        .map(ResumePropertiesTest::twice, par, true).batch(batch, false, par);
     assertResumesExactly(p, ctx(seed, 0), epochs, cuts);
   }
 
