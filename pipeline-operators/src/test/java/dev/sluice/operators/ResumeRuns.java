@@ -12,6 +12,7 @@ import dev.sluice.core.Positioned;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import org.awaitility.core.ConditionTimeoutException;
 
 /**
  * Runs a pipeline whole and cut: taken up to cut points, its state saved as JSON and read back,
@@ -84,7 +85,12 @@ final class ResumeRuns {
       }
       state = PipelineState.fromJson(state.toJson());
     }
-    TestSources.awaitNoOutstanding();
+    try {
+      TestSources.awaitNoOutstanding();
+    } catch (ConditionTimeoutException e) {
+      throw new AssertionError("off-heap memory still outstanding after the run cut at " + Arrays.toString(cuts) + ": "
+          + MemoryManager.shared().outstandingBytes() + " bytes\n" + pipeline.explain(), e);
+    }
     assertEquals(0, MemoryManager.shared().outstandingBytes());
     return out;
   }
