@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.function.LongFunction;
 import java.util.function.Supplier;
 import java.util.function.ToLongFunction;
+import java.util.function.UnaryOperator;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -142,9 +143,10 @@ final class InterleaveResume {
    * @param inputs the interleave's input pass
    * @param inputsFrom the input pass without its first elements
    * @param replay the interleave's pass without its first {@code skip} outputs, read from the start
+   * @param measured measures the resumed outputs as the stage's (the replay is measured already)
    */
   static Flux<?> resume(Flux<?> inputs, LongFunction<Flux<?>> inputsFrom, InterleaveStage stage, PipelineContext context,
-      Options options, long skip, Supplier<Flux<?>> replay) {
+      Options options, long skip, Supplier<Flux<?>> replay, UnaryOperator<Flux<?>> measured) {
     return Flux.defer(() -> {
       Sim sim = new Sim(stage.cycleLength(), stage.blockLength(), skip, input -> length(stage.fn().apply(input), context));
       return inputs.takeWhile(sim::offer)
@@ -161,7 +163,7 @@ final class InterleaveResume {
             if (!s.reached) {
               return Flux.empty();
             }
-            return resumed(s, inputsFrom.apply(s.opened), stage, context, options);
+            return measured.apply(resumed(s, inputsFrom.apply(s.opened), stage, context, options));
           });
     });
   }

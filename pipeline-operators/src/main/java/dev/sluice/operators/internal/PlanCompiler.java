@@ -241,7 +241,7 @@ public final class PlanCompiler {
           }
           if (s instanceof InterleaveStage interleave && interleave.deterministic()) {
             return InterleaveResume.resume(from(i, 0), n -> from(i, n), interleave, ctx, options, skip,
-                () -> from(end, 0).skip(skip));
+                () -> from(end, 0).skip(skip), out -> probe(out, metrics, end, s.operator()));
           }
         }
         case SKIP, SHUFFLE, SHARD, REPEAT -> {
