@@ -268,6 +268,21 @@ public final class Pipeline<T> implements Dataset<T> {
   }
 
   /**
+   * The state before the first element of {@link #withState(PipelineContext, long)
+   * withState(context, count)}: resuming from it runs those {@code count} epochs whole. A consumer
+   * that saves a checkpoint before it has taken any element saves this one.
+   *
+   * @param count number of epochs, &ge; 0
+   * @throws UnsupportedOperationException if the pipeline cannot be resumed exactly
+   */
+  public PipelineState initialState(PipelineContext context, long count) {
+    Objects.requireNonNull(context, "context");
+    checkCount(count);
+    checkResumable();
+    return Checkpoints.start(source, stages, context, count);
+  }
+
+  /**
    * The rest of the run {@code state} was taken in ({@link #resume(PipelineState)}), each element
    * with its state: a resumed run resumes again from any of them.
    */

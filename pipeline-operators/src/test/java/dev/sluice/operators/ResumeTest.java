@@ -130,7 +130,12 @@ class ResumeTest {
       assertEquals(List.of("shuffle()", "shard(UNEVEN)"), s.stages());
       String schema = ((HasSchema) Datasets.range(5)).schema().toString();
       assertEquals(new PipelineState.Source("random-access", 5, schema, ""), s.source());
+      assertEquals(s, p.initialState(CTX.withEpoch(2), 4));
     }
+    // resuming from the initial state runs the whole run
+    List<Long> whole = p.epochs(CTX.withEpoch(2), 4).map(Example::index).collectList().block();
+    PipelineState initial = PipelineState.fromJson(p.initialState(CTX.withEpoch(2), 4).toJson());
+    assertEquals(whole, p.resume(initial).map(Example::index).collectList().block());
   }
 
   @Test

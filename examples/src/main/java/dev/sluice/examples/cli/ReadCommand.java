@@ -5,8 +5,8 @@ import dev.sluice.core.Batch;
 import dev.sluice.core.Dataset;
 import dev.sluice.core.Example;
 import dev.sluice.core.PipelineContext;
-import dev.sluice.core.PipelineIterator;
 import dev.sluice.core.PipelineState;
+import dev.sluice.core.Positioned;
 import dev.sluice.core.RandomAccessDataset;
 import dev.sluice.core.SplitDataset;
 import dev.sluice.operators.CacheMonitor;
@@ -24,6 +24,7 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
+import reactor.core.publisher.Flux;
 
 /**
  * {@code sluice read}: one or more epochs of {@code [cache ->] shuffle -> shard -> batch -> prefetch} over PATH,
@@ -228,16 +229,21 @@ final class ReadCommand implements Callable<Integer> {
       long perRank = rows < 0 ? -1 : (rows + ctx.worldSize() - 1) / ctx.worldSize();
       long started = System.nanoTime();
       long runEpochs = from != null ? Math.max(0, from.endEpoch() - from.epoch()) : epochs; // this invocation's
-      long handed = 0;
       long total = perRank < 0 ? -1
           : Math.max(0, perRank * runEpochs - (from == null ? 0 : from.position() * (batch == null ? 1 : batch)));
       Pipeline<?> measuredRun = measured != null ? measured.measure(run) : run;
-      try (Progress progress = Progress.start("read", total, "ex", System.err);
-          PipelineIterator<?> it = from != null ? measuredRun.iterate(ctx, from) : measuredRun.iterate(ctx, epochs)) {
-        while ((stopAfter == null || handed < stopAfter) && it.hasNext()) {
-          Object x = it.next();
-          long epoch = it.state().epoch();
-          handed++;
+      Flux<? extends Positioned<?>> elements = from != null ? measuredRun.withState(ctx, from)
+          : measuredRun.withState(ctx, epochs);
+      if (stopAfter != null) {
+        elements = elements.take(stopAfter);
+      }
+      // the state after the last element handled: before the first, the run's start
+      PipelineState[] last = {from != null ? from : measuredRun.initialState(ctx, epochs)};
+      long[] handed = {0};
+      try (Progress progress = Progress.start("read", total, "ex", System.err)) {
+        elements.doOnNext(positioned -> {
+          Object x = positioned.element();
+          long epoch = positioned.state().epoch();
           if (x instanceof Batch b) {
             try (b) {
               totals[0] += b.size();
@@ -264,15 +270,20 @@ final class ReadCommand implements Callable<Integer> {
           if (step > 0) {
             PipelineMetrics.busyStep(step);
           }
-          if (checkpointEvery != null && handed % checkpointEvery == 0) {
+          last[0] = positioned.state();
+          handed[0]++;
+          if (checkpointEvery != null && handed[0] % checkpointEvery == 0) {
             out.flush(); // the checkpoint never counts an element whose output could still be lost
-            it.state().write(checkpoint);
+            last[0].write(checkpoint);
           }
-        }
-        out.flush();
-        if (checkpoint != null) {
-          it.state().write(checkpoint);
-        }
+        }).blockLast();
+      }
+      out.flush();
+      if (checkpoint != null) {
+        PipelineState end = last[0];
+        // not stopped by --stop-after: the run is over, and a resume from here has nothing to read
+        boolean over = stopAfter == null || handed[0] < stopAfter;
+        (over ? end.at(end.endEpoch(), 0, 0) : end).write(checkpoint);
       }
       long examples = totals[0];
       long batches = totals[1];
