@@ -1,16 +1,12 @@
 package dev.sluice.examples.cli;
 
-import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.sluice.core.Batch;
 import dev.sluice.core.Dataset;
 import dev.sluice.core.Example;
-import dev.sluice.core.PipelineContext;
-import dev.sluice.core.RandomAccessDataset;
-import dev.sluice.core.SplitDataset;
-import dev.sluice.operators.Pipeline;
+import dev.sluice.examples.cli.BenchData.Access;
+import dev.sluice.io.DatasetFormat;
+import dev.sluice.io.Formats;
 import java.io.PrintWriter;
 import java.nio.file.Path;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
@@ -18,25 +14,53 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
+import picocli.CommandLine.ParseResult;
 import picocli.CommandLine.Spec;
 
 /**
  * {@code sluice bench}: records/s of {@code [take N ->] [shuffle ->] shard(1 of 1) -> batch B ->
  * prefetch P} over PATH: one warm-up epoch, then {@code --epochs} measured epochs, reporting the
- * median, minimum and maximum rate.
+ * median, minimum and maximum rate and the process's CPU time per record. When PATH is an empty
+ * directory it first generates a dataset there in {@code --format}. {@code --matrix} runs the grid
+ * of formats, access modes, record kinds, shuffle and workers ({@link BenchMatrix}).
  */
 @Command(name = "bench", mixinStandardHelpOptions = true,
-    description = "Measure records/s and bytes/s of a batched pipeline over PATH (one warm-up epoch, then E measured).")
+    description = {
+      "Measure records/s and bytes/s of a batched pipeline over PATH (one warm-up epoch, then E measured).",
+      "When PATH is an empty directory, first generate a dataset there in --format (x float32, label int64).",
+      "--matrix runs every format x access (mmap/read) x fixed/variable-length x shuffle x 1/2 workers on data it "
+          + "generates under PATH, prints one table and the fastest format per access pattern, and --plot draws it."})
 final class BenchCommand implements Callable<Integer> {
-  @Parameters(index = "0", paramLabel = "PATH", description = "A dataset file or directory.")
+  static final long DEFAULT_GENERATED_ROWS = 100_000;
+
+  @Parameters(index = "0", paramLabel = "PATH",
+      description = "A dataset file or directory; an empty directory: generate one there (with --matrix: where the "
+          + "grid's datasets are generated and kept for later runs).")
   Path path;
 
   @Option(names = "--format", paramLabel = "F", completionCandidates = DatasetRun.FormatNames.class,
-      description = "Format (${COMPLETION-CANDIDATES}); default: recognized from the contents.")
+      description = "Format (${COMPLETION-CANDIDATES}); default: recognized from the contents. Required when "
+          + "PATH is an empty directory (generated: npy, shards, parquet, arrow or directory).")
   String format;
 
-  @Option(names = "--num-samples", paramLabel = "N", description = "Use only the first N samples; default: all.")
+  @Option(names = "--num-samples", paramLabel = "N", description = "Use only the first N samples (default: all); "
+      + "when generating, the records to write (default: " + DEFAULT_GENERATED_ROWS + "; with --matrix "
+      + BenchMatrix.DEFAULT_ROWS + ").")
   Long numSamples;
+
+  @Option(names = "--use-mmap", description = "parquet only: map each file whole instead of copying each column "
+      + "chunk out with a read. npy, shards and arrow are always mapped and a directory is always read, so the "
+      + "option is refused for them.")
+  boolean useMmap;
+
+  @Option(names = "--fixed-length", description = "Generate fixed-length records (x float32[D]) instead of "
+      + "variable-length ones (x float32[-1], D values on average; not npy). On an existing dataset: check that its "
+      + "records are fixed-length.")
+  boolean fixedLength;
+
+  @Option(names = "--dim", paramLabel = "D", defaultValue = "64", description = "When generating: floats per "
+      + "record of x, the mean for variable-length records (default: ${DEFAULT-VALUE}).")
+  int dim;
 
   @Option(names = "--shuffle", description = "Shuffle as sluice read --shuffle does: a new order every epoch.")
   boolean shuffle;
@@ -54,7 +78,8 @@ final class BenchCommand implements Callable<Integer> {
   @Option(names = "--prefetch", paramLabel = "P", defaultValue = "4", description = "Batches produced ahead, 0 for none (default: ${DEFAULT-VALUE}).")
   int prefetch;
 
-  @Option(names = "--epochs", paramLabel = "E", defaultValue = "5", description = "Measured epochs after one warm-up epoch (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--epochs", paramLabel = "E", defaultValue = "5",
+      description = "Measured epochs after one warm-up epoch (default: ${DEFAULT-VALUE}).")
   int epochs;
 
   @Option(names = "--memory-limit", paramLabel = "BYTES", converter = ByteSize.class,
@@ -65,6 +90,17 @@ final class BenchCommand implements Callable<Integer> {
   @Option(names = "--columns", split = ",", paramLabel = "a,b",
       description = "Read only these fields (default: all); the others are not read.")
   List<String> columns = List.of();
+
+  @Option(names = "--matrix", description = "Run the format grid on data generated under PATH (see above).")
+  boolean matrix;
+
+  @Option(names = "--formats", split = ",", paramLabel = "F,G", description = "With --matrix: the formats to "
+      + "run (default: npy,shards,parquet,arrow,directory).")
+  List<String> formats = BenchData.FORMATS;
+
+  @Option(names = "--plot", paramLabel = "FILE.png", description = "With --matrix: draw records/s as a bar chart, "
+      + "one series per format, into FILE.png.")
+  Path plot;
 
   @Option(names = "--json", description = "Print a JSON summary as the last line.")
   boolean json;
@@ -80,119 +116,96 @@ final class BenchCommand implements Callable<Integer> {
     OptionChecks.positive("--batch", batch);
     OptionChecks.positive("--num-workers", numWorkers);
     OptionChecks.nonNegative("--prefetch", prefetch);
+    OptionChecks.positive("--dim", dim);
     PrintWriter out = spec.commandLine().getOut();
+    if (matrix) {
+      refuseWithMatrix("--format", "--use-mmap", "--fixed-length", "--shuffle", "--num-workers", "--columns");
+      BenchMatrix m = new BenchMatrix(path, formats, numSamples == null ? BenchMatrix.DEFAULT_ROWS : numSamples, dim,
+          seed, batch, prefetch, epochs);
+      return DatasetRun.withMemoryLimit(memoryLimit, () -> m.run(out, plot, json));
+    }
+    for (String matrixOnly : List.of("--formats", "--plot")) {
+      if (given(matrixOnly)) {
+        throw new IllegalArgumentException(matrixOnly + " applies to --matrix runs only");
+      }
+    }
     return DatasetRun.withMemoryLimit(memoryLimit, () -> bench(out));
   }
 
   private int bench(PrintWriter out) {
-    Dataset<Example> data = DatasetRun.open(path, format, columns);
-    try {
-      Pipeline<Example> p = Pipeline.from(data);
-      if (numSamples != null) {
-        p = p.take(numSamples);
+    Path data = path;
+    DatasetFormat f;
+    Long take = numSamples;
+    if (!DatasetRun.isStdin(path) && OutputPaths.isEmptyDirectory(path)) {
+      if (format == null) {
+        throw new IllegalArgumentException(path + " is an empty directory: give --format to generate a dataset there ("
+            + String.join(", ", BenchData.FORMATS) + ")");
       }
-      if (shuffle) {
-        // Global permutation on a random-access source, split-order shuffle plus a 10,000-row
-        // window on a split source, a 10,000-element buffer on any other stream (as sluice read).
-        p = data instanceof RandomAccessDataset || data instanceof SplitDataset
-            ? p.shuffle()
-            : p.shuffle(ReadCommand.STREAMING_SHUFFLE_BUFFER);
+      long rows = numSamples != null ? numSamples : DEFAULT_GENERATED_ROWS;
+      checkAccess(format);
+      long t0 = System.nanoTime();
+      data = BenchData.generate(path, format, rows, dim, fixedLength, seed);
+      out.printf(Locale.ROOT, "generated %d %s records (x float32[%s], label int64) as %s in %s in %.2f s%n", rows,
+          fixedLength ? "fixed-length" : "variable-length", fixedLength ? Integer.toString(dim) : "~" + dim,
+          format, data, (System.nanoTime() - t0) / 1e9);
+      f = Formats.named(format);
+      take = null;
+    } else {
+      if (given("--dim")) {
+        throw new IllegalArgumentException("--dim applies when bench generates a dataset (PATH an empty directory), "
+            + "but " + path + " holds one");
       }
-      Pipeline<Batch> b = p.shard(1, 0).batch(batch, false, numWorkers);
-      if (prefetch > 0) {
-        b = b.prefetch(prefetch);
-      }
-      PipelineContext ctx = PipelineContext.defaults().withSeed(seed);
-      long rows = DatasetRun.knownRows(data);
-      long perEpoch = rows < 0 ? -1 : numSamples == null ? rows : Math.min(rows, numSamples);
-      try (Progress progress = Progress.start("bench", perEpoch < 0 ? -1 : perEpoch * (epochs + 1L), "rec", System.err)) {
-        return run(b, ctx, progress, out);
-      }
-    } finally {
-      DatasetRun.close(data);
+      f = DatasetRun.formatOf(path, format);
+      checkAccess(f.name());
     }
-  }
-
-  /** The warm-up epoch, the measured epochs and the report. */
-  private int run(Pipeline<Batch> b, PipelineContext ctx, Progress progress, PrintWriter out) {
-    long[] warm = epoch(b, ctx, progress);
-    if (!json) {
-      out.printf(Locale.ROOT, "warm-up epoch: %d records in %.3f s%n", warm[0], warm[3] / 1e9);
+    List<Access> modes = BenchData.accessModes(f.name());
+    Access access = useMmap ? Access.MMAP : modes.get(modes.size() - 1);
+    BenchRun run = new BenchRun(data, f, access, take, shuffle, seed, numWorkers, batch, prefetch,
+        epochs, columns);
+    if (fixedLength && !DatasetRun.isStdin(path)) {
+      checkFixedLength(run);
     }
-    double[] rates = new double[epochs];
-    double[] byteRates = new double[epochs];
-    long records = 0;
-    long batches = 0;
-    long bytes = 0;
-    long nanos = 0;
-    long cpu0 = processCpuNanos();
-    for (int e = 0; e < epochs; e++) {
-      long[] r = epoch(b, ctx.withEpoch(e + 1), progress);
-      records += r[0];
-      batches += r[1];
-      bytes += r[2];
-      nanos += r[3];
-      double s = r[3] / 1e9;
-      rates[e] = r[0] / s;
-      byteRates[e] = r[2] / s;
-      if (!json) {
-        out.printf(Locale.ROOT, "epoch %d: %d records in %.3f s, %.0f records/s, %.1f MB/s%n", e + 1, r[0], s, rates[e], byteRates[e] / 1e6);
-      }
-    }
-    long cpu = processCpuNanos() - cpu0;
-    double medianRate = median(rates);
-    double medianBytes = median(byteRates);
-    double min = Arrays.stream(rates).min().orElse(0);
-    double max = Arrays.stream(rates).max().orElse(0);
+    BenchRun.Result r = run.measure(json ? null : out, true);
     if (json) {
-      ObjectNode o = DatasetRun.object();
-      o.put("examples", records);
-      o.put("batches", batches);
-      o.put("epochs", epochs);
-      o.put("seconds", DatasetRun.decimal(nanos / 1e9));
-      o.put("bytes", bytes);
-      o.put("recordsPerSecond", DatasetRun.decimal(medianRate));
-      o.put("bytesPerSecond", DatasetRun.decimal(medianBytes));
-      o.put("recordsPerSecondMin", DatasetRun.decimal(min));
-      o.put("recordsPerSecondMax", DatasetRun.decimal(max));
-      o.put("cpuSeconds", DatasetRun.decimal(cpu / 1e9));
-      o.put("cpuSecondsPerMillionRecords", DatasetRun.decimal(records == 0 ? 0 : cpu / 1e3 / records));
-      out.println(DatasetRun.line(o));
+      out.println(DatasetRun.line(r.json()));
     } else {
       out.printf(Locale.ROOT, "median %.0f records/s (min %.0f, max %.0f), %.1f MB/s over %d epochs; "
-          + "process CPU %.3f s per million records%n", medianRate, min, max, medianBytes / 1e6, epochs,
-          records == 0 ? 0.0 : cpu / 1e3 / records);
+          + "process CPU %.0f ns per record (%s, %s)%n", r.recordsPerSecond(), r.min(), r.max(), r.bytesPerSecond() / 1e6,
+          r.run().epochs(), r.cpuNanosPerRecord(), f.name(), access.label);
     }
     out.flush();
     return 0;
   }
 
-  /** One epoch: records, batches, bytes, nanoseconds. */
-  private static long[] epoch(Pipeline<Batch> pipeline, PipelineContext ctx, Progress progress) {
-    long[] r = new long[4];
-    long t0 = System.nanoTime();
-    pipeline.flux(ctx).doOnNext(b -> {
-      try (b) {
-        r[0] += b.size();
-        r[1]++;
-        r[2] += b.byteSize();
-        progress.step(b.size());
+  private void checkAccess(String formatName) {
+    if (useMmap && BenchData.accessModes(formatName).size() < 2) {
+      throw BenchData.mmapNotAChoice(formatName);
+    }
+  }
+
+  private static void checkFixedLength(BenchRun run) {
+    Dataset<Example> d = run.open();
+    try {
+      if (Boolean.FALSE.equals(BenchData.fixedLength(d))) {
+        throw new IllegalArgumentException("--fixed-length: " + run.path() + " holds variable-length records; "
+            + "to measure fixed-length ones, run bench on an empty directory with --fixed-length to generate them");
       }
-    }).blockLast(); // the consumer runs on prefetch's thread; this one only waits
-    r[3] = System.nanoTime() - t0;
-    return r;
+    } finally {
+      DatasetRun.close(d);
+    }
   }
 
-  /** CPU time of the whole process (every thread), ns; -1 when the JVM does not tell. */
-  static long processCpuNanos() {
-    java.lang.management.OperatingSystemMXBean os = java.lang.management.ManagementFactory.getOperatingSystemMXBean();
-    return os instanceof com.sun.management.OperatingSystemMXBean sun ? sun.getProcessCpuTime() : -1;
+  private void refuseWithMatrix(String... options) {
+    for (String o : options) {
+      if (given(o)) {
+        throw new IllegalArgumentException(o + " cannot be combined with --matrix, which "
+            + (o.equals("--columns") ? "reads every field" : "varies it itself") + " (--formats picks the formats)");
+      }
+    }
   }
 
-  static double median(double[] values) {
-    double[] v = values.clone();
-    Arrays.sort(v);
-    int n = v.length;
-    return n == 0 ? 0 : n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  private boolean given(String option) {
+    ParseResult parsed = spec.commandLine().getParseResult();
+    return parsed != null && parsed.hasMatchedOption(option);
   }
 }

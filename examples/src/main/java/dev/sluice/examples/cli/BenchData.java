@@ -1,0 +1,216 @@
+package dev.sluice.examples.cli;
+
+import dev.sluice.core.DType;
+import dev.sluice.core.Dataset;
+import dev.sluice.core.DatasetIOException;
+import dev.sluice.core.Datasets;
+import dev.sluice.core.Example;
+import dev.sluice.core.HasSchema;
+import dev.sluice.core.RandomAccessDataset;
+import dev.sluice.core.Schema;
+import dev.sluice.core.Shape;
+import dev.sluice.core.Tensor;
+import dev.sluice.core.TensorSpec;
+import dev.sluice.io.DatasetFormat;
+import dev.sluice.io.Formats;
+import dev.sluice.io.WriteOptions;
+import dev.sluice.io.directory.DirectoryDataset;
+import dev.sluice.io.directory.SampleFiles;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Locale;
+import java.util.SplittableRandom;
+
+/**
+ * The datasets {@code sluice bench} generates when PATH is an empty directory: {@code rows} records
+ * of {@code x} float32 values and an int64 {@code label} (the row index), either fixed-length
+ * ({@code x} float32[dim], {@link Datasets#synthetic}) or variable-length ({@code x} float32[-1]
+ * of 1 to {@code 2 dim - 1} values, {@code dim} on average, so both carry the same bytes on
+ * average). A {@code directory} dataset holds one file per record with its {@code x} values as
+ * little-endian float32 bytes.
+ */
+final class BenchData {
+  /** The formats bench can generate, in the order the matrix runs them. */
+  static final List<String> FORMATS = List.of("npy", "shards", "parquet", "arrow", "directory");
+  /** Shards written for a generated {@code shards} dataset. */
+  static final int SHARDS = 4;
+  /** Row-group (Parquet) target of a generated dataset, so a few groups can decode in parallel. */
+  static final long ROW_GROUP_BYTES = 1 << 20;
+
+  private BenchData() {}
+
+  /** How a format reads its files: through a memory mapping or with read calls. */
+  enum Access {
+    MMAP("mmap"),
+    READ("read");
+
+    final String label;
+
+    Access(String label) {
+      this.label = label;
+    }
+  }
+
+  /**
+   * The access modes {@code format} offers: Parquet both (a mapping of the whole file, or each
+   * column chunk copied out through a window mapped for that read); npy, shards and Arrow files are
+   * always mapped; a directory reads each sample file whole.
+   */
+  static List<Access> accessModes(String format) {
+    return switch (format) {
+      case "parquet" -> List.of(Access.MMAP, Access.READ);
+      case "directory" -> List.of(Access.READ);
+      default -> List.of(Access.MMAP);
+    };
+  }
+
+  /**
+   * The error for {@code --use-mmap} with a format that offers one access mode only: it names what
+   * the format does and which format the option applies to.
+   */
+  static IllegalArgumentException mmapNotAChoice(String format) {
+    String what = accessModes(format).equals(List.of(Access.READ))
+        ? "reads each sample file with read calls and has no mapped mode"
+        : "is always read through a memory mapping";
+    return new IllegalArgumentException("--use-mmap: " + format + " " + what
+        + "; the option chooses between a mapping and read calls for parquet only");
+  }
+
+  /** True when {@code format} stores variable-length records. */
+  static boolean holdsVariableLength(String format) {
+    return !format.equals("npy");
+  }
+
+  /** The records bench generates, before they are written. */
+  static RandomAccessDataset<Example> records(long rows, int dim, boolean fixedLength, long seed) {
+    return fixedLength ? Datasets.synthetic(rows, dim, seed) : new VariableRecords(rows, dim, seed);
+  }
+
+  /**
+   * Writes the generated dataset in {@code format} into the empty directory {@code dir} and
+   * returns the path to read it from ({@code dir} itself, or the one file of a one-file format).
+   *
+   * @throws IllegalArgumentException for variable-length records in a format that cannot hold them
+   */
+  static Path generate(Path dir, String format, long rows, int dim, boolean fixedLength, long seed) {
+    if (!fixedLength && !holdsVariableLength(format)) {
+      throw new IllegalArgumentException(format + " stores fixed-length records only: add --fixed-length "
+          + "(variable-length records: shards, parquet, arrow, directory)");
+    }
+    RandomAccessDataset<Example> records = records(rows, dim, fixedLength, seed);
+    try {
+      Files.createDirectories(dir);
+    } catch (IOException e) {
+      throw new DatasetIOException(dir.toString(), "cannot create: " + e.getMessage(), e);
+    }
+    if (format.equals("directory")) {
+      writeDirectory(records, dir);
+      return dir;
+    }
+    DatasetFormat f = Formats.named(format);
+    if (!f.canWrite()) {
+      throw new IllegalArgumentException("bench cannot generate " + format + " data; it generates " + FORMATS);
+    }
+    Path target = f.writesOneFile() ? dir.resolve("part-0." + format) : dir;
+    f.write(records, target, WriteOptions.defaults().withNumShards(SHARDS).withRowGroupBytes(ROW_GROUP_BYTES));
+    return target;
+  }
+
+  private static void writeDirectory(RandomAccessDataset<Example> records, Path dir) {
+    int digits = Math.max(6, Long.toString(records.size()).length());
+    String name = "%0" + digits + "d.bin";
+    for (long i = 0; i < records.size(); i++) {
+      Tensor x = records.get(i).tensor("x");
+      byte[] bytes = new byte[(int) x.byteSize()];
+      x.data().duplicate().order(ByteOrder.LITTLE_ENDIAN).get(bytes);
+      Path file = dir.resolve(String.format(Locale.ROOT, name, i));
+      try {
+        Files.write(file, bytes);
+      } catch (IOException e) {
+        throw new DatasetIOException(file.toString(), "cannot write: " + e.getMessage(), e);
+      }
+    }
+  }
+
+  /**
+   * Whether every record of {@code data} has the same length: from the schema (every field
+   * fixed-length), and for a directory of raw files from their sizes. Null when neither tells.
+   */
+  static Boolean fixedLength(Dataset<?> data) {
+    if (data instanceof DirectoryDataset d && d.content() != SampleFiles.NPY) {
+      long first = -1;
+      for (Path p : d.files()) {
+        long size;
+        try {
+          size = Files.size(p);
+        } catch (IOException e) {
+          throw new DatasetIOException(p.toString(), "cannot read its size: " + e.getMessage(), e);
+        }
+        if (first >= 0 && size != first) {
+          return false;
+        }
+        first = size;
+      }
+      return true;
+    }
+    if (data instanceof HasSchema h) {
+      return h.schema().fields().stream().allMatch(TensorSpec::isFixedLength);
+    }
+    return null;
+  }
+
+  /**
+   * Variable-length records: {@code x} float32[-1] of {@code 1 + r % (2 dim - 1)} values for a
+   * seeded draw {@code r} per row (values in [0, 1) from (seed, row, column)), {@code label} int64.
+   */
+  static final class VariableRecords implements RandomAccessDataset<Example>, HasSchema {
+    private static final Schema SCHEMA = Schema.of(
+        new TensorSpec("x", DType.FLOAT32, Shape.of(-1)),
+        new TensorSpec("label", DType.INT64, Shape.scalar()));
+    private final long rows;
+    private final int dim;
+    private final long seed;
+
+    VariableRecords(long rows, int dim, long seed) {
+      OptionChecks.nonNegative("--num-samples", rows);
+      OptionChecks.positive("--dim", dim);
+      this.rows = rows;
+      this.dim = dim;
+      this.seed = seed;
+    }
+
+    @Override
+    public Schema schema() {
+      return SCHEMA;
+    }
+
+    @Override
+    public long size() {
+      return rows;
+    }
+
+    @Override
+    public Example get(long index) {
+      RandomAccessDataset.checkIndex(index, rows, this);
+      SplittableRandom random = new SplittableRandom(seed * 0x9E3779B97F4A7C15L + index);
+      int n = 1 + random.nextInt(2 * dim - 1);
+      ByteBuffer x = ByteBuffer.allocate(n * 4).order(ByteOrder.LITTLE_ENDIAN);
+      for (int j = 0; j < n; j++) {
+        x.putFloat(j * 4, (float) random.nextDouble());
+      }
+      return Example.builder(index)
+          .put("x", Tensor.wrap(DType.FLOAT32, Shape.of(n), x))
+          .put("label", Tensor.scalar(index))
+          .build();
+    }
+
+    @Override
+    public String toString() {
+      return "variable-length records(rows=" + rows + ", mean length=" + dim + ", seed=" + seed + ")";
+    }
+  }
+}

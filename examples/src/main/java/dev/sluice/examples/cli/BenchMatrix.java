@@ -1,0 +1,267 @@
+package dev.sluice.examples.cli;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.sluice.core.Dataset;
+import dev.sluice.core.Example;
+import dev.sluice.examples.cli.BenchData.Access;
+import dev.sluice.io.DatasetFormat;
+import dev.sluice.io.Formats;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * {@code sluice bench DIR --matrix}: every cell of formats &times; access (mmap / read, where the
+ * format offers both) &times; fixed- / variable-length records (where the format holds both)
+ * &times; sequential / shuffled &times; 1 / 2 workers, each measured as a single
+ * {@code sluice bench} run would, over datasets generated once under {@code DIR/<format>-<kind>}
+ * and kept for later runs. Prints one table, a line per access pattern naming the fastest format,
+ * and optionally draws the table ({@link MatrixChart}).
+ */
+final class BenchMatrix {
+  /** Records per generated dataset unless {@code --num-samples} says otherwise. */
+  static final long DEFAULT_ROWS = 50_000;
+  /** The worker counts of the grid. */
+  static final List<Integer> WORKERS = List.of(1, 2);
+
+  private final Path dir;
+  private final List<String> formats;
+  private final long rows;
+  private final int dim;
+  private final long seed;
+  private final int batch;
+  private final int prefetch;
+  private final int epochs;
+
+  BenchMatrix(Path dir, List<String> formats, long rows, int dim, long seed, int batch, int prefetch, int epochs) {
+    for (String f : formats) {
+      if (!BenchData.FORMATS.contains(f)) {
+        throw new IllegalArgumentException("--formats: bench generates " + String.join(", ", BenchData.FORMATS)
+            + " but not '" + f + "'");
+      }
+    }
+    if (formats.isEmpty()) {
+      throw new IllegalArgumentException("--formats must name at least one format");
+    }
+    this.dir = dir;
+    this.formats = List.copyOf(formats);
+    this.rows = rows;
+    this.dim = dim;
+    this.seed = seed;
+    this.batch = batch;
+    this.prefetch = prefetch;
+    this.epochs = epochs;
+  }
+
+  /**
+   * One cell of the grid.
+   *
+   * @param format the format's name
+   * @param access how its files are read
+   * @param fixedLength fixed- or variable-length records
+   * @param shuffle a new order every epoch, or the stored order
+   * @param workers gather or decode threads
+   */
+  record Cell(String format, Access access, boolean fixedLength, boolean shuffle, int workers) {
+    /** The cell without its format: the chart's category. */
+    String setup() {
+      return (fixedLength ? "fixed" : "variable") + ", " + (shuffle ? "shuffled" : "sequential") + ", " + workers + "w, "
+          + access.label;
+    }
+
+    /** The access pattern the recommendation is made for. */
+    String pattern() {
+      return (shuffle ? "shuffled" : "sequential") + " reads of " + (fixedLength ? "fixed" : "variable") + "-length records";
+    }
+  }
+
+  /** A measured cell. */
+  record Measured(Cell cell, BenchRun.Result result) {}
+
+  /** The grid in the order it runs: by format, then record kind, shuffle, workers and access. */
+  List<Cell> cells() {
+    List<Cell> cells = new ArrayList<>();
+    for (String f : formats) {
+      for (boolean fixed : new boolean[] {true, false}) {
+        if (!fixed && !BenchData.holdsVariableLength(f)) {
+          continue;
+        }
+        for (boolean shuffle : new boolean[] {false, true}) {
+          for (int w : WORKERS) {
+            for (Access a : BenchData.accessModes(f)) {
+              cells.add(new Cell(f, a, fixed, shuffle, w));
+            }
+          }
+        }
+      }
+    }
+    return cells;
+  }
+
+  /** Runs the grid; prints the table (or, with {@code json}, one JSON line) and draws {@code plot} when given. */
+  int run(PrintWriter out, Path plot, boolean json) {
+    long started = System.nanoTime();
+    List<Measured> measured = measure(json ? null : out);
+    List<Recommendation> best = recommendations(measured);
+    if (plot != null) {
+      MatrixChart.write(MatrixChart.chart(measured, title()), plot);
+    }
+    if (json) {
+      ObjectNode o = DatasetRun.object();
+      o.put("rows", rows);
+      o.put("dim", dim);
+      o.put("epochs", epochs);
+      ArrayNode cells = o.putArray("cells");
+      measured.forEach(m -> cells.add(m.result().json()));
+      ArrayNode fastest = o.putArray("fastest");
+      for (Recommendation b : best) {
+        ObjectNode n = fastest.addObject();
+        n.put("pattern", b.pattern());
+        n.put("format", b.best().cell().format());
+        n.put("access", b.best().cell().access().label);
+        n.put("workers", b.best().cell().workers());
+        n.put("recordsPerSecond", DatasetRun.decimal(b.best().result().recordsPerSecond()));
+      }
+      out.println(DatasetRun.line(o));
+    } else {
+      for (Recommendation b : best) {
+        out.println(b.line());
+      }
+      out.printf(Locale.ROOT, "%d cells in %.1f s%s%n", measured.size(), (System.nanoTime() - started) / 1e9,
+          plot == null ? "" : "; chart: " + plot);
+    }
+    out.flush();
+    return 0;
+  }
+
+  /**
+   * Generates the datasets that are missing and measures every cell; prints what it generates
+   * and the table row by row to {@code table} unless it is null.
+   */
+  List<Measured> measure(PrintWriter table) {
+    Map<String, Path> data = new LinkedHashMap<>();
+    for (String f : formats) {
+      for (boolean fixed : new boolean[] {true, false}) {
+        if (fixed || BenchData.holdsVariableLength(f)) {
+          data.put(key(f, fixed), prepare(f, fixed, table));
+        }
+      }
+    }
+    String rowFormat = "%-9s %-6s %-8s %-10s %7s %13s %13s %13s %9s %11s%n";
+    if (table != null) {
+      table.printf(Locale.ROOT, rowFormat, "format", "access", "records", "order", "workers", "records/s", "min", "max",
+          "MB/s", "CPU ns/rec");
+      table.flush();
+    }
+    List<Measured> measured = new ArrayList<>();
+    for (Cell c : cells()) {
+      BenchRun run = new BenchRun(data.get(key(c.format(), c.fixedLength())), Formats.named(c.format()), c.access(),
+          null, c.shuffle(), seed, c.workers(), batch, prefetch, epochs, List.of());
+      BenchRun.Result r = run.measure(null, false);
+      measured.add(new Measured(c, r));
+      if (table != null) {
+        table.printf(Locale.ROOT, rowFormat, c.format(), c.access().label, c.fixedLength() ? "fixed" : "variable",
+            c.shuffle() ? "shuffled" : "sequential", c.workers(), rate(r.recordsPerSecond()), rate(r.min()),
+            rate(r.max()), String.format(Locale.ROOT, "%.1f", r.bytesPerSecond() / 1e6),
+            String.format(Locale.ROOT, "%.0f", r.cpuNanosPerRecord()));
+        table.flush();
+      }
+    }
+    return measured;
+  }
+
+  /** The chart's title. */
+  String title() {
+    return String.format(Locale.ROOT, "sluice bench --matrix: %d records, batch %d, median of %d epochs", rows, batch,
+        epochs);
+  }
+
+  private static String rate(double recordsPerSecond) {
+    return String.format(Locale.ROOT, "%.0f", recordsPerSecond);
+  }
+
+  private static String key(String format, boolean fixed) {
+    return format + "-" + (fixed ? "fixed" : "variable");
+  }
+
+  /**
+   * The dataset of one format and record kind: generated under {@code dir} when absent, reused
+   * when a previous run left it there with the same number of records.
+   */
+  private Path prepare(String format, boolean fixed, PrintWriter progress) {
+    Path d = dir.resolve(key(format, fixed));
+    DatasetFormat f = Formats.named(format);
+    Path target = f.writesOneFile() ? d.resolve("part-0." + format) : d;
+    if (Files.exists(d) && !OutputPaths.isEmptyDirectory(d)) {
+      long found = rowsOf(format, target);
+      if (found != rows) {
+        throw new IllegalArgumentException(d + " holds " + found + " records from an earlier run but --num-samples is "
+            + rows + "; remove it or choose another directory");
+      }
+      return target;
+    }
+    long t0 = System.nanoTime();
+    Path written = BenchData.generate(d, format, rows, dim, fixed, seed);
+    if (progress != null) {
+      progress.printf(Locale.ROOT, "generated %s in %.2f s%n", written, (System.nanoTime() - t0) / 1e9);
+      progress.flush();
+    }
+    return written;
+  }
+
+  private static long rowsOf(String format, Path target) {
+    Dataset<Example> d = Formats.named(format).open(target);
+    try {
+      return DatasetRun.knownRows(d);
+    } finally {
+      DatasetRun.close(d);
+    }
+  }
+
+  /**
+   * The fastest cell of one access pattern and the fastest cell of another format there.
+   *
+   * @param pattern the access pattern ("shuffled reads of fixed-length records")
+   * @param best its fastest cell
+   * @param next the fastest cell of another format, if any
+   */
+  record Recommendation(String pattern, Measured best, Optional<Measured> next) {
+    String line() {
+      Cell c = best.cell();
+      String s = String.format(Locale.ROOT, "fastest for %s: %s (%s, %d worker%s), %.0f records/s", pattern,
+          c.format(), c.access().label, c.workers(), c.workers() == 1 ? "" : "s", best.result().recordsPerSecond());
+      if (next.isPresent()) {
+        Measured n = next.get();
+        s += String.format(Locale.ROOT, ", %.2fx the next format, %s (%.0f records/s)",
+            best.result().recordsPerSecond() / Math.max(1e-9, n.result().recordsPerSecond()), n.cell().format(),
+            n.result().recordsPerSecond());
+      }
+      return s;
+    }
+  }
+
+  /** Per access pattern measured (record kind &times; order), its fastest format. */
+  static List<Recommendation> recommendations(List<Measured> measured) {
+    Map<String, List<Measured>> byPattern = new LinkedHashMap<>();
+    for (Measured m : measured) {
+      byPattern.computeIfAbsent(m.cell().pattern(), k -> new ArrayList<>()).add(m);
+    }
+    List<Recommendation> out = new ArrayList<>();
+    Comparator<Measured> faster = Comparator.comparingDouble((Measured m) -> m.result().recordsPerSecond()).reversed();
+    for (Map.Entry<String, List<Measured>> e : byPattern.entrySet()) {
+      List<Measured> sorted = e.getValue().stream().sorted(faster).toList();
+      Measured best = sorted.get(0);
+      Optional<Measured> next = sorted.stream().filter(m -> !m.cell().format().equals(best.cell().format())).findFirst();
+      out.add(new Recommendation(e.getKey(), best, next));
+    }
+    return out;
+  }
+}

@@ -1,0 +1,151 @@
+package dev.sluice.examples.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.sluice.core.testing.NoLeaks;
+import java.awt.image.BufferedImage;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import javax.imageio.ImageIO;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+import org.knowm.xchart.CategoryChart;
+
+/** {@code sluice bench}: generating its data, --use-mmap, --fixed-length, and the --matrix grid with its chart. */
+@ExtendWith(NoLeaks.class)
+class BenchCommandTest {
+  private static final ObjectMapper JSON = new ObjectMapper();
+  @TempDir Path dir;
+
+  private static JsonNode lastJson(CliRun r) throws Exception {
+    assertThat(r.exitCode()).as(r.err()).isZero();
+    String[] lines = r.out().strip().split("\n");
+    return JSON.readTree(lines[lines.length - 1]);
+  }
+
+  private static void assertBadInput(CliRun r, String fragment) {
+    assertThat(r.exitCode()).as(r.toString()).isEqualTo(2);
+    assertThat(r.err().strip().lines()).hasSize(1);
+    assertThat(r.err()).startsWith("sluice: ").contains(fragment);
+  }
+
+  private static Set<String> keys(JsonNode o) {
+    Set<String> keys = new TreeSet<>();
+    o.fieldNames().forEachRemaining(keys::add);
+    return keys;
+  }
+
+  @Test
+  void generatesIntoAnEmptyDirectoryInEveryFormatThenReadsIt() throws Exception {
+    String[][] cases = {
+      {"npy", "--fixed-length"}, {"shards", "--fixed-length"}, {"shards"}, {"parquet"}, {"arrow"}, {"directory"},
+      {"directory", "--fixed-length"}};
+    for (String[] c : cases) {
+      Path d = dir.resolve(String.join("", c));
+      Files.createDirectories(d);
+      List<String> args = new ArrayList<>(List.of("bench", d.toString(), "--format", c[0], "--num-samples", "300",
+          "--dim", "8", "--batch", "64", "--epochs", "2", "--json"));
+      boolean fixed = c.length > 1;
+      if (fixed) {
+        args.add(c[1]);
+      }
+      CliRun r = CliRun.of(args.toArray(String[]::new));
+      assertThat(r.out()).as(String.join(" ", c)).startsWith("generated 300 " + (fixed ? "fixed" : "variable") + "-length records");
+      JsonNode json = lastJson(r);
+      assertThat(json.get("examples").asLong()).isEqualTo(600);
+      assertThat(json.get("format").asText()).isEqualTo(c[0]);
+      assertThat(json.get("fixedLength").asBoolean()).as(String.join(" ", c)).isEqualTo(fixed);
+      assertThat(json.get("access").asText()).isEqualTo(c[0].equals("directory") || c[0].equals("parquet") ? "read" : "mmap");
+      if (fixed && !c[0].equals("directory")) {
+        assertThat(json.get("bytes").asLong()).isEqualTo(600L * (8 * 4 + 8));
+      }
+    }
+    // the generated data stays: a second run reads it, and --fixed-length checks it
+    Path shards = dir.resolve("shards");
+    assertThat(lastJson(CliRun.of("bench", shards.toString(), "--epochs", "1", "--json")).get("fixedLength").asBoolean())
+        .isFalse();
+    assertBadInput(CliRun.of("bench", shards.toString(), "--fixed-length"), "holds variable-length records");
+    assertBadInput(CliRun.of("bench", shards.toString(), "--dim", "4"), "--dim applies when bench generates");
+  }
+
+  @Test
+  void useMmapIsAChoiceForParquetOnlyAndRefusedElsewhere() throws Exception {
+    Path parquet = dir.resolve("p");
+    Files.createDirectories(parquet);
+    assertThat(lastJson(CliRun.of("bench", parquet.toString(), "--format", "parquet", "--num-samples", "500",
+        "--use-mmap", "--epochs", "1", "--json")).get("access").asText()).isEqualTo("mmap");
+    assertThat(lastJson(CliRun.of("bench", parquet.resolve("part-0.parquet").toString(), "--epochs", "1", "--json"))
+        .get("access").asText()).isEqualTo("read");
+    Path npy = dir.resolve("n");
+    Files.createDirectories(npy);
+    assertBadInput(CliRun.of("bench", npy.toString(), "--format", "npy", "--fixed-length", "--use-mmap"),
+        "--use-mmap: npy is always read through a memory mapping");
+    assertThat(npy).isEmptyDirectory();
+    assertBadInput(CliRun.of("bench", npy.toString(), "--format", "npy"), "npy stores fixed-length records only");
+    assertBadInput(CliRun.of("bench", npy.toString()), "is an empty directory: give --format");
+    Path files = dir.resolve("d");
+    Files.createDirectories(files);
+    assertBadInput(CliRun.of("bench", files.toString(), "--format", "directory", "--use-mmap"),
+        "--use-mmap: directory reads each sample file with read calls and has no mapped mode");
+    assertBadInput(CliRun.of("bench", npy.toString(), "--plot", dir.resolve("x.png").toString()),
+        "--plot applies to --matrix runs only");
+    assertBadInput(CliRun.of("bench", npy.toString(), "--matrix", "--shuffle"), "--shuffle cannot be combined with --matrix");
+    assertBadInput(CliRun.of("bench", npy.toString(), "--matrix", "--formats", "npy,hdf5"), "not 'hdf5'");
+  }
+
+  @Test
+  void aTinyMatrixPrintsOneTableAndDrawsOneSeriesPerFormat() throws Exception {
+    Path grid = dir.resolve("grid");
+    Path png = dir.resolve("chart/matrix.png");
+    String[] args = {"bench", grid.toString(), "--matrix", "--formats", "npy,parquet,directory", "--num-samples", "400",
+        "--batch", "64", "--epochs", "1", "--plot", png.toString()};
+    CliRun text = CliRun.of(args);
+    assertThat(text.exitCode()).as(text.err()).isZero();
+    assertThat(text.err()).isEmpty();
+    List<String> lines = text.out().lines().toList();
+    int header = lines.indexOf(lines.stream().filter(l -> l.startsWith("format ")).findFirst().orElseThrow());
+    // npy: fixed x order x workers = 4 cells; parquet: x2 kinds x2 access = 16; directory: 8
+    List<String> rows = lines.subList(header + 1, header + 1 + 28);
+    assertThat(rows).allMatch(l -> l.matches("(npy|parquet|directory)\\s+(mmap|read)\\s+(fixed|variable)\\s+.*"));
+    assertThat(rows.stream().filter(l -> l.startsWith("npy")).toList()).hasSize(4).allMatch(l -> l.contains(" fixed "));
+    assertThat(lines.stream().filter(l -> l.startsWith("fastest for ")).toList()).hasSize(4);
+    BufferedImage image = ImageIO.read(png.toFile());
+    assertThat(image).isNotNull();
+    assertThat(image.getWidth()).isPositive();
+
+    // the same grid, reusing the generated data, as JSON: each cell is what a single bench --json prints
+    String[] jsonArgs = java.util.Arrays.copyOf(args, args.length + 1);
+    jsonArgs[args.length] = "--json";
+    JsonNode matrix = lastJson(CliRun.of(jsonArgs));
+    assertThat(matrix.get("cells")).hasSize(28);
+    assertThat(matrix.get("fastest")).hasSize(4);
+    JsonNode single = lastJson(CliRun.of("bench", grid.resolve("parquet-variable/part-0.parquet").toString(),
+        "--use-mmap", "--shuffle", "--num-workers", "2", "--batch", "64", "--epochs", "1", "--json"));
+    Iterator<JsonNode> cells = matrix.get("cells").elements();
+    JsonNode same = null;
+    while (cells.hasNext()) {
+      JsonNode c = cells.next();
+      assertThat(keys(c)).isEqualTo(keys(single));
+      if (c.get("format").asText().equals("parquet") && c.get("access").asText().equals("mmap")
+          && !c.get("fixedLength").asBoolean() && c.get("shuffle").asBoolean() && c.get("workers").asInt() == 2) {
+        same = c;
+      }
+    }
+    assertThat(same).isNotNull();
+    for (String exact : new String[] {"examples", "batches", "bytes", "epochs", "batch"}) {
+      assertThat(same.get(exact)).as(exact).isEqualTo(single.get(exact));
+    }
+
+    BenchMatrix m = new BenchMatrix(grid, List.of("npy", "parquet", "directory"), 400, 64, 0, 64, 4, 1);
+    CategoryChart chart = MatrixChart.chart(m.measure(null), m.title());
+    assertThat(chart.getSeriesMap().keySet()).containsExactly("npy", "parquet", "directory");
+  }
+}
