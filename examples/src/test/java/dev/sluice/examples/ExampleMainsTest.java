@@ -1,0 +1,98 @@
+package dev.sluice.examples;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.sluice.core.Datasets;
+import dev.sluice.core.MemoryManager;
+import dev.sluice.core.testing.NoLeaks;
+import dev.sluice.io.Checksums;
+import dev.sluice.io.npy.Npy;
+import dev.sluice.io.npy.NpyDataset;
+import dev.sluice.io.shards.ShardSet;
+import dev.sluice.io.shards.Shards;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The example mains run on small data: what they print and write. */
+@ExtendWith(NoLeaks.class)
+class ExampleMainsTest {
+  @TempDir Path dir;
+
+  /** Runs {@code main} with {@code System.out} captured. */
+  interface Main {
+    void run() throws Exception;
+  }
+
+  static String stdout(Main main) throws Exception {
+    PrintStream before = System.out;
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    System.setOut(new PrintStream(bytes, true, StandardCharsets.UTF_8));
+    try {
+      main.run();
+    } finally {
+      System.setOut(before);
+    }
+    return bytes.toString(StandardCharsets.UTF_8);
+  }
+
+  @Test
+  void quickStartGeneratesReadsTwoEpochsAndReleasesEverything() throws Exception {
+    String out = stdout(() -> QuickStart.main(new String[] {dir.toString(), "3000"}));
+    assertThat(out).startsWith("generated 3000 rows (x float32[64], label int64) in " + dir);
+    assertThat(Files.isRegularFile(dir.resolve("x.npy"))).isTrue();
+    // 3000 rows in batches of 256: 12 batches, the last of 184
+    assertThat(out).contains("epoch 0: 3000 examples in 12 batches (rank 0 of 1)",
+        "epoch 1: 3000 examples in 12 batches (rank 0 of 1)");
+    assertThat(out.lines().filter(l -> l.matches("epoch [01] batch [012]: rows 256, first index \\d+, x\\[0\\]\\[0\\] 0\\.\\d{6}")))
+        .hasSize(6);
+    assertThat(out).endsWith("off-heap bytes outstanding: 0" + System.lineSeparator());
+    // the printed first row is the row of that index in the file
+    Matcher m = Pattern.compile("epoch 0 batch 0: rows 256, first index (\\d+), x\\[0\\]\\[0\\] (\\S+)").matcher(out);
+    assertThat(m.find()).isTrue();
+    try (NpyDataset data = Npy.open(dir)) {
+      float x = data.get(Long.parseLong(m.group(1))).tensor("x").getFloat(0);
+      assertThat(String.format(java.util.Locale.ROOT, "%.6f", x)).isEqualTo(m.group(2));
+    }
+    // a second run reads the data it finds instead of generating it
+    assertThat(stdout(() -> QuickStart.main(new String[] {dir.toString()}))).doesNotContain("generated");
+  }
+
+  @Test
+  void shardingJobWritesShardsWithTheInputsChecksum() throws Exception {
+    Path in = dir.resolve("npy");
+    Npy.write(Datasets.synthetic(5_003, 8, 4), in);
+    Path out = dir.resolve("shards");
+    String printed = stdout(() -> ShardingJob.main(new String[] {"--in", in.toString(), "--out", out.toString(),
+        "--shards", "3", "--workers", "2"}));
+    assertThat(printed).contains("wrote 3 shards (2 workers) to " + out, "nothing lost: 5003 rows, identical canonical bytes");
+    String expected;
+    try (NpyDataset input = Npy.open(in)) {
+      expected = Checksums.sha256(input);
+    }
+    try (ShardSet shards = Shards.open(out)) {
+      assertThat(shards.size()).isEqualTo(5_003);
+      assertThat(Checksums.sha256(shards)).isEqualTo(expected);
+    }
+    assertThat(printed).contains("sha256 of the input:  " + expected, "sha256 of the shards: " + expected);
+    assertThat(Files.isRegularFile(out.resolve(Shards.METADATA))).isTrue();
+    List<String> shardLines = printed.lines().filter(l -> l.matches("  shard-\\d+\\.shard: \\d+ rows, .*")).toList();
+    assertThat(shardLines).hasSize(3);
+  }
+
+  @Test
+  void reactorTestExamplePassesEveryCheck() throws Exception {
+    String out = stdout(() -> ReactorTestExample.main(new String[0]));
+    assertThat(out.lines().filter(l -> l.startsWith("ok: ")).count()).isEqualTo(4);
+    assertThat(out).endsWith("off-heap bytes outstanding: 0" + System.lineSeparator());
+    MemoryManager.shared().checkNoOutstanding();
+  }
+}
