@@ -11,6 +11,9 @@ import dev.sluice.io.Formats;
 import dev.sluice.io.WriteOptions;
 import dev.sluice.io.npy.Npy;
 import dev.sluice.io.parquet.Parquet;
+import dev.sluice.operators.CacheMonitor;
+import dev.sluice.operators.CacheSpec;
+import dev.sluice.operators.CacheStats;
 import dev.sluice.operators.EqualLength;
 import dev.sluice.operators.Pipeline;
 import java.io.BufferedWriter;
@@ -44,8 +47,14 @@ import java.util.concurrent.TimeUnit;
  *   <li>{@code UNEVEN}: disjoint and covering; lengths differ by at most one.
  * </ul>
  *
+ * <p>With {@code --cache} every rank reads through {@link Pipeline#cache(CacheSpec)}, the node's
+ * shared cache ({@code /dev/shm/sluice-<user>/}, or {@code --cache-dir DIR}): the ranks fill
+ * disjoint blocks at once and read each other's, so together they decode each block once; the
+ * launcher adds up their counts. The cache is transparent, so every check still holds.
+ *
  * <pre>
  * java -cp examples/target/sluice.jar dev.sluice.examples.LaunchRanks [--rows 10007] [--world 4] [--dir DIR]
+ *     [--cache] [--cache-dir DIR]
  * </pre>
  *
  * <p>The default 10,007 rows (a prime) make every policy differ. The data and the ranks' files
@@ -54,6 +63,12 @@ import java.util.concurrent.TimeUnit;
  * every check holds, 1 otherwise.
  */
 public final class LaunchRanks {
+  /** JVM flags the shared cache's index (Chronicle Map) needs; the launcher gives them to its ranks. */
+  static final List<String> CACHE_FLAGS = List.of("--add-exports=java.base/sun.nio.ch=ALL-UNNAMED",
+      "--add-exports=java.base/jdk.internal.ref=ALL-UNNAMED",
+      "--add-exports=jdk.compiler/com.sun.tools.javac.file=ALL-UNNAMED", "--add-opens=java.base/java.lang=ALL-UNNAMED",
+      "--add-opens=java.base/java.lang.reflect=ALL-UNNAMED", "--add-opens=java.base/java.nio=ALL-UNNAMED",
+      "-Dchronicle.analytics.disable=true");
   /** The two kinds of source every rank reads. */
   static final List<String> SOURCES = List.of("random-access", "split");
   private static final String ROW = "%-14s %-7s %-22s %-20s %-14s %-16s %s%n";
@@ -64,7 +79,7 @@ public final class LaunchRanks {
    * Runs the launcher, or one rank when started with {@code --rank-of DIR} (as the launcher starts
    * its children).
    *
-   * @param args {@code [--rows N] [--world W] [--batch B] [--seed S] [--dir DIR]}
+   * @param args {@code [--rows N] [--world W] [--batch B] [--seed S] [--dir DIR] [--cache] [--cache-dir DIR]}
    */
   public static void main(String[] args) throws Exception {
     int code = args.length > 0 && args[0].equals("--rank-of") ? rank(args) : launch(args, System.out);
@@ -80,7 +95,13 @@ public final class LaunchRanks {
     int batch = 64;
     long seed = 7;
     Path dir = null;
+    String cache = "none"; // none, default, or the cache's directory
     for (int i = 0; i < args.length; i += 2) {
+      if (args[i].equals("--cache")) {
+        cache = cache.equals("none") ? "default" : cache;
+        i--;
+        continue;
+      }
       String value = i + 1 < args.length ? args[i + 1] : null;
       if (value == null) {
         throw new IllegalArgumentException(args[i] + " needs a value");
@@ -91,8 +112,9 @@ public final class LaunchRanks {
         case "--batch" -> batch = Integer.parseInt(value);
         case "--seed" -> seed = Long.parseLong(value);
         case "--dir" -> dir = Path.of(value);
+        case "--cache-dir" -> cache = Path.of(value).toAbsolutePath().toString();
         default -> throw new IllegalArgumentException("unknown option " + args[i]
-            + " (options: --rows N, --world W, --batch B, --seed S, --dir DIR)");
+            + " (options: --rows N, --world W, --batch B, --seed S, --dir DIR, --cache, --cache-dir DIR)");
       }
     }
     if (rows < 1 || world < 1 || batch < 1) {
@@ -106,7 +128,7 @@ public final class LaunchRanks {
     List<Process> ranks = new ArrayList<>();
     try {
       for (int r = 0; r < world; r++) {
-        ranks.add(startRank(dir, r, world, batch, seed));
+        ranks.add(startRank(dir, r, world, batch, seed, cache));
       }
       boolean failed = false;
       for (int r = 0; r < world; r++) {
@@ -134,6 +156,18 @@ public final class LaunchRanks {
         ok &= verdict(dir, source, policy, rows, world, out);
       }
     }
+    if (!cache.equals("none")) {
+      long[] sum = new long[4];
+      for (int r = 0; r < world; r++) {
+        String[] counts = Files.readString(dir.resolve("rank" + r + "-cache.txt")).trim().split(" ");
+        for (int k = 0; k < sum.length; k++) {
+          sum[k] += Long.parseLong(counts[k]);
+        }
+      }
+      out.printf(Locale.ROOT, "cache (%s): the ranks wrote %d blocks in all, read %d rows from the cache and %d from "
+          + "the source, %d blocks fell back to the source%n", cache.equals("default") ? CacheSpec.defaultDirectory() : cache,
+          sum[2], sum[0], sum[1], sum[3]);
+    }
     out.println(ok ? "verdict: every policy holds for both sources" : "verdict: FAILED (see above)");
     return ok ? 0 : 1;
   }
@@ -155,7 +189,7 @@ public final class LaunchRanks {
    * Starts rank {@code r} as torchrun would: this JVM's {@code java}, flags and class path, with
    * the rank's variables in its environment.
    */
-  private static Process startRank(Path dir, int r, int world, int batch, long seed) throws IOException {
+  private static Process startRank(Path dir, int r, int world, int batch, long seed, String cache) throws IOException {
     List<String> cmd = new ArrayList<>();
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     for (String a : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
@@ -165,10 +199,14 @@ public final class LaunchRanks {
     }
     cmd.add("-Xmx256m");
     cmd.add("-XX:TieredStopAtLevel=1"); // short-lived: start fast rather than optimize hard
+    cmd.add("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn"); // libraries' info lines stay out of the rank's log
+    if (!cache.equals("none")) {
+      CACHE_FLAGS.stream().filter(f -> !cmd.contains(f)).forEach(cmd::add);
+    }
     cmd.add("-cp");
     cmd.add(System.getProperty("java.class.path"));
     cmd.add(LaunchRanks.class.getName());
-    cmd.addAll(List.of("--rank-of", dir.toString(), Integer.toString(batch), Long.toString(seed)));
+    cmd.addAll(List.of("--rank-of", dir.toString(), Integer.toString(batch), Long.toString(seed), cache));
     ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true)
         .redirectOutput(dir.resolve("rank" + r + ".log").toFile());
     Map<String, String> env = pb.environment();
@@ -184,6 +222,8 @@ public final class LaunchRanks {
     Path dir = Path.of(args[1]);
     int batch = Integer.parseInt(args[2]);
     long seed = Long.parseLong(args[3]);
+    String cache = args[4];
+    CacheMonitor monitor = new CacheMonitor();
     PipelineContext ctx = PipelineContext.fromEnvironment().withSeed(seed); // RANK, WORLD_SIZE from the launcher
     for (String source : SOURCES) {
       for (EqualLength policy : EqualLength.values()) {
@@ -191,7 +231,12 @@ public final class LaunchRanks {
         long n = 0;
         Dataset<Example> data = source.equals("split") ? Parquet.open(dir.resolve("data.parquet")) : Npy.open(dir.resolve("npy"));
         try (BufferedWriter w = Files.newBufferedWriter(file, StandardCharsets.UTF_8)) {
-          Pipeline<Batch> pipeline = Pipeline.from(data)
+          Pipeline<Example> read = Pipeline.from(data);
+          if (!cache.equals("none")) {
+            CacheSpec spec = CacheSpec.defaults().monitor(monitor);
+            read = read.cache(cache.equals("default") ? spec : spec.directory(Path.of(cache)));
+          }
+          Pipeline<Batch> pipeline = read
               .shuffle()                                      // the same order on every rank (same seed)
               .shard(ctx.worldSize(), ctx.rank(), policy)     // this rank's part of it
               .batch(batch)
@@ -216,6 +261,13 @@ public final class LaunchRanks {
         System.out.printf(Locale.ROOT, "rank %d of %d: %s %s: %d indices%n", ctx.rank(), ctx.worldSize(), source,
             policy.name().toLowerCase(Locale.ROOT), n);
       }
+    }
+    if (!cache.equals("none")) {
+      CacheStats c = monitor.total();
+      Files.writeString(dir.resolve("rank" + ctx.rank() + "-cache.txt"),
+          c.hits() + " " + c.misses() + " " + c.blocksWritten() + " " + c.fallbacks() + "\n");
+      System.out.printf(Locale.ROOT, "rank %d cache: %d hits, %d misses, %d blocks written, %d fallbacks%n", ctx.rank(),
+          c.hits(), c.misses(), c.blocksWritten(), c.fallbacks());
     }
     return 0;
   }

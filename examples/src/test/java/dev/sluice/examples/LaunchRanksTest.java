@@ -10,6 +10,8 @@ import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.LongStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -24,12 +26,18 @@ class LaunchRanksTest {
 
   @TempDir Path dir;
 
-  @Test
-  void fourRanksPartitionBothSourcesAsEachPolicyPromises() throws Exception {
+  static String launch(String... args) throws Exception {
     ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-    int code = LaunchRanks.launch(new String[] {"--dir", dir.toString()}, new PrintStream(bytes, true, StandardCharsets.UTF_8));
+    int code = LaunchRanks.launch(args, new PrintStream(bytes, true, StandardCharsets.UTF_8));
     String out = bytes.toString(StandardCharsets.UTF_8);
     assertThat(code).as(out).isZero();
+    return out;
+  }
+
+  @Test
+  void fourRanksPartitionBothSourcesAsEachPolicyPromises() throws Exception {
+    Path plain = dir.resolve("plain");
+    String out = launch("--dir", plain.toString());
     assertThat(out).contains("verdict: every policy holds for both sources");
     assertThat(out.lines().filter(l -> l.endsWith(" OK")).count()).as(out).isEqualTo(6);
 
@@ -40,7 +48,7 @@ class LaunchRanksTest {
         Map<Long, Integer> count = new HashMap<>();
         long[] lengths = new long[WORLD];
         for (int r = 0; r < WORLD; r++) {
-          long[] mine = LaunchRanks.indices(dir, source, policy, r);
+          long[] mine = LaunchRanks.indices(plain, source, policy, r);
           lengths[r] = mine.length;
           for (long i : mine) {
             assertThat(i).isBetween(0L, ROWS - 1);
@@ -66,6 +74,22 @@ class LaunchRanksTest {
             assertThat(count.keySet()).containsExactlyInAnyOrderElementsOf(LongStream.range(0, ROWS).boxed().toList());
           }
           default -> throw new AssertionError(policy);
+        }
+      }
+    }
+
+    // the ranks again through the node's shared cache: they share the blocks and read the same indices
+    Path cached = dir.resolve("cached");
+    String withCache = launch("--dir", cached.toString(), "--cache", "--cache-dir", dir.resolve("cache").toString());
+    assertThat(withCache).contains("verdict: every policy holds for both sources");
+    Matcher m = Pattern.compile("cache \\(.*\\): the ranks wrote (\\d+) blocks in all").matcher(withCache);
+    assertThat(m.find()).as(withCache).isTrue();
+    assertThat(Long.parseLong(m.group(1))).isPositive();
+    for (String source : LaunchRanks.SOURCES) {
+      for (EqualLength policy : EqualLength.values()) {
+        for (int r = 0; r < WORLD; r++) {
+          assertThat(LaunchRanks.indices(cached, source, policy, r)).as(source + " " + policy + " rank " + r)
+              .isEqualTo(LaunchRanks.indices(plain, source, policy, r));
         }
       }
     }
