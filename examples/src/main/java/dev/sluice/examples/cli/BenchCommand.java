@@ -121,8 +121,9 @@ final class BenchCommand implements Callable<Integer> {
     if (matrix) {
       refuseWithMatrix("--format", "--use-mmap", "--fixed-length", "--shuffle", "--num-workers", "--columns");
       BenchMatrix m = new BenchMatrix(path, formats, numSamples == null ? BenchMatrix.DEFAULT_ROWS : numSamples, dim,
-          seed, batch, prefetch, epochs);
-      return DatasetRun.withMemoryLimit(memoryLimit, () -> m.run(out, plot, json));
+          seed, batch, prefetch, epochs, memoryLimit);
+      m.run(out, plot, json);
+      return 0;
     }
     for (String matrixOnly : List.of("--formats", "--plot")) {
       if (given(matrixOnly)) {

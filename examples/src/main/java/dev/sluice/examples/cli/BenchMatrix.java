@@ -40,8 +40,10 @@ final class BenchMatrix {
   private final int batch;
   private final int prefetch;
   private final int epochs;
+  private final Long memoryLimit;
 
-  BenchMatrix(Path dir, List<String> formats, long rows, int dim, long seed, int batch, int prefetch, int epochs) {
+  BenchMatrix(Path dir, List<String> formats, long rows, int dim, long seed, int batch, int prefetch, int epochs,
+      Long memoryLimit) {
     for (String f : formats) {
       if (!BenchData.FORMATS.contains(f)) {
         throw new IllegalArgumentException("--formats: bench generates " + String.join(", ", BenchData.FORMATS)
@@ -59,6 +61,7 @@ final class BenchMatrix {
     this.batch = batch;
     this.prefetch = prefetch;
     this.epochs = epochs;
+    this.memoryLimit = memoryLimit;
   }
 
   /**
@@ -83,8 +86,18 @@ final class BenchMatrix {
     }
   }
 
-  /** A measured cell. */
-  record Measured(Cell cell, BenchRun.Result result) {}
+  /**
+   * A measured cell.
+   *
+   * @param cell the cell
+   * @param json the JSON object its {@code sluice bench --json} run printed
+   * @param command the arguments of that run
+   */
+  record Measured(Cell cell, ObjectNode json, List<String> command) {
+    double recordsPerSecond() {
+      return json.get("recordsPerSecond").asDouble();
+    }
+  }
 
   /** The grid in the order it runs: by format, then record kind, shuffle, workers and access. */
   List<Cell> cells() {
@@ -106,8 +119,13 @@ final class BenchMatrix {
     return cells;
   }
 
-  /** Runs the grid; prints the table (or, with {@code json}, one JSON line) and draws {@code plot} when given. */
-  int run(PrintWriter out, Path plot, boolean json) {
+  /**
+   * Runs the grid; prints the table (or, with {@code json}, one JSON line) and draws {@code plot}
+   * when given.
+   *
+   * @return the measured cells
+   */
+  List<Measured> run(PrintWriter out, Path plot, boolean json) {
     long started = System.nanoTime();
     List<Measured> measured = measure(json ? null : out);
     List<Recommendation> best = recommendations(measured);
@@ -120,7 +138,7 @@ final class BenchMatrix {
       o.put("dim", dim);
       o.put("epochs", epochs);
       ArrayNode cells = o.putArray("cells");
-      measured.forEach(m -> cells.add(m.result().json()));
+      measured.forEach(m -> cells.add(m.json()));
       ArrayNode fastest = o.putArray("fastest");
       for (Recommendation b : best) {
         ObjectNode n = fastest.addObject();
@@ -128,7 +146,8 @@ final class BenchMatrix {
         n.put("format", b.best().cell().format());
         n.put("access", b.best().cell().access().label);
         n.put("workers", b.best().cell().workers());
-        n.put("recordsPerSecond", DatasetRun.decimal(b.best().result().recordsPerSecond()));
+        n.put("recordsPerSecond", DatasetRun.decimal(b.best().recordsPerSecond()));
+        n.put("command", String.join(" ", b.best().command()));
       }
       out.println(DatasetRun.line(o));
     } else {
@@ -139,12 +158,14 @@ final class BenchMatrix {
           plot == null ? "" : "; chart: " + plot);
     }
     out.flush();
-    return 0;
+    return measured;
   }
 
   /**
    * Generates the datasets that are missing and measures every cell; prints what it generates
-   * and the table row by row to {@code table} unless it is null.
+   * and the table row by row to {@code table} unless it is null. Each cell is a {@code sluice bench
+   * --json} run in a JVM of its own (this JVM's {@code java}, flags and class path), so it starts
+   * from the same state as the single run a user would make of it, whatever ran before.
    */
   List<Measured> measure(PrintWriter table) {
     Map<String, Path> data = new LinkedHashMap<>();
@@ -163,19 +184,38 @@ final class BenchMatrix {
     }
     List<Measured> measured = new ArrayList<>();
     for (Cell c : cells()) {
-      BenchRun run = new BenchRun(data.get(key(c.format(), c.fixedLength())), Formats.named(c.format()), c.access(),
-          null, c.shuffle(), seed, c.workers(), batch, prefetch, epochs, List.of());
-      BenchRun.Result r = run.measure(null, false);
-      measured.add(new Measured(c, r));
+      List<String> command = command(c, data.get(key(c.format(), c.fixedLength())));
+      Measured m = new Measured(c, SingleRun.json(command), command);
+      measured.add(m);
       if (table != null) {
+        ObjectNode r = m.json();
         table.printf(Locale.ROOT, rowFormat, c.format(), c.access().label, c.fixedLength() ? "fixed" : "variable",
-            c.shuffle() ? "shuffled" : "sequential", c.workers(), rate(r.recordsPerSecond()), rate(r.min()),
-            rate(r.max()), String.format(Locale.ROOT, "%.1f", r.bytesPerSecond() / 1e6),
-            String.format(Locale.ROOT, "%.0f", r.cpuNanosPerRecord()));
+            c.shuffle() ? "shuffled" : "sequential", c.workers(), rate(r.get("recordsPerSecond").asDouble()),
+            rate(r.get("recordsPerSecondMin").asDouble()), rate(r.get("recordsPerSecondMax").asDouble()),
+            String.format(Locale.ROOT, "%.1f", r.get("bytesPerSecond").asDouble() / 1e6),
+            String.format(Locale.ROOT, "%.0f", r.get("cpuNanosPerRecord").asDouble()));
         table.flush();
       }
     }
     return measured;
+  }
+
+  /** The arguments of the single {@code sluice bench} run that measures cell {@code c} over {@code data}. */
+  List<String> command(Cell c, Path data) {
+    List<String> args = new ArrayList<>(List.of("bench", data.toString(), "--format", c.format()));
+    if (c.access() == Access.MMAP && BenchData.accessModes(c.format()).size() > 1) {
+      args.add("--use-mmap");
+    }
+    if (c.shuffle()) {
+      args.add("--shuffle");
+    }
+    args.addAll(List.of("--num-workers", Integer.toString(c.workers()), "--batch", Integer.toString(batch),
+        "--prefetch", Integer.toString(prefetch), "--epochs", Integer.toString(epochs), "--seed", Long.toString(seed)));
+    if (memoryLimit != null) {
+      args.addAll(List.of("--memory-limit", Long.toString(memoryLimit)));
+    }
+    args.add("--json");
+    return args;
   }
 
   /** The chart's title. */
@@ -237,12 +277,11 @@ final class BenchMatrix {
     String line() {
       Cell c = best.cell();
       String s = String.format(Locale.ROOT, "fastest for %s: %s (%s, %d worker%s), %.0f records/s", pattern,
-          c.format(), c.access().label, c.workers(), c.workers() == 1 ? "" : "s", best.result().recordsPerSecond());
+          c.format(), c.access().label, c.workers(), c.workers() == 1 ? "" : "s", best.recordsPerSecond());
       if (next.isPresent()) {
         Measured n = next.get();
         s += String.format(Locale.ROOT, ", %.2fx the next format, %s (%.0f records/s)",
-            best.result().recordsPerSecond() / Math.max(1e-9, n.result().recordsPerSecond()), n.cell().format(),
-            n.result().recordsPerSecond());
+            best.recordsPerSecond() / Math.max(1e-9, n.recordsPerSecond()), n.cell().format(), n.recordsPerSecond());
       }
       return s;
     }
@@ -255,7 +294,7 @@ final class BenchMatrix {
       byPattern.computeIfAbsent(m.cell().pattern(), k -> new ArrayList<>()).add(m);
     }
     List<Recommendation> out = new ArrayList<>();
-    Comparator<Measured> faster = Comparator.comparingDouble((Measured m) -> m.result().recordsPerSecond()).reversed();
+    Comparator<Measured> faster = Comparator.comparingDouble(Measured::recordsPerSecond).reversed();
     for (Map.Entry<String, List<Measured>> e : byPattern.entrySet()) {
       List<Measured> sorted = e.getValue().stream().sorted(faster).toList();
       Measured best = sorted.get(0);

@@ -35,7 +35,7 @@ final class MatrixChart {
     categories.sort(Comparator.comparingInt(rank::get));
     for (Measured m : measured) {
       byFormat.computeIfAbsent(m.cell().format(), k -> new LinkedHashMap<>())
-          .put(m.cell().setup(), m.result().recordsPerSecond() / 1e3);
+          .put(m.cell().setup(), m.recordsPerSecond() / 1e3);
     }
     CategoryChart chart = new CategoryChartBuilder().width(1400).height(700).title(title)
         .xAxisTitle("records, order, workers, access").yAxisTitle("thousand records/s (median)").build();
