@@ -69,6 +69,14 @@ public final class LaunchRanks {
       "--add-exports=jdk.compiler/com.sun.tools.javac.file=ALL-UNNAMED", "--add-opens=java.base/java.lang=ALL-UNNAMED",
       "--add-opens=java.base/java.lang.reflect=ALL-UNNAMED", "--add-opens=java.base/java.nio=ALL-UNNAMED",
       "-Dchronicle.analytics.disable=true");
+  /**
+   * JVM flags every rank gets, so that its log holds no JDK warnings: native code (Chronicle's
+   * jffi) on JDK 22+, and {@code sun.misc.Unsafe} (Parquet's windowed reads free their buffers
+   * with it) on JDK 24+, which is also the first that accepts the flag.
+   */
+  static final List<String> RANK_FLAGS = Runtime.version().feature() >= 24
+      ? List.of("--enable-native-access=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow")
+      : List.of("--enable-native-access=ALL-UNNAMED");
   /** The two kinds of source every rank reads. */
   static final List<String> SOURCES = List.of("random-access", "split");
   private static final String ROW = "%-14s %-7s %-22s %-20s %-14s %-16s %s%n";
@@ -165,8 +173,8 @@ public final class LaunchRanks {
         }
       }
       out.printf(Locale.ROOT, "cache (%s): the ranks wrote %d blocks in all, read %d rows from the cache and %d from "
-          + "the source, %d blocks fell back to the source%n", cache.equals("default") ? CacheSpec.defaultDirectory() : cache,
-          sum[2], sum[0], sum[1], sum[3]);
+          + "the source, %d blocks fell back to the source (sluice cache ls lists it, sluice cache rm removes it)%n",
+          cache.equals("default") ? CacheSpec.defaultDirectory() : cache, sum[2], sum[0], sum[1], sum[3]);
     }
     out.println(ok ? "verdict: every policy holds for both sources" : "verdict: FAILED (see above)");
     return ok ? 0 : 1;
@@ -180,8 +188,10 @@ public final class LaunchRanks {
     }
     Path parquet = dir.resolve("data.parquet");
     if (!Files.exists(parquet)) {
-      // row groups of about 64 KiB: a dozen splits for the default rows
-      Formats.named("parquet").write(data, parquet, WriteOptions.defaults().withRowGroupBytes(64 << 10));
+      // row groups of about 64 KiB: a dozen splits for the default rows; uncompressed, so that no
+      // process loads a native codec
+      Formats.named("parquet").write(data, parquet,
+          WriteOptions.defaults().withRowGroupBytes(64 << 10).withCodec("uncompressed"));
     }
   }
 
@@ -200,8 +210,18 @@ public final class LaunchRanks {
     cmd.add("-Xmx256m");
     cmd.add("-XX:TieredStopAtLevel=1"); // short-lived: start fast rather than optimize hard
     cmd.add("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn"); // libraries' info lines stay out of the rank's log
+    cmd.add("-Dorg.slf4j.simpleLogger.log.net.openhft=error"); // and Chronicle's advice on recovering its map
+    for (String flag : RANK_FLAGS) {
+      if (!cmd.contains(flag)) {
+        cmd.add(flag);
+      }
+    }
     if (!cache.equals("none")) {
-      CACHE_FLAGS.stream().filter(f -> !cmd.contains(f)).forEach(cmd::add);
+      for (String flag : CACHE_FLAGS) {
+        if (!cmd.contains(flag)) {
+          cmd.add(flag);
+        }
+      }
     }
     cmd.add("-cp");
     cmd.add(System.getProperty("java.class.path"));

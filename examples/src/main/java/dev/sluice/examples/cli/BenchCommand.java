@@ -171,8 +171,8 @@ final class BenchCommand implements Callable<Integer> {
       out.println(DatasetRun.line(r.json()));
     } else {
       out.printf(Locale.ROOT, "median %.0f records/s (min %.0f, max %.0f), %.1f MB/s over %d epochs; "
-          + "process CPU %.0f ns per record (%s, %s)%n", r.recordsPerSecond(), r.min(), r.max(), r.bytesPerSecond() / 1e6,
-          r.run().epochs(), r.cpuNanosPerRecord(), f.name(), access.label);
+          + "process CPU %.3f s per million records (%s, %s)%n", r.recordsPerSecond(), r.min(), r.max(), r.bytesPerSecond() / 1e6,
+          r.run().epochs(), r.cpuNanosPerRecord() / 1e3, f.name(), access.label);
     }
     out.flush();
     return 0;

@@ -179,7 +179,7 @@ final class BenchMatrix {
     String rowFormat = "%-9s %-6s %-8s %-10s %7s %13s %13s %13s %9s %11s%n";
     if (table != null) {
       table.printf(Locale.ROOT, rowFormat, "format", "access", "records", "order", "workers", "records/s", "min", "max",
-          "MB/s", "CPU ns/rec");
+          "MB/s", "CPU s/Mrec");
       table.flush();
     }
     List<Measured> measured = new ArrayList<>();
@@ -193,7 +193,7 @@ final class BenchMatrix {
             c.shuffle() ? "shuffled" : "sequential", c.workers(), rate(r.get("recordsPerSecond").asDouble()),
             rate(r.get("recordsPerSecondMin").asDouble()), rate(r.get("recordsPerSecondMax").asDouble()),
             String.format(Locale.ROOT, "%.1f", r.get("bytesPerSecond").asDouble() / 1e6),
-            String.format(Locale.ROOT, "%.0f", r.get("cpuNanosPerRecord").asDouble()));
+            String.format(Locale.ROOT, "%.3f", r.get("cpuSecondsPerMillionRecords").asDouble()));
         table.flush();
       }
     }

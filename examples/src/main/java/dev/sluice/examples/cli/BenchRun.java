@@ -91,7 +91,6 @@ record BenchRun(Path path, DatasetFormat format, Access access, Long numSamples,
       o.put("recordsPerSecondMax", DatasetRun.decimal(max()));
       o.put("cpuSeconds", DatasetRun.decimal(cpuNanos < 0 ? 0 : cpuNanos / 1e9));
       o.put("cpuSecondsPerMillionRecords", DatasetRun.decimal(cpuNanosPerRecord() / 1e3));
-      o.put("cpuNanosPerRecord", DatasetRun.decimal(cpuNanosPerRecord()));
       o.put("format", run.format.name());
       o.put("access", run.access.label);
       if (fixedLength == null) {

@@ -7,8 +7,6 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sluice.core.Dataset;
 import dev.sluice.core.Example;
 import dev.sluice.core.HasSchema;
-import dev.sluice.core.RandomAccessDataset;
-import dev.sluice.core.Split;
 import dev.sluice.core.SplitDataset;
 import dev.sluice.core.TensorSpec;
 import dev.sluice.io.DatasetFormat;
@@ -88,14 +86,9 @@ final class InspectCommand implements Callable<Integer> {
 
   /** From {@code size()}, else the splits' row counts, else by counting. */
   static long rows(Dataset<Example> ds) {
-    if (ds instanceof RandomAccessDataset<?> ra) {
-      return ra.size();
-    }
-    if (ds instanceof SplitDataset<?> sd) {
-      List<Split> splits = sd.splits();
-      if (splits.stream().allMatch(Split::hasKnownRowCount)) {
-        return splits.stream().mapToLong(Split::rowCount).sum();
-      }
+    long known = DatasetRun.knownRows(ds);
+    if (known >= 0) {
+      return known;
     }
     Long n = ds.flux().count().block();
     return n == null ? 0 : n;
