@@ -95,4 +95,26 @@ class ExampleMainsTest {
     assertThat(out).endsWith("off-heap bytes outstanding: 0" + System.lineSeparator());
     MemoryManager.shared().checkNoOutstanding();
   }
+
+  @Test
+  void npyTrainingInputNamesTheBottleneckForACheapAndACostlyStep() throws Exception {
+    String[] common = {"--dir", dir.toString(), "--rows", "3000", "--dim", "8", "--epochs", "2", "--batch", "100"};
+    String cheap = stdout(() -> NpyTrainingInput.main(common));
+    assertThat(cheap).startsWith("wrote x.npy (3000 x 8 float32) and y.npy (3000 int64) to " + dir);
+    try (NpyDataset data = Npy.open(dir)) {
+      assertThat(data.size()).isEqualTo(3000);
+      assertThat(data.schema().fields().stream().map(f -> f.name()).toList()).containsExactly("x", "y");
+    }
+    assertThat(cheap).contains("epoch 0 (rank 0 of 1): 3000 examples in 30 steps", "epoch 1 (rank 0 of 1): 3000 examples in 30 steps");
+    assertThat(cheap.lines().filter(l -> l.matches("\\s+\\d+\\s+(npy read|map|batch|prefetch)\\s+.*")).count()).isEqualTo(4);
+    assertThat(cheap.lines().filter(l -> l.startsWith("input-bound: ")).count()).as(cheap).isEqualTo(1);
+    assertThat(cheap).endsWith("off-heap bytes outstanding: 0" + System.lineSeparator());
+
+    String[] costly = java.util.Arrays.copyOf(common, common.length + 2);
+    costly[common.length] = "--step-ms";
+    costly[common.length + 1] = "20";
+    String slow = stdout(() -> NpyTrainingInput.main(costly));
+    assertThat(slow).doesNotContain("wrote x.npy");
+    assertThat(slow.lines().filter(l -> l.startsWith("consumer-bound: ")).count()).as(slow).isEqualTo(1);
+  }
 }
