@@ -104,24 +104,23 @@ public final class LaunchRanks {
     long seed = 7;
     Path dir = null;
     String cache = "none"; // none, default, or the cache's directory
-    for (int i = 0; i < args.length; i += 2) {
+    for (int i = 0; i < args.length; i++) {
       if (args[i].equals("--cache")) {
         cache = cache.equals("none") ? "default" : cache;
-        i--;
         continue;
       }
-      String value = i + 1 < args.length ? args[i + 1] : null;
-      if (value == null) {
+      if (i + 1 >= args.length) {
         throw new IllegalArgumentException(args[i] + " needs a value");
       }
-      switch (args[i]) {
+      String value = args[++i];
+      switch (args[i - 1]) {
         case "--rows" -> rows = Long.parseLong(value);
         case "--world" -> world = Integer.parseInt(value);
         case "--batch" -> batch = Integer.parseInt(value);
         case "--seed" -> seed = Long.parseLong(value);
         case "--dir" -> dir = Path.of(value);
         case "--cache-dir" -> cache = Path.of(value).toAbsolutePath().toString();
-        default -> throw new IllegalArgumentException("unknown option " + args[i]
+        default -> throw new IllegalArgumentException("unknown option " + args[i - 1]
             + " (options: --rows N, --world W, --batch B, --seed S, --dir DIR, --cache, --cache-dir DIR)");
       }
     }
