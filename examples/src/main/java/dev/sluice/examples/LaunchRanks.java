@@ -7,6 +7,7 @@ import dev.sluice.core.Example;
 import dev.sluice.core.PipelineContext;
 import dev.sluice.core.PipelineIterator;
 import dev.sluice.core.Tensor;
+import dev.sluice.examples.internal.JvmCommand;
 import dev.sluice.io.Formats;
 import dev.sluice.io.WriteOptions;
 import dev.sluice.io.npy.Npy;
@@ -20,7 +21,6 @@ import java.io.BufferedWriter;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
-import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -98,32 +98,16 @@ public final class LaunchRanks {
 
   /** The launcher: generates the data, starts the ranks, checks their files; 0 when every check holds. */
   static int launch(String[] args, PrintStream out) throws IOException, InterruptedException {
-    long rows = 10_007;
-    int world = 4;
-    int batch = 64;
-    long seed = 7;
-    Path dir = null;
-    String cache = "none"; // none, default, or the cache's directory
-    for (int i = 0; i < args.length; i++) {
-      if (args[i].equals("--cache")) {
-        cache = cache.equals("none") ? "default" : cache;
-        continue;
-      }
-      if (i + 1 >= args.length) {
-        throw new IllegalArgumentException(args[i] + " needs a value");
-      }
-      String value = args[++i];
-      switch (args[i - 1]) {
-        case "--rows" -> rows = Long.parseLong(value);
-        case "--world" -> world = Integer.parseInt(value);
-        case "--batch" -> batch = Integer.parseInt(value);
-        case "--seed" -> seed = Long.parseLong(value);
-        case "--dir" -> dir = Path.of(value);
-        case "--cache-dir" -> cache = Path.of(value).toAbsolutePath().toString();
-        default -> throw new IllegalArgumentException("unknown option " + args[i - 1]
-            + " (options: --rows N, --world W, --batch B, --seed S, --dir DIR, --cache, --cache-dir DIR)");
-      }
-    }
+    ExampleArgs a = ExampleArgs.parse(args, List.of("--rows", "--world", "--batch", "--seed", "--dir", "--cache-dir"),
+        List.of("--cache"));
+    long rows = a.longValue("--rows", 10_007);
+    int world = a.intValue("--world", 4);
+    int batch = a.intValue("--batch", 64);
+    long seed = a.longValue("--seed", 7);
+    Path dir = a.path("--dir");
+    // none, default (the node's cache directory), or the cache's directory
+    String cache = a.get("--cache-dir") != null ? a.path("--cache-dir").toAbsolutePath().toString()
+        : a.has("--cache") ? "default" : "none";
     if (rows < 1 || world < 1 || batch < 1) {
       throw new IllegalArgumentException("--rows, --world and --batch must be > 0");
     }
@@ -199,33 +183,17 @@ public final class LaunchRanks {
    * the rank's variables in its environment.
    */
   private static Process startRank(Path dir, int r, int world, int batch, long seed, String cache) throws IOException {
-    List<String> cmd = new ArrayList<>();
-    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    for (String a : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
-      if (!a.startsWith("-agentlib") && !a.startsWith("-javaagent") && !a.startsWith("-Xmx")) {
-        cmd.add(a);
-      }
-    }
-    cmd.add("-Xmx256m");
-    cmd.add("-XX:TieredStopAtLevel=1"); // short-lived: start fast rather than optimize hard
-    cmd.add("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn"); // libraries' info lines stay out of the rank's log
-    cmd.add("-Dorg.slf4j.simpleLogger.log.net.openhft=error"); // and Chronicle's advice on recovering its map
-    for (String flag : RANK_FLAGS) {
-      if (!cmd.contains(flag)) {
-        cmd.add(flag);
-      }
-    }
+    List<String> flags = new ArrayList<>(List.of(
+        "-Xmx256m",
+        "-XX:TieredStopAtLevel=1",                            // short-lived: start fast rather than optimize hard
+        "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",      // libraries' info lines stay out of the rank's log
+        "-Dorg.slf4j.simpleLogger.log.net.openhft=error"));   // and Chronicle's advice on recovering its map
+    flags.addAll(RANK_FLAGS);
     if (!cache.equals("none")) {
-      for (String flag : CACHE_FLAGS) {
-        if (!cmd.contains(flag)) {
-          cmd.add(flag);
-        }
-      }
+      flags.addAll(CACHE_FLAGS);
     }
-    cmd.add("-cp");
-    cmd.add(System.getProperty("java.class.path"));
-    cmd.add(LaunchRanks.class.getName());
-    cmd.addAll(List.of("--rank-of", dir.toString(), Integer.toString(batch), Long.toString(seed), cache));
+    List<String> cmd = JvmCommand.of(LaunchRanks.class, flags,
+        List.of("--rank-of", dir.toString(), Integer.toString(batch), Long.toString(seed), cache));
     ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true)
         .redirectOutput(dir.resolve("rank" + r + ".log").toFile());
     Map<String, String> env = pb.environment();

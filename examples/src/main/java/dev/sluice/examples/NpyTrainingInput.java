@@ -19,6 +19,7 @@ import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.SplittableRandom;
@@ -52,30 +53,15 @@ public final class NpyTrainingInput {
    * @param args {@code [--dir DIR] [--rows N] [--dim D] [--epochs E] [--batch B] [--workers W] [--step-ms MS]}
    */
   public static void main(String[] args) throws IOException {
-    Path dir = null;
-    long rows = 50_000;
-    int dim = 32;
-    int epochs = 2;
-    int batchSize = 128;
-    int workers = 2;
-    double stepMs = 0;
-    for (int i = 0; i < args.length; i += 2) {
-      if (i + 1 >= args.length) {
-        throw new IllegalArgumentException(args[i] + " needs a value");
-      }
-      String v = args[i + 1];
-      switch (args[i]) {
-        case "--dir" -> dir = Path.of(v);
-        case "--rows" -> rows = Long.parseLong(v);
-        case "--dim" -> dim = Integer.parseInt(v);
-        case "--epochs" -> epochs = Integer.parseInt(v);
-        case "--batch" -> batchSize = Integer.parseInt(v);
-        case "--workers" -> workers = Integer.parseInt(v);
-        case "--step-ms" -> stepMs = Double.parseDouble(v);
-        default -> throw new IllegalArgumentException("unknown option " + args[i]
-            + " (options: --dir, --rows, --dim, --epochs, --batch, --workers, --step-ms)");
-      }
-    }
+    ExampleArgs a = ExampleArgs.parse(args,
+        List.of("--dir", "--rows", "--dim", "--epochs", "--batch", "--workers", "--step-ms"), List.of());
+    Path dir = a.path("--dir");
+    long rows = a.longValue("--rows", 50_000);
+    int dim = a.intValue("--dim", 32);
+    int epochs = a.intValue("--epochs", 2);
+    int batchSize = a.intValue("--batch", 128);
+    int workers = a.intValue("--workers", 2);
+    double stepMs = a.doubleValue("--step-ms", 0);
     dir = dir != null ? Files.createDirectories(dir) : Files.createTempDirectory("sluice-npy-training");
     if (!Files.exists(dir.resolve("x.npy"))) {
       writeArrays(dir, rows, dim);

@@ -69,32 +69,16 @@ public final class ParquetTrainingInput {
         System.getProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn"));
     System.setProperty("org.slf4j.simpleLogger.log.net.openhft",
         System.getProperty("org.slf4j.simpleLogger.log.net.openhft", "error"));
-    Path dir = null;
-    Path cacheDir = null;
-    long rows = 40_000;
-    int files = 4;
-    int epochs = 2;
-    int batchSize = 256;
-    int workers = 2;
-    long stopAfter = 150;
-    for (int i = 0; i < args.length; i += 2) {
-      if (i + 1 >= args.length) {
-        throw new IllegalArgumentException(args[i] + " needs a value");
-      }
-      String v = args[i + 1];
-      switch (args[i]) {
-        case "--dir" -> dir = Path.of(v);
-        case "--rows" -> rows = Long.parseLong(v);
-        case "--files" -> files = Integer.parseInt(v);
-        case "--epochs" -> epochs = Integer.parseInt(v);
-        case "--batch" -> batchSize = Integer.parseInt(v);
-        case "--workers" -> workers = Integer.parseInt(v);
-        case "--stop-after" -> stopAfter = Long.parseLong(v);
-        case "--cache-dir" -> cacheDir = Path.of(v);
-        default -> throw new IllegalArgumentException("unknown option " + args[i]
-            + " (options: --dir, --rows, --files, --epochs, --batch, --workers, --stop-after, --cache-dir)");
-      }
-    }
+    ExampleArgs a = ExampleArgs.parse(args, List.of("--dir", "--rows", "--files", "--epochs", "--batch", "--workers",
+        "--stop-after", "--cache-dir"), List.of());
+    Path dir = a.path("--dir");
+    Path cacheDir = a.path("--cache-dir");
+    long rows = a.longValue("--rows", 40_000);
+    int files = a.intValue("--files", 4);
+    int epochs = a.intValue("--epochs", 2);
+    int batchSize = a.intValue("--batch", 256);
+    int workers = a.intValue("--workers", 2);
+    long stopAfter = a.longValue("--stop-after", 150);
     dir = dir != null ? Files.createDirectories(dir) : Files.createTempDirectory("sluice-parquet-training");
     if (!hasParquet(dir)) {
       writeFiles(dir, rows, files);

@@ -43,28 +43,14 @@ public final class ShardingJob {
    * @param args {@code [--in NPY] [--out DIR] [--rows N] [--dim D] [--shards S] [--workers W]}
    */
   public static void main(String[] args) throws IOException {
-    Path in = null;
-    Path out = null;
-    long rows = 200_000;
-    int dim = 64;
-    int shards = 8;
-    int workers = Runtime.getRuntime().availableProcessors();
-    for (int i = 0; i < args.length; i += 2) {
-      if (i + 1 >= args.length) {
-        throw new IllegalArgumentException(args[i] + " needs a value");
-      }
-      String v = args[i + 1];
-      switch (args[i]) {
-        case "--in" -> in = Path.of(v);
-        case "--out" -> out = Path.of(v);
-        case "--rows" -> rows = Long.parseLong(v);
-        case "--dim" -> dim = Integer.parseInt(v);
-        case "--shards" -> shards = Integer.parseInt(v);
-        case "--workers" -> workers = Integer.parseInt(v);
-        default -> throw new IllegalArgumentException("unknown option " + args[i]
-            + " (options: --in, --out, --rows, --dim, --shards, --workers)");
-      }
-    }
+    ExampleArgs a = ExampleArgs.parse(args, List.of("--in", "--out", "--rows", "--dim", "--shards", "--workers"),
+        List.of());
+    Path in = a.path("--in");
+    Path out = a.path("--out");
+    long rows = a.longValue("--rows", 200_000);
+    int dim = a.intValue("--dim", 64);
+    int shards = a.intValue("--shards", 8);
+    int workers = a.intValue("--workers", Runtime.getRuntime().availableProcessors());
     if (in == null) {
       in = Files.createTempDirectory("sluice-sharding").resolve("npy");
       long t0 = System.nanoTime();

@@ -3,14 +3,13 @@ package dev.sluice.examples.cli;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.sluice.examples.internal.JvmCommand;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
-import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -30,17 +29,7 @@ final class SingleRun {
    * @throws IllegalStateException naming the command and its error when it fails or prints no JSON
    */
   static ObjectNode json(List<String> args) {
-    List<String> cmd = new ArrayList<>();
-    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    for (String a : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
-      if (!a.startsWith("-agentlib") && !a.startsWith("-javaagent")) {
-        cmd.add(a);
-      }
-    }
-    cmd.add("-cp");
-    cmd.add(System.getProperty("java.class.path"));
-    cmd.add(SluiceMain.class.getName());
-    cmd.addAll(args);
+    List<String> cmd = JvmCommand.of(SluiceMain.class, List.of(), args);
     String what = "sluice " + String.join(" ", args);
     Path err = null;
     try {
