@@ -140,4 +140,17 @@ class ExampleMainsTest {
     assertThat(Long.parseLong(resumed.group(1))).isPositive();
     assertThat(out).endsWith("off-heap bytes outstanding: 0" + System.lineSeparator());
   }
+
+  @Test
+  void trainingLoopExampleReshufflesEveryEpoch() throws Exception {
+    String out = stdout(() -> TrainingLoopExample.main(new String[] {"2000", "2"}));
+    List<String> epochs = out.lines().toList();
+    assertThat(epochs).hasSize(2);
+    // 2000 rows in batches of 64: 32 batches
+    assertThat(epochs.get(0)).matches("epoch 0: 32 batches in \\d+\\.\\d{3} s, loss \\d+\\.\\d{4}, first indices: (\\d+ ){7}\\d+");
+    assertThat(epochs.get(1)).startsWith("epoch 1: 32 batches in ");
+    String first0 = epochs.get(0).substring(epochs.get(0).indexOf("first indices:"));
+    String first1 = epochs.get(1).substring(epochs.get(1).indexOf("first indices:"));
+    assertThat(first1).as("a new order every epoch").isNotEqualTo(first0);
+  }
 }
