@@ -396,6 +396,12 @@ public final class FluxPrefetch<T> extends Flux<T> implements Scannable {
       try {
         consumerWorker.schedule(this);
       } catch (RejectedExecutionException e) {
+        if (cancelled) {
+          // the pass ended (cancelled, or terminated by the drain) between the check above and the
+          // schedule, and the worker was disposed with it: nobody is left to tell
+          clearAndDispose();
+          return;
+        }
         cancelled = true;
         Operators.terminate(UPSTREAM, this);
         producerWorker.dispose();
