@@ -3,6 +3,7 @@ package dev.sluice.examples;
 import dev.sluice.core.Batch;
 import dev.sluice.core.DType;
 import dev.sluice.core.Datasets;
+import dev.sluice.core.Example;
 import dev.sluice.core.MemoryManager;
 import dev.sluice.core.PipelineContext;
 import dev.sluice.core.PipelineIterator;
@@ -30,19 +31,20 @@ import java.util.SplittableRandom;
  * epoch, the same on every rank), this rank's shard from {@link PipelineContext#fromEnvironment()}
  * (torchrun's or Slurm's variables), an augmenting {@code map} whose noise comes from each sample's
  * own generator of (seed, epoch, index), batches, and prefetch. A simulated training step of
- * configurable cost consumes the batches. The pipeline reports to a Micrometer registry; at the end
+ * configurable cost consumes the batches; the augmentation can be given a cost per sample too. The pipeline reports to a Micrometer registry; at the end
  * the example prints the per-stage table and the line naming the bottleneck: with a cheap step the
  * input pipeline is ({@code input-bound: ...}), with a costly one the step is
  * ({@code consumer-bound: ...}).
  *
  * <pre>
  * java -cp examples/target/sluice.jar dev.sluice.examples.NpyTrainingInput [--dir DIR] [--rows N] [--dim D]
- *     [--epochs E] [--batch B] [--workers W] [--step-ms MS]
+ *     [--epochs E] [--batch B] [--workers W] [--step-ms MS] [--augment-us US]
  * </pre>
  *
  * <p>Defaults: a new temporary directory holding 50,000 rows of {@code x} float32[32] and {@code y}
  * int64 (written when DIR has no {@code x.npy}), 2 epochs, batches of 128, 2 map workers, a 0 ms
- * step.
+ * step, no added augmentation cost ({@code --augment-us} makes each sample's augmentation work that
+ * many microseconds more, standing for a costly decode or transform).
  */
 public final class NpyTrainingInput {
   private NpyTrainingInput() {}
@@ -50,11 +52,12 @@ public final class NpyTrainingInput {
   /**
    * Runs the example.
    *
-   * @param args {@code [--dir DIR] [--rows N] [--dim D] [--epochs E] [--batch B] [--workers W] [--step-ms MS]}
+   * @param args {@code [--dir DIR] [--rows N] [--dim D] [--epochs E] [--batch B] [--workers W] [--step-ms MS]
+   *     [--augment-us US]}
    */
   public static void main(String[] args) throws IOException {
     ExampleArgs a = ExampleArgs.parse(args,
-        List.of("--dir", "--rows", "--dim", "--epochs", "--batch", "--workers", "--step-ms"), List.of());
+        List.of("--dir", "--rows", "--dim", "--epochs", "--batch", "--workers", "--step-ms", "--augment-us"), List.of());
     Path dir = a.path("--dir");
     long rows = a.longValue("--rows", 50_000);
     int dim = a.intValue("--dim", 32);
@@ -62,6 +65,7 @@ public final class NpyTrainingInput {
     int batchSize = a.intValue("--batch", 128);
     int workers = a.intValue("--workers", 2);
     double stepMs = a.doubleValue("--step-ms", 0);
+    long augmentNanos = (long) (a.doubleValue("--augment-us", 0) * 1e3);
     dir = dir != null ? Files.createDirectories(dir) : Files.createTempDirectory("sluice-npy-training");
     if (!Files.exists(dir.resolve("x.npy"))) {
       writeArrays(dir, rows, dim);
@@ -74,7 +78,7 @@ public final class NpyTrainingInput {
       Pipeline<Batch> train = Pipeline.from(data)
           .shuffle()                                                    // global permutation per epoch
           .shard(ctx.worldSize(), ctx.rank())                           // this rank's part of it
-          .mapWithContext(TrainingLoopExample::augment, workers, true) // noise from (seed, epoch, index)
+          .mapWithContext((e, c) -> augment(e, c, augmentNanos), workers, true) // noise from (seed, epoch, index)
           .batch(batchSize)
           .prefetch(4);
       train = train.withOptions(train.options().toBuilder().metrics(registry).name("train").build());
@@ -123,6 +127,21 @@ public final class NpyTrainingInput {
     Npy.write(Datasets.fromTensors(fields), dir);
   }
 
+  /** The example's augmentation, working {@code extraNanos} more without sleeping. */
+  static Example augment(Example e, PipelineContext ctx, long extraNanos) {
+    Example out = TrainingLoopExample.augment(e, ctx);
+    work(extraNanos);
+    return out;
+  }
+
+  /** Busy for {@code nanos}: work, not a sleep, as a model step or a decode would be. */
+  static void work(long nanos) {
+    long until = System.nanoTime() + nanos;
+    while (System.nanoTime() < until) {
+      Thread.onSpinWait();
+    }
+  }
+
   /**
    * A simulated training step: it reads the batch (the sum of its labels, which it returns) and then
    * works without sleeping for {@code stepMs}, standing for the forward and backward pass of a
@@ -134,10 +153,7 @@ public final class NpyTrainingInput {
     for (int r = 0; r < batch.size(); r++) {
       sum += y.getLong(r);
     }
-    long until = System.nanoTime() + (long) (stepMs * 1e6);
-    while (System.nanoTime() < until) {
-      Thread.onSpinWait();
-    }
+    work((long) (stepMs * 1e6));
     return sum;
   }
 }

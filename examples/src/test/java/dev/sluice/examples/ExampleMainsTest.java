@@ -100,7 +100,11 @@ class ExampleMainsTest {
   @Test
   void npyTrainingInputNamesTheBottleneckForACheapAndACostlyStep() throws Exception {
     String[] common = {"--dir", dir.toString(), "--rows", "3000", "--dim", "8", "--epochs", "2", "--batch", "100"};
-    String cheap = stdout(() -> NpyTrainingInput.main(common));
+    // a costly augmentation (about 0.2 s of work per epoch on 2 workers) and a free step: input-bound
+    String[] costlyInput = java.util.Arrays.copyOf(common, common.length + 2);
+    costlyInput[common.length] = "--augment-us";
+    costlyInput[common.length + 1] = "150";
+    String cheap = stdout(() -> NpyTrainingInput.main(costlyInput));
     assertThat(cheap).startsWith("wrote x.npy (3000 x 8 float32) and y.npy (3000 int64) to " + dir);
     try (NpyDataset data = Npy.open(dir)) {
       assertThat(data.size()).isEqualTo(3000);
