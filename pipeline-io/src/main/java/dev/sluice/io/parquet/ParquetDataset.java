@@ -166,12 +166,6 @@ public final class ParquetDataset implements BatchSplitDataset<Example>, Fingerp
     return r;
   }
 
-  private static void checkRange(long fromRow, long toRow) {
-    if (fromRow < 0 || toRow < fromRow) {
-      throw new IllegalArgumentException("0 <= fromRow <= toRow required but they were " + fromRow + " and " + toRow);
-    }
-  }
-
   /**
    * Rows {@code [fromRow, toRow)} of a row group decoded straight into pooled batches of
    * {@code batchSize} rows (the last may be shorter).
@@ -201,7 +195,7 @@ public final class ParquetDataset implements BatchSplitDataset<Example>, Fingerp
   public Flux<Batch> readBatches(Split split, long fromRow, long toRow, int firstBatchSize, int batchSize) {
     checkOpen();
     ref(split);
-    checkRange(fromRow, toRow);
+    split.checkRows(fromRow, toRow);
     if (batchSize <= 0) {
       throw new IllegalArgumentException("batchSize > 0 required but it was " + batchSize);
     }

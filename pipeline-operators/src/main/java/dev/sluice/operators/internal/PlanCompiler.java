@@ -20,7 +20,7 @@ import java.util.Locale;
 import reactor.core.publisher.Flux;
 
 /**
- * Turns a source and its stages into one pass (docs/design.md, the planner). The leading stages run
+ * Turns a source and its stages into one pass (docs/architecture.md, the planner). The leading stages run
  * on one of three paths:
  *
  * <ul>

@@ -15,7 +15,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import reactor.core.publisher.Flux;
 
 /**
- * The reading plan of one rank over a {@link SplitDataset} (docs/design.md, the planner).
+ * The reading plan of one rank over a {@link SplitDataset} (docs/architecture.md, the planner).
  *
  * <p>The epoch's split sequence is the source's splits, shuffled per (seed, epoch) when the
  * pipeline shuffles (the same sequence on every rank). With known row counts the sequence is one

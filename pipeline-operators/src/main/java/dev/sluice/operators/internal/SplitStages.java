@@ -9,7 +9,7 @@ import java.util.List;
 import reactor.core.publisher.Flux;
 
 /**
- * The leading stages of a pipeline over a {@link SplitDataset} (docs/design.md, the planner):
+ * The leading stages of a pipeline over a {@link SplitDataset} (docs/architecture.md, the planner):
  * whatever order the user wrote them in, {@code shuffle()} shuffles the split order per epoch
  * (shared by every rank), {@code shard} takes the rank's contiguous range of that split sequence
  * ({@link SplitPlan}), and then the buffer shuffles run within the rank's stream: {@code shuffle()}'s {@value #SPLIT_SHUFFLE_BUFFER}-element

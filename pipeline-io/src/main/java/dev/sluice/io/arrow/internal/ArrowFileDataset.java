@@ -503,19 +503,12 @@ public final class ArrowFileDataset implements ArrowDataset {
     return k;
   }
 
-  private static void checkRange(Split split, long fromRow, long toRow) {
-    if (fromRow < 0 || toRow < fromRow) {
-      throw new IllegalArgumentException("rows [" + fromRow + ", " + toRow + ") of " + split
-          + ": expected 0 <= fromRow <= toRow");
-    }
-  }
-
   @Override
   public Flux<Example> read(Split split, long fromRow, long toRow) {
     return Flux.defer(() -> {
       checkOpen();
       int k = splitNumber(split);
-      checkRange(split, fromRow, toRow);
+      split.checkRows(fromRow, toRow);
       long first = starts[k] + Math.min(fromRow, split.rowCount());
       long end = starts[k] + Math.min(toRow, split.rowCount());
       return RowRange.flux(this, first, end);
@@ -542,7 +535,7 @@ public final class ArrowFileDataset implements ArrowDataset {
       throw new IllegalArgumentException("firstBatchSize > 0 required but it was " + firstBatchSize);
     }
     int k = splitNumber(split);
-    checkRange(split, fromRow, toRow);
+    split.checkRows(fromRow, toRow);
     return Flux.defer(() -> {
       checkOpen();
       long first = Math.min(fromRow, split.rowCount());

@@ -13,7 +13,7 @@ import org.apache.parquet.io.SeekableInputStream;
  * A local file read through a memory mapping (chunks of 1 GiB): parquet-java's reads of column
  * chunks become one copy out of the page cache instead of a {@code read} system call plus a copy
  * through a temporary native buffer. Nothing that views the mapping escapes (every read copies),
- * so the mapping is left to the GC (docs/design.md, lifetimes). A file truncated while mapped fails the read with
+ * so the mapping is left to the GC (docs/architecture.md, lifetimes). A file truncated while mapped fails the read with
  * an {@link IOException} ("changed while mapped") instead of a JVM-fatal error.
  */
 public final class MappedInputFile implements InputFile {
