@@ -27,6 +27,8 @@ import reactor.util.context.Context;
  * its downstream busy with an element, demand outstanding (the downstream waits), or no demand. The
  * shares apply to the exact wall time of each interval of {@value PassMetrics#FLUSH_MILLIS} ms at
  * most, at the end of which the meter and the flight recorder get what the interval measured.
+ * A stage's buffer fill is sampled at the same ticks, and once when the stage emits its first
+ * element (a buffer shuffle's buffer is full then), so that a short pass reports it too.
  * Bytes count exactly for batches and are estimated for examples from one in
  * {@value #EXAMPLE_BYTES_EVERY} (a lazy example, which has read nothing yet, counts no bytes).
  *
@@ -148,6 +150,9 @@ public final class FluxStageProbe<T> extends Flux<T> implements Scannable {
     @Override
     public void onNext(T t) {
       long n = ++received;
+      if (n == 1) {
+        meter.sampleBuffer(); // a pass shorter than the sampler's period still reports its buffer once
+      }
       if (t instanceof Batch b) {
         BYTES.lazySet(this, bytes + b.byteSize()); // before the downstream closes it
         if (handOffs) {
