@@ -125,7 +125,9 @@ public final class LaunchRanks {
       for (int r = 0; r < world; r++) {
         Process p = ranks.get(r);
         if (!p.waitFor(5, TimeUnit.MINUTES)) {
-          out.printf(Locale.ROOT, "rank %d did not finish within 5 minutes; see %s%n", r, dir.resolve("rank" + r + ".log"));
+          Path log = dir.resolve("rank" + r + ".log");
+          out.printf(Locale.ROOT, "rank %d did not finish within 5 minutes; its threads were appended to its log %s:%n%s",
+              r, log, threadDump(p, log));
           failed = true;
         } else if (p.exitValue() != 0) {
           out.printf(Locale.ROOT, "rank %d exited with %d; its log %s:%n%s", r, p.exitValue(),
@@ -161,6 +163,22 @@ public final class LaunchRanks {
     }
     out.println(ok ? "verdict: every policy holds for both sources" : "verdict: FAILED (see above)");
     return ok ? 0 : 1;
+  }
+
+  /**
+   * Appends the threads of the running rank {@code p} to its log ({@code jcmd <pid> Thread.print}
+   * from this JVM's JDK, when it has one) and returns the log.
+   */
+  private static String threadDump(Process p, Path log) throws IOException, InterruptedException {
+    Path jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd");
+    if (Files.isExecutable(jcmd)) {
+      Process dump = new ProcessBuilder(jcmd.toString(), Long.toString(p.pid()), "Thread.print")
+          .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
+      if (!dump.waitFor(1, TimeUnit.MINUTES)) {
+        dump.destroyForcibly();
+      }
+    }
+    return Files.readString(log);
   }
 
   private static void writeData(Path dir, long rows, long seed) {

@@ -135,9 +135,14 @@ public final class TrackedScheduler implements Scheduler, Scannable {
       delegate.dispose();
     }
 
+    /**
+     * True from the start of {@link #dispose()}: a worker that rejects tasks must say it is disposed,
+     * or Reactor's operators take the rejection for a failure (a {@code subscribeOn} whose upstream
+     * completes while its downstream asks for more would throw out of the downstream's drain).
+     */
     @Override
     public boolean isDisposed() {
-      return delegate.isDisposed();
+      return tasks.isDisposed() || delegate.isDisposed();
     }
 
     @Override

@@ -126,6 +126,58 @@ class TrackedSchedulerTest {
     assertThat(ran).hasValue(0);
   }
 
+  /**
+   * Reactor's {@code subscribeOn} ignores a rejected request only when the worker says it is
+   * disposed; a worker in the middle of its dispose (its pass tasks dropped, the worker it decorates
+   * not yet) must already say so, or the rejection is thrown out of the drain of the operator that
+   * asked, and the pass waits forever for a signal that never comes.
+   */
+  @Test
+  void aWorkerThatRejectsTasksWhileItIsDisposedSaysItIsDisposed() {
+    Scheduler.Worker real = single.createWorker();
+    AtomicReference<Scheduler.Worker> trackedWorker = new AtomicReference<>();
+    AtomicReference<Boolean> saidDisposed = new AtomicReference<>();
+    AtomicReference<Throwable> scheduled = new AtomicReference<>();
+    Scheduler.Worker midDispose = new Scheduler.Worker() {
+      @Override
+      public Disposable schedule(Runnable task) {
+        return real.schedule(task);
+      }
+
+      @Override
+      public void dispose() { // the tracked worker has dropped its pass tasks, this one is not disposed yet
+        try {
+          inPass(() -> trackedWorker.get().schedule(() -> { }));
+        } catch (RuntimeException e) {
+          scheduled.set(e);
+        }
+        saidDisposed.set(trackedWorker.get().isDisposed());
+        real.dispose();
+      }
+
+      @Override
+      public boolean isDisposed() {
+        return real.isDisposed();
+      }
+    };
+    Scheduler delegate = new Scheduler() {
+      @Override
+      public Disposable schedule(Runnable task) {
+        return single.schedule(task);
+      }
+
+      @Override
+      public Worker createWorker() {
+        return midDispose;
+      }
+    };
+    trackedWorker.set(TrackedScheduler.of(delegate).createWorker());
+    trackedWorker.get().dispose();
+    assertThat(scheduled.get()).isInstanceOf(RejectedExecutionException.class);
+    assertThat(saidDisposed.get()).isTrue();
+    assertThat(pass.active()).isZero();
+  }
+
   @Test
   void aRejectedTaskDoesNotCount() {
     single.dispose();
