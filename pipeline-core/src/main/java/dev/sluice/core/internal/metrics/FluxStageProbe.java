@@ -22,7 +22,9 @@ import reactor.util.context.Context;
  *
  * <p><b>Cost.</b> No clock is read per element: an element costs two opaque stores (the output's
  * progress: how many went through, and whether the downstream holds one now; the sampler needs to
- * see them, not to see them in order with anything else) and a type check. The
+ * see them, not to see them in order with anything else) and a test of its count, in an
+ * {@code onNext} kept small enough to be inlined where the upstream emits; a stage of batches also
+ * counts each batch's bytes (the first element decides which kind of stage it is). The
  * time is split by sampling the output's state in time ({@link StageSampler}, once per millisecond):
  * its downstream busy with an element, demand outstanding (the downstream waits), or no demand. The
  * shares apply to the exact wall time of each interval of {@value PassMetrics#FLUSH_MILLIS} ms at
@@ -99,6 +101,10 @@ public final class FluxStageProbe<T> extends Flux<T> implements Scannable {
         AtomicLongFieldUpdater.newUpdater(ProbeSubscriber.class, "bytes");
 
     BatchHandOffEvent handOff; // signal thread only
+    /** The stage emits elements other than batches (decided by its first element); signal thread only. */
+    boolean examples;
+    /** Each batch handed on arms the timing of the next hand-off; signal thread only. */
+    boolean armAfter;
 
     // the interval since the last flush; guarded by this
     long windowStart;
@@ -150,8 +156,29 @@ public final class FluxStageProbe<T> extends Flux<T> implements Scannable {
     @Override
     public void onNext(T t) {
       long n = ++received;
+      // small enough to be inlined where the upstream emits: all but the per-element work is in note()
+      if (!examples || (n & (EXAMPLE_BYTES_EVERY - 1)) == 0) {
+        note(t, n);
+      }
+      PROGRESS.setOpaque(this, 2 * n - 1);
+      actual.onNext(t);
+      PROGRESS.setOpaque(this, 2 * n);
+      if (armAfter) {
+        arm(System.nanoTime());
+      }
+    }
+
+    /**
+     * What an element adds besides its progress, before the downstream has it: the first element
+     * samples the buffer and decides whether the stage emits batches (each counted exactly, and
+     * timed as a hand-off when this is the last measured stage) or other elements (one in
+     * {@value #EXAMPLE_BYTES_EVERY} measured for the byte count, the only ones that come here).
+     */
+    private void note(T t, long n) {
       if (n == 1) {
         meter.sampleBuffer(); // a pass shorter than the sampler's period still reports its buffer once
+        examples = !(t instanceof Batch);
+        armAfter = handOffs && !examples;
       }
       if (t instanceof Batch b) {
         BYTES.lazySet(this, bytes + b.byteSize()); // before the downstream closes it
@@ -163,12 +190,6 @@ public final class FluxStageProbe<T> extends Flux<T> implements Scannable {
         if (estimate > 0) {
           BYTES.lazySet(this, bytes + estimate * EXAMPLE_BYTES_EVERY);
         }
-      }
-      PROGRESS.setOpaque(this, 2 * n - 1);
-      actual.onNext(t);
-      PROGRESS.setOpaque(this, 2 * n);
-      if (handOffs && t instanceof Batch) {
-        arm(System.nanoTime());
       }
     }
 
