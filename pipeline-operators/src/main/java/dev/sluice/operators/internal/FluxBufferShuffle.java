@@ -2,8 +2,11 @@ package dev.sluice.operators.internal;
 
 import dev.sluice.core.PipelineContext;
 import dev.sluice.core.internal.Mix;
+import dev.sluice.core.internal.metrics.SelfMeasured;
 import dev.sluice.core.internal.metrics.StageMeter;
+import dev.sluice.core.internal.metrics.StageOutput;
 import java.util.Arrays;
+import java.util.Objects;
 import java.util.Queue;
 import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
@@ -34,7 +37,7 @@ import reactor.util.context.Context;
  *
  * @param <T> the element type
  */
-public final class FluxBufferShuffle<T> extends FluxOperator<T, T> {
+public final class FluxBufferShuffle<T> extends FluxOperator<T, T> implements SelfMeasured {
   /** Salt that separates the buffer shuffle's random stream from other consumers of (seed, epoch). */
   static final long SALT = 0x5B0F_F1E5_B0FF_E125L;
   /** Upper bound of the hand-off queue between onNext and the drain loop. */
@@ -46,6 +49,7 @@ public final class FluxBufferShuffle<T> extends FluxOperator<T, T> {
   private final boolean reshuffleEachIteration;
   private final PipelineContext context;
   private final Restored restored;
+  private final StageMeter meter; // measures the output, or null
 
   /**
    * The state of a buffer shuffle after some emissions, recomputed from positions
@@ -80,19 +84,20 @@ public final class FluxBufferShuffle<T> extends FluxOperator<T, T> {
    */
   public FluxBufferShuffle(Flux<? extends T> source, int bufferSize, boolean hasSeed, long seed,
       boolean reshuffleEachIteration, PipelineContext context) {
-    this(source, bufferSize, hasSeed, seed, reshuffleEachIteration, context, null);
+    this(source, bufferSize, hasSeed, seed, reshuffleEachIteration, context, null, null);
   }
 
   /** A buffer shuffle resumed from {@code restored}, over the upstream elements after those it held. */
   FluxBufferShuffle(Flux<? extends T> source, int bufferSize, Restored restored) {
-    this(source, bufferSize, false, 0, true, null, restored);
+    this(source, bufferSize, false, 0, true, null, restored, null);
   }
 
   private FluxBufferShuffle(Flux<? extends T> source, int bufferSize, boolean hasSeed, long seed,
-      boolean reshuffleEachIteration, PipelineContext context, Restored restored) {
+      boolean reshuffleEachIteration, PipelineContext context, Restored restored, StageMeter meter) {
     super(source);
     this.context = context;
     this.restored = restored;
+    this.meter = meter;
     if (bufferSize <= 0) {
       throw new IllegalArgumentException("bufferSize > 0 required but it was " + bufferSize);
     }
@@ -100,6 +105,13 @@ public final class FluxBufferShuffle<T> extends FluxOperator<T, T> {
     this.hasSeed = hasSeed;
     this.seed = seed;
     this.reshuffleEachIteration = reshuffleEachIteration;
+  }
+
+  /** This buffer shuffle measuring its own output: no probe between it and its downstream. */
+  @Override
+  public FluxBufferShuffle<T> measuredBy(StageMeter stageMeter) {
+    return new FluxBufferShuffle<>(source, bufferSize, hasSeed, seed, reshuffleEachIteration, context, restored,
+        Objects.requireNonNull(stageMeter, "stageMeter"));
   }
 
   /** The random stream for a context: what a subscription with that context will use. */
@@ -110,7 +122,7 @@ public final class FluxBufferShuffle<T> extends FluxOperator<T, T> {
   @Override
   public void subscribe(CoreSubscriber<? super T> actual) {
     if (restored != null) {
-      BufferShuffleSubscriber<T> s = new BufferShuffleSubscriber<>(actual, bufferSize, restored.random());
+      BufferShuffleSubscriber<T> s = new BufferShuffleSubscriber<>(actual, bufferSize, restored.random(), meter);
       s.restore(restored);
       source.subscribe(s);
       return;
@@ -118,7 +130,7 @@ public final class FluxBufferShuffle<T> extends FluxOperator<T, T> {
     PipelineContext pc = context != null ? context : PipelineContext.from(actual.currentContext());
     long s = hasSeed ? seed : pc.seed();
     long epoch = reshuffleEachIteration ? pc.epoch() : 0;
-    source.subscribe(new BufferShuffleSubscriber<>(actual, bufferSize, random(s, epoch)));
+    source.subscribe(new BufferShuffleSubscriber<>(actual, bufferSize, random(s, epoch), meter));
   }
 
   @Override
@@ -140,6 +152,8 @@ public final class FluxBufferShuffle<T> extends FluxOperator<T, T> {
     final int queueCapacity;
     final int requestBatch;
     final Queue<T> queue;
+    /** Measures the output when the stage is measured, else null. */
+    final StageOutput out;
 
     Subscription upstream;
 
@@ -189,9 +203,11 @@ public final class FluxBufferShuffle<T> extends FluxOperator<T, T> {
     static final AtomicIntegerFieldUpdater<BufferShuffleSubscriber> WIP =
         AtomicIntegerFieldUpdater.newUpdater(BufferShuffleSubscriber.class, "wip");
 
-    BufferShuffleSubscriber(CoreSubscriber<? super T> actual, int bufferSize, SplittableRandom random) {
+    BufferShuffleSubscriber(CoreSubscriber<? super T> actual, int bufferSize, SplittableRandom random,
+        StageMeter measuredBy) {
       this.actual = actual;
-      this.ctx = actual.currentContext();
+      this.out = measuredBy == null ? null : new StageOutput(measuredBy, actual.currentContext());
+      this.ctx = out == null ? actual.currentContext() : out.context();
       this.bufferSize = bufferSize;
       this.random = random;
       this.queueCapacity = Math.min(bufferSize, MAX_QUEUE);
@@ -225,6 +241,9 @@ public final class FluxBufferShuffle<T> extends FluxOperator<T, T> {
     public void onSubscribe(Subscription s) {
       if (Operators.validate(upstream, s)) {
         upstream = s;
+        if (out != null) {
+          out.start();
+        }
         actual.onSubscribe(this);
         drain();
       }
@@ -276,6 +295,9 @@ public final class FluxBufferShuffle<T> extends FluxOperator<T, T> {
     @Override
     public void request(long n) {
       if (Operators.validate(n)) {
+        if (out != null) {
+          out.request(n);
+        }
         if (drainer == Thread.currentThread()) {
           // from inside our own onNext (filter, handle and the parallel map ask one at a time):
           // the drain loop running below on this thread picks it up, no atomics needed
@@ -294,6 +316,9 @@ public final class FluxBufferShuffle<T> extends FluxOperator<T, T> {
       }
       cancelled = true;
       upstream.cancel();
+      if (out != null) {
+        out.finish();
+      }
       drain();
     }
 
@@ -427,11 +452,17 @@ public final class FluxBufferShuffle<T> extends FluxOperator<T, T> {
             if (ex != null) {
               terminated = true;
               clear();
+              if (out != null) {
+                out.finish();
+              }
               a.onError(ex);
               break;
             }
             if (filled == 0) {
               terminated = true;
+              if (out != null) {
+                out.finish();
+              }
               a.onComplete();
               break;
             }
@@ -476,7 +507,13 @@ public final class FluxBufferShuffle<T> extends FluxOperator<T, T> {
             addHole(pick);
             pick = -1;
           }
-          a.onNext(v);
+          if (out == null) {
+            a.onNext(v);
+          } else {
+            long k = out.before(v);
+            a.onNext(v);
+            out.after(k);
+          }
           e++;
           requestUpstream(false);
         }

@@ -181,33 +181,9 @@ final class IndexPlan {
         .map(i -> lazy ? Example.lazy(rows, indices[(int) (long) i]) : source.get(indices[(int) (long) i]));
   }
 
-  /**
-   * One element per position of {@code seq}; the indices are computed 256 at a time. A dataset of
-   * examples with a declared schema yields {@link Example#lazy} rows: nothing is read until an
-   * operator looks at a field, and {@code batch} gathers unchanged rows in bulk.
-   */
-  @SuppressWarnings("unchecked")
+  /** One element per position of {@code seq} ({@link FluxIndexElements}). */
   private static Flux<Object> elements(RandomAccessDataset<?> source, IndexSequence seq) {
-    boolean lazy = source instanceof HasSchema h && h.schema() != null;
-    RandomAccessDataset<Example> rows = lazy ? (RandomAccessDataset<Example>) source : null;
-    long length = seq.length();
-    return Flux.generate(() -> new long[][] {{0, 0}, new long[256]}, (state, sink) -> {
-      long[] cursor = state[0]; // next position, index of the next value in the block
-      long[] block = state[1];
-      long p = cursor[0];
-      if (p >= length) {
-        sink.complete();
-        return state;
-      }
-      int at = (int) cursor[1]; // p % block.length, without a 64-bit division per element
-      if (at == 0) {
-        seq.fill(p, block, (int) Math.min(block.length, length - p));
-      }
-      cursor[0] = p + 1;
-      cursor[1] = at + 1 == block.length ? 0 : at + 1;
-      sink.next(lazy ? Example.lazy(rows, block[at]) : source.get(block[at]));
-      return state;
-    });
+    return new FluxIndexElements(source, seq);
   }
 
   /** Batches {@code first .. last-1} of {@code seq}, each gathered by the source into pooled memory. */

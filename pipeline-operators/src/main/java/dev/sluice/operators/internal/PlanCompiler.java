@@ -11,6 +11,7 @@ import dev.sluice.core.SplitDataset;
 import dev.sluice.core.StageCounters;
 import dev.sluice.core.internal.metrics.FluxStageProbe;
 import dev.sluice.core.internal.metrics.PassMetrics;
+import dev.sluice.core.internal.metrics.SelfMeasured;
 import dev.sluice.core.internal.metrics.StageMeter;
 import dev.sluice.operators.Batching;
 import dev.sluice.operators.Shard;
@@ -93,9 +94,10 @@ public final class PlanCompiler {
   /**
    * One pass of {@code source} through {@code stages} for {@code context}. When the options carry a
    * metrics registry, or a flight recording enables Sluice's events, each measured stage's output
-   * goes through a {@link FluxStageProbe}: the leading stages a path fuses (index, columnar, split
-   * read) as one stage named after the path, then every element-path stage; otherwise nothing is
-   * added to the pass.
+   * is measured (by the stage itself when it can, {@link SelfMeasured}, else through a
+   * {@link FluxStageProbe}): the leading stages a path fuses (index, columnar, split read) as one
+   * stage named after the path, then every element-path stage; otherwise nothing is added to the
+   * pass.
    */
   public static Flux<?> compile(Dataset<?> source, List<Stage> stages, Options options, PipelineContext context) {
     return compile(source, stages, options, context, 0, 0);
@@ -514,7 +516,12 @@ public final class PlanCompiler {
 
   /** {@code flux} measured as the stage at {@code position}, or as it is when the pass measures nothing. */
   private static Flux<?> probe(Flux<?> flux, PassMetrics metrics, int position, String operator) {
-    return metrics == null ? flux : new FluxStageProbe<>(flux, metrics.stage(position, operator));
+    return metrics == null ? flux : measured(flux, metrics.stage(position, operator));
+  }
+
+  /** {@code flux} reporting its output to {@code meter}: by itself when it can ({@link SelfMeasured}), else through a probe. */
+  private static Flux<?> measured(Flux<?> flux, StageMeter meter) {
+    return flux instanceof SelfMeasured self ? self.measuredBy(meter) : new FluxStageProbe<>(flux, meter);
   }
 
   /**
@@ -531,7 +538,7 @@ public final class PlanCompiler {
     if (source instanceof StageCounters.Source counted) {
       counted.countInto(meter);
     }
-    return new FluxStageProbe<>(flux, meter);
+    return measured(flux, meter);
   }
 
   /**
