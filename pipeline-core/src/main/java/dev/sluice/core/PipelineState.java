@@ -556,10 +556,9 @@ public final class PipelineState {
       }
       tmp = null;
       forceDirectory(dir);
-    } catch (IOException e) {
-      throw new DatasetIOException(file.toString(), "cannot write the checkpoint: " + e.getMessage(), e);
-    } catch (UncheckedIOException e) {
-      throw new DatasetIOException(file.toString(), "cannot write the checkpoint: " + e.getMessage(), e);
+    } catch (IOException | UncheckedIOException e) {
+      String why = dir == null || Files.isDirectory(dir) ? e.getMessage() : "the directory " + dir + " does not exist";
+      throw new DatasetIOException(file.toString(), "cannot write the checkpoint: " + why, e);
     } finally {
       if (tmp != null) {
         try {

@@ -110,7 +110,8 @@ class PipelineStateTest {
         .hasMessageContaining("no such checkpoint file");
     Path missingDir = dir.resolve("no/such/dir/x.json");
     assertThatThrownBy(() -> s.write(missingDir)).isInstanceOf(DatasetIOException.class)
-        .hasMessageContaining("cannot write the checkpoint");
+        .hasMessageContaining("cannot write the checkpoint")
+        .hasMessageContaining("the directory " + missingDir.getParent() + " does not exist");
   }
 
   @Test

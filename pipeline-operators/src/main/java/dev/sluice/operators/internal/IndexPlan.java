@@ -3,8 +3,6 @@ package dev.sluice.operators.internal;
 import dev.sluice.core.Batch;
 import dev.sluice.core.BatchBuilder;
 import dev.sluice.core.BufferPool;
-import dev.sluice.core.Example;
-import dev.sluice.core.HasSchema;
 import dev.sluice.core.Options;
 import dev.sluice.core.PipelineContext;
 import dev.sluice.core.RandomAccessDataset;
@@ -166,19 +164,10 @@ final class IndexPlan {
         return Flux.defer(() -> {
           long[] indices = positions.clone();
           seq.mapInPlace(indices, indices.length);
-          return elements(source, indices);
+          return elements(source, IndexSequence.of(indices));
         });
       }
     };
-  }
-
-  /** The elements at source {@code indices}, in that order. */
-  @SuppressWarnings("unchecked")
-  private static Flux<Object> elements(RandomAccessDataset<?> source, long[] indices) {
-    boolean lazy = source instanceof HasSchema h && h.schema() != null;
-    RandomAccessDataset<Example> rows = lazy ? (RandomAccessDataset<Example>) source : null;
-    return PlanCompiler.longRange(0, indices.length)
-        .map(i -> lazy ? Example.lazy(rows, indices[(int) (long) i]) : source.get(indices[(int) (long) i]));
   }
 
   /** One element per position of {@code seq} ({@link FluxIndexElements}). */

@@ -54,6 +54,23 @@ public abstract class IndexSequence {
     };
   }
 
+  /** The given source indices, in order (the array is not copied: do not change it while the sequence is in use). */
+  public static IndexSequence of(long[] indices) {
+    return new IndexSequence() {
+      @Override
+      public long length() {
+        return indices.length;
+      }
+
+      @Override
+      protected void mapInPlace(long[] buf, int count) {
+        for (int i = 0; i < count; i++) {
+          buf[i] = indices[(int) buf[i]];
+        }
+      }
+    };
+  }
+
   /** This sequence in the order of a keyed permutation of its positions. */
   public IndexSequence shuffled(long seed, long epoch, long salt) {
     IndexSequence base = this;
