@@ -292,7 +292,8 @@ public final class BatchBuilder implements AutoCloseable {
    * Copies row {@code rows[i]} of {@code source}, for each {@code i} in {@code [from, from + count)}
    * in that order, into the next {@code count} rows (a gather, column by column) and commits them
    * with their source indices. The source is neither changed nor closed. To gather from several
-   * batches, join them first with {@link #appendRange}.
+   * batches, join them first with {@link #appendRange}; to spread one gather over several batches,
+   * see {@link #appendRows(Batch, int[], int, int, List)}.
    *
    * @throws IllegalArgumentException if the source's fields differ from this builder's, or the rows
    *     do not fit
@@ -302,19 +303,66 @@ public final class BatchBuilder implements AutoCloseable {
     checkOpen();
     checkSource(source);
     checkRoom(count);
+    appendRows(source, rows, from, count, List.of(this));
+  }
+
+  /**
+   * Copies row {@code rows[i]} of {@code source}, for each {@code i} in {@code [from, from + count)}
+   * in that order, into {@code targets} in turn: each target up to its capacity, then the next, so
+   * that the last target used may be left partly filled. The gather runs column by column across all
+   * the targets, so each column of the source is read while it is in the cache (one pass over the
+   * source, however many batches it is spread over). Each target commits its rows with their source
+   * indices; the source is neither changed nor closed.
+   *
+   * @throws IllegalArgumentException if a target's fields differ from the source's, or the targets
+   *     have room for fewer than {@code count} rows
+   * @throws IndexOutOfBoundsException if an entry of {@code rows} is not a row of the source
+   */
+  public static void appendRows(Batch source, int[] rows, int from, int count, List<BatchBuilder> targets) {
     Objects.checkFromIndexSize(from, count, rows.length);
+    int[] take = new int[targets.size()];
+    int left = count;
+    for (int t = 0; t < take.length; t++) {
+      BatchBuilder target = targets.get(t);
+      target.checkOpen();
+      target.checkSource(source);
+      take[t] = Math.min(left, target.capacity - target.size);
+      left -= take[t];
+    }
+    if (left > 0) {
+      throw new IllegalArgumentException("cannot append " + count + " rows: the " + targets.size()
+          + " batches being built have room for " + (count - left));
+    }
+    checkRows(rows, from, count, source);
+    for (int f = 0; f < source.schema().size(); f++) {
+      Column column = source.column(f);
+      for (int t = 0, at = from; t < take.length && take[t] > 0; at += take[t], t++) {
+        BatchBuilder target = targets.get(t);
+        target.columns[f].copyRows(column, rows, at, take[t], target.size);
+      }
+    }
+    for (int t = 0, at = from; t < take.length && take[t] > 0; at += take[t], t++) {
+      targets.get(t).commitCopied(sourceIndices(source, rows, at, take[t]), take[t]);
+    }
+  }
+
+  /** Checks that {@code rows[from .. from + count)} are rows of {@code source}. */
+  private static void checkRows(int[] rows, int from, int count, Batch source) {
     int n = source.size();
     for (int i = from; i < from + count; i++) {
-      Objects.checkIndex(rows[i], n);
+      if (rows[i] < 0 || rows[i] >= n) {
+        throw new IndexOutOfBoundsException("row " + rows[i] + " out of bounds for " + source.name() + " of " + n + " rows");
+      }
     }
-    for (int f = 0; f < columns.length; f++) {
-      columns[f].copyRows(source.column(f), rows, from, count, size);
-    }
+  }
+
+  /** The source indices of rows {@code rows[from .. from + count)} of {@code source}. */
+  private static long[] sourceIndices(Batch source, int[] rows, int from, int count) {
     long[] idx = new long[count];
     for (int i = 0; i < count; i++) {
       idx[i] = source.index(rows[from + i]);
     }
-    commitCopied(idx, count);
+    return idx;
   }
 
   private void checkSource(Batch source) {

@@ -486,7 +486,10 @@ public final class ColumnBuilder {
   /**
    * Copies row {@code rows[i]} of {@code src}, {@code i} in {@code [from, from + count)}, to the rows
    * from {@code at} on: fixed-width fields value by value in tight loops per width, a single-level
-   * variable-length field row by row, a nested field as one range per row.
+   * variable-length field row by row, a nested field as one range per row. Each loop is a small
+   * method of its own: a window's gather runs each loop thousands of times per call, and small
+   * methods are compiled once, early, instead of being compiled again on the stack (OSR) inside a
+   * large one.
    */
   void copyRows(Column src, int[] rows, int from, int count, int at) {
     if (fixed != null) {
@@ -497,16 +500,11 @@ public final class ColumnBuilder {
       } else if (rowBytes == 8) {
         gather8(data, rows, from, count, dst, at);
       } else {
-        for (int i = 0; i < count; i++) {
-          dst.put((at + i) * rowBytes, data, rows[from + i] * rowBytes, rowBytes);
-        }
+        gatherRows(data, rowBytes, rows, from, count, dst, at);
       }
       if (src.hasValidity(0)) {
-        ByteBuffer v = src.validity(0).rawData();
-        for (int i = 0; i < count; i++) {
-          if (v.get(rows[from + i]) == 0) {
-            markRowNull(at + i); // the source's null rows are zeros already
-          }
+        for (int i : nullRows(src.validity(0).rawData(), rows, from, count)) {
+          markRowNull(at + i); // the source's null rows are zeros already
         }
       }
       return;
@@ -523,30 +521,16 @@ public final class ColumnBuilder {
     }
     ByteBuffer so = src.offsets(0).rawData();
     int unit = varLeaf ? 1 : itemBytes;
-    long units = 0;
-    for (int i = 0; i < count; i++) {
-      int r = rows[from + i] << 3;
-      units += so.getLong(r + 8) - so.getLong(r);
-    }
-    ensureValues(units * unit);
+    ensureValues(unitsOf(so, rows, from, count) * unit);
     Buf o = offsets[0];
     long c = counts[0];
     if ((c + count + 1) * 8 > o.size) {
       grow(o, (c + count + 1) * 8, c * 8, "offsets");
     }
-    ByteBuffer data = src.values().rawData();
-    ByteBuffer dst = values.buf;
-    ByteBuffer off = o.buf;
-    long end = valueBytes;
-    ByteBuffer valid = src.hasValidity(0) ? src.validity(0).rawData() : null;
-    for (int i = 0; i < count; i++) {
-      int r = rows[from + i];
-      long a = so.getLong(r << 3);
-      int bytes = (int) ((so.getLong((r << 3) + 8) - a) * unit);
-      off.putLong((int) ((c + i) << 3), varLeaf ? end : end / itemBytes);
-      dst.put((int) end, data, (int) (a * unit), bytes);
-      end += bytes;
-      if (valid != null && valid.get(r) == 0) {
+    long end = gatherValues(so, src.values().rawData(), unit, varLeaf ? 1 : itemBytes, rows, from, count,
+        values.buf, o.buf, c, valueBytes);
+    if (src.hasValidity(0)) {
+      for (int i : nullRows(src.validity(0).rawData(), rows, from, count)) {
         markNull(0, c + i);
       }
     }
@@ -555,6 +539,52 @@ public final class ColumnBuilder {
       counts[1] += (end - valueBytes) / itemBytes;
     }
     valueBytes = end;
+  }
+
+  /**
+   * The positions {@code i - from}, for {@code i} in {@code [from, from + count)}, whose row
+   * {@code rows[i]} is null in {@code flags}.
+   */
+  private static int[] nullRows(ByteBuffer flags, int[] rows, int from, int count) {
+    int[] found = new int[16];
+    int n = 0;
+    for (int i = 0; i < count; i++) {
+      if (flags.get(rows[from + i]) == 0) {
+        if (n == found.length) {
+          found = Arrays.copyOf(found, 2 * n);
+        }
+        found[n++] = i;
+      }
+    }
+    return Arrays.copyOf(found, n);
+  }
+
+  /** The items (bytes, or fixed-width list items) of rows {@code rows[from ..from + count)} under offsets {@code so}. */
+  private static long unitsOf(ByteBuffer so, int[] rows, int from, int count) {
+    long units = 0;
+    for (int i = 0; i < count; i++) {
+      int r = rows[from + i] << 3;
+      units += so.getLong(r + 8) - so.getLong(r);
+    }
+    return units;
+  }
+
+  /**
+   * The values of rows {@code rows[from .. from + count)} (offsets {@code so} in units of
+   * {@code unit} bytes) appended to {@code dst} from byte {@code end} on, and their offsets (in units
+   * of {@code per} bytes) written to {@code off} from entry {@code c} on; returns the new end.
+   */
+  private static long gatherValues(ByteBuffer so, ByteBuffer data, int unit, int per, int[] rows, int from,
+      int count, ByteBuffer dst, ByteBuffer off, long c, long end) {
+    for (int i = 0; i < count; i++) {
+      int r = rows[from + i];
+      long a = so.getLong(r << 3);
+      int bytes = (int) ((so.getLong((r << 3) + 8) - a) * unit);
+      off.putLong((int) ((c + i) << 3), end / per);
+      dst.put((int) end, data, (int) (a * unit), bytes);
+      end += bytes;
+    }
+    return end;
   }
 
   /** {@code dst[at + i] = src[rows[from + i]]} for 4-byte values (a small method the JIT compiles on its own). */
@@ -570,6 +600,13 @@ public final class ColumnBuilder {
     warm(src, count);
     for (int i = 0; i < count; i++) {
       dst.putLong((at + i) << 3, src.getLong(rows[from + i] << 3));
+    }
+  }
+
+  /** {@code dst[at + i] = src[rows[from + i]]} for rows of {@code rowBytes} bytes. */
+  private static void gatherRows(ByteBuffer src, int rowBytes, int[] rows, int from, int count, ByteBuffer dst, int at) {
+    for (int i = 0; i < count; i++) {
+      dst.put((at + i) * rowBytes, src, rows[from + i] * rowBytes, rowBytes);
     }
   }
 

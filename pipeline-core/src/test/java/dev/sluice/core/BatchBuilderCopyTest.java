@@ -137,6 +137,56 @@ class BatchBuilderCopyTest {
   }
 
   @Test
+  void oneGatherSpreadOverSeveralBatchesFillsEachInTurn() {
+    int n = 2600; // more than a warmed gather's threshold
+    int[] order = new int[n];
+    for (int i = 0; i < n; i++) {
+      order[i] = (i * 7919) % n;
+    }
+    try (BatchBuilder joined = BatchBuilder.create(SCHEMA, n, pool)) {
+      for (int k = 0; k < 4; k++) {
+        try (Batch part = batch(k * 650L, 650)) {
+          joined.appendRange(part, 0, 650);
+        }
+      }
+      try (Batch all = joined.build();
+          BatchBuilder carried = BatchBuilder.create(SCHEMA, 1000, pool);
+          BatchBuilder second = BatchBuilder.create(SCHEMA, 1000, pool);
+          BatchBuilder third = BatchBuilder.create(SCHEMA, 1000, pool)) {
+        carried.appendRows(all, order, 0, 300); // a batch already partly filled
+        BatchBuilder.appendRows(all, order, 300, 2300, List.of(carried, second, third));
+        assertThat(List.of(carried.size(), second.size(), third.size())).containsExactly(1000, 1000, 600);
+        long[][] expected = new long[3][];
+        for (int t = 0; t < 3; t++) {
+          expected[t] = new long[t < 2 ? 1000 : 600];
+          for (int i = 0; i < expected[t].length; i++) {
+            expected[t][i] = order[t * 1000 + i];
+          }
+        }
+        try (Batch a = carried.build(); Batch b = second.build(); Batch c = third.build()) {
+          assertRows(a, expected[0]);
+          assertRows(b, expected[1]);
+          assertRows(c, expected[2]);
+        }
+      }
+    }
+  }
+
+  @Test
+  void aSpreadGatherWithTooLittleRoomChangesNothing() {
+    try (Batch a = batch(0, 9);
+        BatchBuilder one = BatchBuilder.create(SCHEMA, 4, pool);
+        BatchBuilder two = BatchBuilder.create(SCHEMA, 4, pool)) {
+      int[] order = {8, 4, 0, 5, 2, 6, 7, 1, 3};
+      assertThatThrownBy(() -> BatchBuilder.appendRows(a, order, 0, 9, List.of(one, two)))
+          .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("room for 8");
+      assertThatThrownBy(() -> BatchBuilder.appendRows(a, new int[] {1, 9}, 0, 2, List.of(one, two)))
+          .isInstanceOf(IndexOutOfBoundsException.class).hasMessageContaining("row 9");
+      assertThat(one.size() + two.size()).isZero();
+    }
+  }
+
+  @Test
   void wrongSchemasAndOverflowsAreRefused() {
     Schema other = Schema.of(new TensorSpec("id", DType.INT64, Shape.scalar()));
     try (Batch a = batch(0, 3)) {

@@ -132,8 +132,9 @@ class WindowShuffleTest {
 
   /**
    * Memory: the source counts the rows it decoded that are not closed yet (at most the window being
-   * decoded: a decoded window is permuted into the pipeline's memory and closed), and the pipeline's
-   * own pool holds the permuted window being served, the next one and the batches in flight. The
+   * decoded: a decoded window is gathered into output batches in the pipeline's memory and closed),
+   * and the pipeline's own pool holds the batches of the window being served, those of the next one
+   * and the batches in flight. The
    * consumer holds its first batch until the source has decoded past the first window: the next
    * window is decoded while the current one is served.
    */
@@ -190,9 +191,31 @@ class WindowShuffleTest {
     assertEquals(30_000, rows[0]);
     assertEquals(0, live.get());
     assertTrue(maxLive.get() <= window, "at most one window decoded at a time, but " + maxLive.get() + " rows were");
-    assertTrue(maxPipeline.get() <= 3 * windowBytes[0], "about two permuted windows and the batches in flight, but "
+    assertTrue(maxPipeline.get() <= 3 * windowBytes[0], "about two windows of batches and the batches in flight, but "
         + maxPipeline.get() + " bytes for windows of " + windowBytes[0]);
     memory.checkNoOutstanding();
+  }
+
+  /** A batch larger than the window takes its rows from several windows, each row once. */
+  @Test
+  void aBatchLargerThanTheWindowSpansSeveralWindows() {
+    MemoryBatchSplits source = new MemoryBatchSplits(23, 30);
+    List<Integer> sizes = new ArrayList<>();
+    List<Long> out = new ArrayList<>();
+    Pipeline.from(source).shuffle(8).batch(20).flux(CTX).doOnNext(b -> {
+      try (b) {
+        sizes.add(b.size());
+        for (int r = 0; r < b.size(); r++) {
+          out.add(b.index(r));
+          assertEquals(ColumnarPathTest.expected(b.index(r)), ColumnarPathTest.render(b, r));
+        }
+      }
+    }).blockLast();
+    assertEquals(List.of(20, 20, 13), sizes);
+    assertEquals(LongStream.range(0, 53).boxed().toList(), out.stream().sorted().toList());
+    for (int p = 0; p < out.size(); p++) {
+      assertEquals(p / 8, out.get(p) / 8, "position " + p + " holds a row of its own window: " + out);
+    }
   }
 
   @Test

@@ -11,10 +11,8 @@ import reactor.core.publisher.Flux;
 /**
  * Re-cuts a stream of batches (any sizes, in order) into batches of {@code batchSize} rows,
  * {@code total} rows in all (so the last may be shorter), by copying column ranges into pooled
- * batches ({@link BatchBuilder#appendRange}): decoded batches handed over whole ({@link #accept},
- * where one that is exactly the next output batch is handed on as it is), or row ranges of batches
- * the caller keeps ({@link #fill}, the window shuffle's permuted windows). One instance per
- * subscription.
+ * batches ({@link BatchBuilder#appendRange}); a decoded batch that is exactly the next output batch
+ * is handed on as it is. One instance per subscription.
  *
  * <p>Ownership: {@link #accept} takes the decoded batch (it closes it, or hands it on); the batches
  * returned belong to the caller. {@link #close} releases a partly filled batch. Every method is
@@ -69,7 +67,7 @@ final class Recut implements AutoCloseable {
    * filled, and returns that batch once it is full; null when the rows before {@code end} are used
    * up first (or the re-cut was closed). The source is neither changed nor closed.
    */
-  synchronized Batch fill(Batch source, int[] position, int end) {
+  private Batch fill(Batch source, int[] position, int end) {
     while (!closed && position[0] < end) {
       if (builder == null) {
         int want = want();

@@ -7,8 +7,12 @@ import dev.sluice.core.Schema;
 import dev.sluice.core.internal.Mix;
 import dev.sluice.core.internal.TrackedScheduler;
 import dev.sluice.core.internal.metrics.StageMeter;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Set;
 import java.util.SplittableRandom;
 import reactor.core.publisher.Flux;
 import reactor.core.scheduler.Schedulers;
@@ -16,21 +20,23 @@ import reactor.core.scheduler.Schedulers;
 /**
  * The window shuffle of the columnar path: the rank's rows, decoded in order, are cut into windows
  * of {@code windowRows} rows (window {@code k} holds rows {@code [k·W, (k+1)·W)}, the last one
- * fewer), its decoded batches joined into one; the rows of window {@code k} are gathered, column by
- * column ({@link BatchBuilder#appendRows}), in the order of a uniform random permutation of the
- * window (Fisher-Yates from a generator keyed by (seed, epoch, rank) and {@code k}), and the
- * {@code B}-row batches are cut from the permuted windows by range copies; a batch may take rows
- * from two windows.
+ * fewer), its decoded batches joined into one; position {@code p} of window {@code k} is its row
+ * {@code π_k(p)}, for a uniform random permutation {@code π_k} of the window (Fisher-Yates from a
+ * generator keyed by (seed, epoch, rank) and {@code k}), and the {@code B}-row output batches take
+ * the positions in order, so a batch may take rows from two windows. Each window's rows are gathered
+ * straight into the output batches, column by column across all of them
+ * ({@link BatchBuilder#appendRows(Batch, int[], int, int, List)}): one copy of each row, with each
+ * column of the window read while it is in the cache.
  *
  * <p>Every row of a window is equally likely to land at each of the window's positions, so a
  * window shuffle of {@code W} rows is at least as random as a buffer shuffle of {@code W} elements
  * over the same stream (whose element at output position {@code p} comes from input positions
  * {@code < p + W}), and it depends only on the rows, the seed, the epoch and the rank.
  *
- * <p>Memory and threads: the windows are decoded and grouped on a worker, one window ahead: the
- * window being served plus the next one (being decoded or waiting). On complete, error and cancel
- * every decoded batch is closed exactly once: the window served, the one waiting, the one being
- * filled, and the output batch being gathered.
+ * <p>Memory and threads: the windows are decoded and gathered on a worker, one window ahead: the
+ * output batches of the window being served plus those of the next one (or the next window being
+ * decoded). On complete, error and cancel every batch is closed exactly once: the decoded batches
+ * waiting for their window, the output batches not yet served and the one being filled.
  */
 final class WindowShuffle {
   /** Salt of the window permutations' random stream. */
@@ -69,12 +75,11 @@ final class WindowShuffle {
   static Flux<Batch> serve(Flux<Batch> decoded, Schema schema, BufferPool pool, int batchSize, long windowRows,
       long firstWindow, long length, long lo, long hi, long key, String source) {
     return Flux.deferContextual(view -> {
-      Grouper grouper = new Grouper(schema, pool, windowRows, firstWindow, length, key, source);
+      Grouper grouper = new Grouper(schema, pool, batchSize, windowRows, firstWindow, length, lo, hi, key, source);
       StageMeter meter = StageMeter.from(view);
       if (meter != null) {
         meter.buffer(() -> (int) Math.min(Integer.MAX_VALUE, grouper.buffered), (int) Math.min(Integer.MAX_VALUE, 2 * windowRows));
       }
-      Recut recut = new Recut(schema, pool, batchSize, hi - lo);
       // The windows are tracked here and closed when the pass ends, not left to the discard hook:
       // publishOn loses what it has queued when a cancel disposes its worker before a scheduled drain
       // runs (reactor/reactor-core#4396).
@@ -88,7 +93,7 @@ final class WindowShuffle {
           .subscribeOn(TrackedScheduler.of(Schedulers.boundedElastic()))
           .publishOn(TrackedScheduler.of(Schedulers.parallel()), 1) // one window ahead: decoded while the current one is served
           .concatMap(w -> Flux.<Batch>generate(sink -> {
-            Batch b = w.next(recut, lo, hi);
+            Batch b = w.next();
             if (b == null) {
               w.close(); // before the next window is asked for
               sink.complete();
@@ -96,45 +101,27 @@ final class WindowShuffle {
               sink.next(b);
             }
           }).doFinally(signal -> w.close()), 0)
-          .concatWith(Flux.defer(recut::finish))
-          .doFinally(signal -> {
-            recut.close();
-            grouper.close();
-          });
+          .concatWith(Flux.defer(grouper::finish))
+          .doFinally(signal -> grouper.close());
     });
   }
 
-  /** The rows of one window, one batch, already in the order they go out in. */
+  /** The output batches a window completed, in the order they go out in. */
   static final class Window implements AutoCloseable {
     private final Grouper owner;
-    final long number;
-    final long start; // position of its first row in the windowed sequence
-    final Batch rows;
+    private final ArrayDeque<Batch> batches;
     final int rowCount;
-    private final int[] position = {-1}; // the next row to serve, once started
     private boolean closed;
 
-    Window(Grouper owner, long number, long start, Batch rows) {
+    Window(Grouper owner, List<Batch> batches) {
       this.owner = owner;
-      this.number = number;
-      this.start = start;
-      this.rows = rows;
-      this.rowCount = rows.size();
+      this.batches = new ArrayDeque<>(batches);
+      this.rowCount = batches.stream().mapToInt(Batch::size).sum();
     }
 
-    /**
-     * The next batch {@code recut} completes from the window's rows at positions {@code [lo, hi)} of
-     * the windowed sequence, or null when the window has no more to give (a batch being filled
-     * carries over to the next window).
-     */
-    synchronized Batch next(Recut recut, long lo, long hi) { // the window is not closed under the copy
-      if (closed) {
-        return null;
-      }
-      if (position[0] < 0) {
-        position[0] = (int) Math.max(0, lo - start);
-      }
-      return recut.fill(rows, position, (int) Math.min(rows.size(), hi - start));
+    /** The next batch, now the caller's; null when the window has no more. */
+    synchronized Batch next() {
+      return closed ? null : batches.poll();
     }
 
     @Override
@@ -144,38 +131,49 @@ final class WindowShuffle {
           return;
         }
         closed = true;
-        rows.close();
+        batches.forEach(Batch::close);
+        batches.clear();
       }
       owner.forget(this);
     }
   }
 
   /**
-   * Groups the decoded batches into windows and keeps every window it made until the window is
-   * closed; {@link #close()} closes the batches of the window being filled and every window still
-   * open (waiting in a queue, or dropped by an operator).
+   * Groups the decoded batches into windows, gathers each window into output batches, and keeps
+   * every window it made until the window is closed; {@link #close()} closes the decoded batches of
+   * the window being filled, the output batch that spans into the next window, and every window
+   * still open (waiting in a queue, or dropped by an operator).
    */
   private static final class Grouper {
     private final Schema schema;
     private final BufferPool pool;
+    private final int batchSize;
     private final long windowRows;
     private final long length;
+    private final long lo;
+    private final long hi;
     private final long key;
     private final String source;
     private long number;
     private final List<Batch> pending = new ArrayList<>();
-    private final java.util.Set<Window> open = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+    private final Set<Window> open = Collections.newSetFromMap(new IdentityHashMap<>());
     private long pendingRows;
+    private BatchBuilder carry; // the output batch being filled, continued by the next window
+    private long served; // positions gathered into output batches, from lo on
     private boolean closed;
     /** Rows held: pending and in windows not yet closed (read by the stage's probe). */
     volatile long buffered;
 
-    Grouper(Schema schema, BufferPool pool, long windowRows, long firstWindow, long length, long key, String source) {
+    Grouper(Schema schema, BufferPool pool, int batchSize, long windowRows, long firstWindow, long length,
+        long lo, long hi, long key, String source) {
       this.schema = schema;
       this.pool = pool;
+      this.batchSize = batchSize;
       this.windowRows = windowRows;
       this.number = firstWindow;
       this.length = length;
+      this.lo = lo;
+      this.hi = hi;
       this.key = key;
       this.source = source;
     }
@@ -201,21 +199,56 @@ final class WindowShuffle {
       Batch rows = pending.size() == 1 ? pending.get(0) : join(pending, (int) want);
       pending.clear();
       pendingRows = 0;
-      Window w = new Window(this, number, start, permute(rows, permutation(key, number, (int) want)));
+      buffered -= want;
+      int[] order = permutation(key, number, (int) want);
       number++;
+      int from = (int) Math.max(0, lo - start);
+      int to = (int) Math.max(from, Math.min(want, hi - start));
+      Window w = new Window(this, gather(rows, order, from, to - from));
+      buffered += w.rowCount;
       open.add(w);
       return w;
     }
 
     /**
-     * The rows of {@code rows} in the given order, in one batch ({@code rows} is closed): a gather of
-     * the whole window column by column, so that each column of the window is read while it is in
-     * the cache, and the batches served from the window are range copies.
+     * Positions {@code [from, from + count)} of a window, row {@code order[p]} of {@code rows} at
+     * position {@code p}, gathered into the output batch carried over from the previous window and
+     * new ones; returns the batches this completes, and keeps the last one as the carry when it is
+     * not full. {@code rows} is closed.
      */
-    private Batch permute(Batch rows, int[] order) {
-      try (rows; BatchBuilder builder = BatchBuilder.create(schema, order.length, pool)) {
-        builder.appendRows(rows, order, 0, order.length);
-        return builder.build();
+    private List<Batch> gather(Batch rows, int[] order, int from, int count) {
+      List<BatchBuilder> targets = new ArrayList<>();
+      List<Batch> out = new ArrayList<>();
+      try (rows) {
+        long room = 0;
+        if (carry != null) {
+          targets.add(carry);
+          room = carry.capacity() - carry.size();
+          carry = null;
+        }
+        for (long next = served + room; room < count; ) {
+          int size = (int) Math.min(batchSize, hi - lo - next);
+          if (size <= 0) {
+            throw new IllegalStateException(source + " delivered more than the " + (hi - lo) + " rows asked for");
+          }
+          targets.add(BatchBuilder.create(schema, size, pool));
+          room += size;
+          next += size;
+        }
+        BatchBuilder.appendRows(rows, order, from, count, targets);
+        served += count;
+        for (BatchBuilder t : targets) {
+          if (t.isFull()) {
+            out.add(t.build());
+          } else {
+            carry = t;
+          }
+        }
+        return out;
+      } catch (RuntimeException e) {
+        targets.forEach(BatchBuilder::close);
+        out.forEach(Batch::close);
+        throw e;
       }
     }
 
@@ -237,6 +270,15 @@ final class WindowShuffle {
       }
     }
 
+    /** After the last decoded batch: every position asked for went into a finished batch. */
+    synchronized Flux<Batch> finish() {
+      if (!closed && (carry != null || served != hi - lo)) {
+        return Flux.error(new IllegalStateException("the window shuffle of " + source + " received " + served
+            + " of " + (hi - lo) + " rows"));
+      }
+      return Flux.empty();
+    }
+
     void close() {
       List<Window> left;
       synchronized (this) {
@@ -245,9 +287,13 @@ final class WindowShuffle {
         pending.clear();
         buffered -= pendingRows;
         pendingRows = 0;
+        if (carry != null) {
+          carry.close();
+          carry = null;
+        }
         left = new ArrayList<>(open);
       }
-      left.forEach(Window::close); // a window being served is closed once its gather step ends
+      left.forEach(Window::close); // a window being served is closed once its step ends
     }
   }
 }
