@@ -336,13 +336,17 @@ public final class BatchBuilder implements AutoCloseable {
     checkRows(rows, from, count, source);
     for (int f = 0; f < source.schema().size(); f++) {
       Column column = source.column(f);
-      for (int t = 0, at = from; t < take.length && take[t] > 0; at += take[t], t++) {
-        BatchBuilder target = targets.get(t);
-        target.columns[f].copyRows(column, rows, at, take[t], target.size);
+      for (int t = 0, at = from; t < take.length; at += take[t], t++) {
+        if (take[t] > 0) { // a target that is already full takes nothing
+          BatchBuilder target = targets.get(t);
+          target.columns[f].copyRows(column, rows, at, take[t], target.size);
+        }
       }
     }
-    for (int t = 0, at = from; t < take.length && take[t] > 0; at += take[t], t++) {
-      targets.get(t).commitCopied(sourceIndices(source, rows, at, take[t]), take[t]);
+    for (int t = 0, at = from; t < take.length; at += take[t], t++) {
+      if (take[t] > 0) {
+        targets.get(t).commitCopied(sourceIndices(source, rows, at, take[t]), take[t]);
+      }
     }
   }
 

@@ -173,6 +173,21 @@ class BatchBuilderCopyTest {
   }
 
   @Test
+  void aSpreadGatherSkipsATargetThatIsAlreadyFull() {
+    try (Batch a = batch(0, 9);
+        BatchBuilder full = BatchBuilder.create(SCHEMA, 2, pool);
+        BatchBuilder next = BatchBuilder.create(SCHEMA, 4, pool)) {
+      int[] order = {8, 4, 0, 5, 2};
+      full.appendRows(a, order, 0, 2);
+      BatchBuilder.appendRows(a, order, 2, 3, List.of(full, next));
+      try (Batch first = full.build(); Batch second = next.build()) {
+        assertRows(first, 8, 4);
+        assertRows(second, 0, 5, 2);
+      }
+    }
+  }
+
+  @Test
   void aSpreadGatherWithTooLittleRoomChangesNothing() {
     try (Batch a = batch(0, 9);
         BatchBuilder one = BatchBuilder.create(SCHEMA, 4, pool);

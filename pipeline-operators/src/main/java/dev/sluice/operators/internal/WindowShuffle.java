@@ -178,7 +178,7 @@ final class WindowShuffle {
       this.source = source;
     }
 
-    /** Adds a decoded batch; returns the window it completes, or null. */
+    /** Adds a decoded batch; returns the output batches of the window it completes, or null when there are none. */
     synchronized Window accept(Batch b) {
       if (closed) {
         b.close();
@@ -204,7 +204,11 @@ final class WindowShuffle {
       number++;
       int from = (int) Math.max(0, lo - start);
       int to = (int) Math.max(from, Math.min(want, hi - start));
-      Window w = new Window(this, gather(rows, order, from, to - from));
+      List<Batch> completed = gather(rows, order, from, to - from);
+      if (completed.isEmpty()) {
+        return null; // every row went into the batch carried to the next window
+      }
+      Window w = new Window(this, completed);
       buffered += w.rowCount;
       open.add(w);
       return w;
