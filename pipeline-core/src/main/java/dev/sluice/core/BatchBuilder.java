@@ -339,7 +339,7 @@ public final class BatchBuilder implements AutoCloseable {
       for (int t = 0, at = from; t < take.length; at += take[t], t++) {
         if (take[t] > 0) { // a target that is already full takes nothing
           BatchBuilder target = targets.get(t);
-          target.columns[f].copyRows(column, rows, at, take[t], target.size);
+          target.columns[f].copyRows(column, source.size(), rows, at, take[t], target.size);
         }
       }
     }

@@ -489,21 +489,22 @@ public final class ColumnBuilder {
    * variable-length field row by row, a nested field as one range per row. Each loop is a small
    * method of its own: a window's gather runs each loop thousands of times per call, and small
    * methods are compiled once, early, instead of being compiled again on the stack (OSR) inside a
-   * large one.
+   * large one. Every row must be below {@code rowsBelow}, the rows of {@code src}: the caller has
+   * checked them once for all fields, and the gathers by address ({@link RawGather}) rely on it.
    */
-  void copyRows(Column src, int[] rows, int from, int count, int at) {
+  void copyRows(Column src, int rowsBelow, int[] rows, int from, int count, int at) {
     if (fixed != null) {
       ByteBuffer data = src.values().rawData();
       ByteBuffer dst = fixed.buf;
       if (rowBytes == 4) {
-        gather4(data, rows, from, count, dst, at);
+        gather4(data, rowsBelow, rows, from, count, dst, at);
       } else if (rowBytes == 8) {
-        gather8(data, rows, from, count, dst, at);
+        gather8(data, rowsBelow, rows, from, count, dst, at);
       } else {
-        gatherRows(data, rowBytes, rows, from, count, dst, at);
+        gatherRows(data, rowBytes, rowsBelow, rows, from, count, dst, at);
       }
       if (src.hasValidity(0)) {
-        for (int i : nullRows(src.validity(0).rawData(), rows, from, count)) {
+        for (int i : nullRows(src.validity(0).rawData(), rowsBelow, rows, from, count)) {
           markRowNull(at + i); // the source's null rows are zeros already
         }
       }
@@ -521,16 +522,19 @@ public final class ColumnBuilder {
     }
     ByteBuffer so = src.offsets(0).rawData();
     int unit = varLeaf ? 1 : itemBytes;
-    ensureValues(unitsOf(so, rows, from, count) * unit);
+    ensureValues(unitsOf(so, rowsBelow, rows, from, count) * unit);
     Buf o = offsets[0];
     long c = counts[0];
     if ((c + count + 1) * 8 > o.size) {
       grow(o, (c + count + 1) * 8, c * 8, "offsets");
     }
-    long end = gatherValues(so, src.values().rawData(), unit, varLeaf ? 1 : itemBytes, rows, from, count,
-        values.buf, o.buf, c, valueBytes);
+    ByteBuffer data = src.values().rawData();
+    int per = varLeaf ? 1 : itemBytes;
+    long end = RawGather.serves(so, data, values.buf, o.buf)
+        ? RawGather.gatherValues(so, data, unit, per, rowsBelow, rows, from, count, values.buf, o.buf, c, valueBytes)
+        : gatherValues(so, data, unit, per, rows, from, count, values.buf, o.buf, c, valueBytes);
     if (src.hasValidity(0)) {
-      for (int i : nullRows(src.validity(0).rawData(), rows, from, count)) {
+      for (int i : nullRows(src.validity(0).rawData(), rowsBelow, rows, from, count)) {
         markNull(0, c + i);
       }
     }
@@ -545,7 +549,10 @@ public final class ColumnBuilder {
    * The positions {@code i - from}, for {@code i} in {@code [from, from + count)}, whose row
    * {@code rows[i]} is null in {@code flags}.
    */
-  private static int[] nullRows(ByteBuffer flags, int[] rows, int from, int count) {
+  private static int[] nullRows(ByteBuffer flags, int rowsBelow, int[] rows, int from, int count) {
+    if (RawGather.serves(flags)) {
+      return RawGather.nullRows(flags, rowsBelow, rows, from, count);
+    }
     int[] found = new int[16];
     int n = 0;
     for (int i = 0; i < count; i++) {
@@ -560,7 +567,10 @@ public final class ColumnBuilder {
   }
 
   /** The items (bytes, or fixed-width list items) of rows {@code rows[from ..from + count)} under offsets {@code so}. */
-  private static long unitsOf(ByteBuffer so, int[] rows, int from, int count) {
+  private static long unitsOf(ByteBuffer so, int rowsBelow, int[] rows, int from, int count) {
+    if (RawGather.serves(so)) {
+      return RawGather.unitsOf(so, rowsBelow, rows, from, count);
+    }
     long units = 0;
     for (int i = 0; i < count; i++) {
       int r = rows[from + i] << 3;
@@ -588,23 +598,36 @@ public final class ColumnBuilder {
   }
 
   /** {@code dst[at + i] = src[rows[from + i]]} for 4-byte values (a small method the JIT compiles on its own). */
-  private static void gather4(ByteBuffer src, int[] rows, int from, int count, ByteBuffer dst, int at) {
+  private static void gather4(ByteBuffer src, int rowsBelow, int[] rows, int from, int count, ByteBuffer dst, int at) {
     warm(src, count);
+    if (RawGather.serves(src, dst)) {
+      RawGather.gather(src, 4, rowsBelow, rows, from, count, dst, at);
+      return;
+    }
     for (int i = 0; i < count; i++) {
       dst.putInt((at + i) << 2, src.getInt(rows[from + i] << 2));
     }
   }
 
   /** {@code dst[at + i] = src[rows[from + i]]} for 8-byte values. */
-  private static void gather8(ByteBuffer src, int[] rows, int from, int count, ByteBuffer dst, int at) {
+  private static void gather8(ByteBuffer src, int rowsBelow, int[] rows, int from, int count, ByteBuffer dst, int at) {
     warm(src, count);
+    if (RawGather.serves(src, dst)) {
+      RawGather.gather(src, 8, rowsBelow, rows, from, count, dst, at);
+      return;
+    }
     for (int i = 0; i < count; i++) {
       dst.putLong((at + i) << 3, src.getLong(rows[from + i] << 3));
     }
   }
 
   /** {@code dst[at + i] = src[rows[from + i]]} for rows of {@code rowBytes} bytes. */
-  private static void gatherRows(ByteBuffer src, int rowBytes, int[] rows, int from, int count, ByteBuffer dst, int at) {
+  private static void gatherRows(ByteBuffer src, int rowBytes, int rowsBelow, int[] rows, int from, int count,
+      ByteBuffer dst, int at) {
+    if (RawGather.serves(src, dst)) {
+      RawGather.gatherRows(src, rowBytes, rowsBelow, rows, from, count, dst, at);
+      return;
+    }
     for (int i = 0; i < count; i++) {
       dst.put((at + i) * rowBytes, src, rows[from + i] * rowBytes, rowBytes);
     }

@@ -14,7 +14,7 @@ class BatchBuilderCopyTest {
   private final BufferPool pool = memory.pool("test.copy");
 
   /** Every layout: fixed scalar and tensor, int32 (4-byte gather), string, ragged list, nullable. */
-  private static final Schema SCHEMA = Schema.of(
+  static final Schema SCHEMA = Schema.of(
       new TensorSpec("id", DType.INT64, Shape.scalar()),
       new TensorSpec("i", DType.INT32, Shape.scalar()),
       new TensorSpec("x", DType.FLOAT32, Shape.of(3)),

@@ -40,6 +40,8 @@ import org.openjdk.jmh.infra.Blackhole;
  *       window batch into 1,024-row pooled batches, built and closed, as the window shuffle does;
  *   <li>{@code byteBuffers}: the same loop over direct little-endian {@code ByteBuffer}s into
  *       reused buffers, without batches;
+ *   <li>{@code addresses}: the same loop by address ({@code sun.misc.Unsafe}), as Sluice's gather
+ *       runs where the JVM allows it;
  *   <li>{@code heapArrays}: {@code int[]} to {@code int[]}, the floor in Java;
  *   <li>{@code scatter}: the same permutation applied in source order ({@code dst[inverse[i]] =
  *       src[i]}).
@@ -147,6 +149,35 @@ public class WindowGatherBenchmark {
         ByteBuffer dst = target[k][c];
         for (int i = 0, n = Math.min(BATCH, windowRows - at); i < n; i++) {
           dst.putInt(i << 2, src.getInt(order[at + i] << 2));
+        }
+      }
+    }
+    bh.consume(target[0][0].getInt(0));
+  }
+
+  private static final sun.misc.Unsafe U;
+  private static final long ADDRESS;
+
+  static {
+    try {
+      java.lang.reflect.Field f = sun.misc.Unsafe.class.getDeclaredField("theUnsafe");
+      f.setAccessible(true);
+      U = (sun.misc.Unsafe) f.get(null);
+      ADDRESS = U.objectFieldOffset(java.nio.Buffer.class.getDeclaredField("address"));
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
+  @Benchmark
+  public void addresses(Blackhole bh) {
+    int[] order = permutation();
+    for (int c = 0; c < COLUMNS; c++) {
+      long src = U.getLong(source[c], ADDRESS);
+      for (int k = 0, at = 0; at < windowRows; k++, at += BATCH) {
+        long dst = U.getLong(target[k][c], ADDRESS);
+        for (int i = 0, n = Math.min(BATCH, windowRows - at); i < n; i++) {
+          U.putInt(dst + ((long) i << 2), U.getInt(src + ((long) order[at + i] << 2)));
         }
       }
     }

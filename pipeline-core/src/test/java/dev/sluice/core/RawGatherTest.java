@@ -1,0 +1,219 @@
+package dev.sluice.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link RawGather}, the gathers by address, against plain {@code ByteBuffer} loops written out
+ * here; and {@link BatchBuilder#appendRows} from heap buffers (which never go by address) against
+ * the same gather from pooled direct buffers.
+ */
+class RawGatherTest {
+  private final MemoryManager memory = new MemoryManager();
+  private final BufferPool pool = memory.pool("test.rawgather");
+  private final SplittableRandom random = new SplittableRandom(42);
+
+  @AfterEach
+  void nothingLeaks() {
+    memory.checkNoOutstanding();
+  }
+
+  private static ByteBuffer direct(int bytes) {
+    return ByteBuffer.allocateDirect(bytes).order(ByteOrder.LITTLE_ENDIAN);
+  }
+
+  private ByteBuffer randomBytes(int bytes) {
+    ByteBuffer b = direct(bytes);
+    for (int i = 0; i < bytes; i++) {
+      b.put(i, (byte) random.nextInt(256));
+    }
+    return b;
+  }
+
+  /** A permutation of {@code n} rows with {@code pad} unused entries before it. */
+  private int[] rows(int n, int pad) {
+    int[] p = new int[pad + n];
+    for (int i = 0; i < n; i++) {
+      p[pad + i] = i;
+    }
+    for (int i = n - 1; i > 0; i--) {
+      int j = random.nextInt(i + 1);
+      int t = p[pad + i];
+      p[pad + i] = p[pad + j];
+      p[pad + j] = t;
+    }
+    return p;
+  }
+
+  @Test
+  void addressAccessIsUsedWhereTheJvmAllowsItWithoutAWarning() {
+    boolean allowed = Runtime.version().feature() < 24
+        || "allow".equals(System.getProperty("sun.misc.unsafe.memory.access"));
+    assertThat(RawGather.ENABLED).isEqualTo(allowed);
+    assertThat(RawGather.serves(direct(8), ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN))).isFalse();
+    assertThat(RawGather.serves(direct(8), direct(8).order(ByteOrder.BIG_ENDIAN))).isFalse();
+  }
+
+  @Test
+  void fixedWidthGathersMatchTheBufferLoops() {
+    int n = 3000;
+    int pad = 5;
+    int[] rows = rows(n, pad);
+    for (int width : new int[] {4, 8, 12, 256}) {
+      ByteBuffer src = randomBytes(n * width);
+      int at = 7;
+      ByteBuffer dst = randomBytes((at + n) * width);
+      ByteBuffer expected = direct(dst.capacity());
+      expected.put(0, dst, 0, dst.capacity());
+      for (int i = 0; i < n; i++) {
+        expected.put((at + i) * width, src, rows[pad + i] * width, width);
+      }
+      if (width == 4 || width == 8) {
+        RawGather.gather(src, width, n, rows, pad, n, dst, at);
+      } else {
+        RawGather.gatherRows(src, width, n, rows, pad, n, dst, at);
+      }
+      assertThat(dst.mismatch(expected)).as("width %d", width).isEqualTo(-1);
+    }
+  }
+
+  @Test
+  void variableLengthGathersMatchTheBufferLoops() {
+    int n = 500;
+    int pad = 3;
+    for (int unit : new int[] {1, 2}) { // string bytes; a list of int16 items
+      ByteBuffer so = direct((n + 1) * 8);
+      long units = 0;
+      for (int r = 0; r < n; r++) {
+        so.putLong(r * 8, units);
+        units += random.nextInt(40); // empty rows too
+      }
+      so.putLong(n * 8, units);
+      ByteBuffer data = randomBytes((int) units * unit);
+      int[] rows = rows(n, pad);
+      long c = 4;
+      long start = 11;
+      ByteBuffer dst = direct((int) (start + units * unit));
+      ByteBuffer off = direct((int) ((c + n) * 8));
+      ByteBuffer wantDst = direct(dst.capacity());
+      ByteBuffer wantOff = direct(off.capacity());
+      long end = start;
+      long total = 0;
+      for (int i = 0; i < n; i++) {
+        int r = rows[pad + i];
+        long a = so.getLong(r * 8);
+        int bytes = (int) ((so.getLong(r * 8 + 8) - a) * unit);
+        wantOff.putLong((int) ((c + i) * 8), end / unit);
+        wantDst.put((int) end, data, (int) (a * unit), bytes);
+        end += bytes;
+        total += bytes / unit;
+      }
+      assertThat(RawGather.unitsOf(so, n, rows, pad, n)).isEqualTo(total);
+      long got = RawGather.gatherValues(so, data, unit, unit, n, rows, pad, n, dst, off, c, start);
+      assertThat(got).isEqualTo(end);
+      assertThat(dst.mismatch(wantDst)).isEqualTo(-1);
+      assertThat(off.mismatch(wantOff)).isEqualTo(-1);
+    }
+  }
+
+  @Test
+  void nullRowsAreFoundAtTheirPositions() {
+    int n = 1000;
+    ByteBuffer flags = direct(n);
+    for (int r = 0; r < n; r++) {
+      flags.put(r, (byte) (random.nextInt(10) == 0 ? 0 : r % 3 == 0 ? 0xFF : 1)); // any non-zero byte is valid
+    }
+    int[] rows = rows(n, 2);
+    List<Integer> expected = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      if (flags.get(rows[2 + i]) == 0) {
+        expected.add(i);
+      }
+    }
+    assertThat(RawGather.nullRows(flags, n, rows, 2, n)).containsExactly(expected.stream().mapToInt(Integer::intValue).toArray());
+    ByteBuffer none = direct(n);
+    none.put(0, new byte[n]);
+    assertThat(RawGather.nullRows(none, n, rows, 2, 0)).isEmpty();
+  }
+
+  @Test
+  void buffersTooSmallForTheirRowsAreRefusedBeforeAnyCopy() {
+    int[] rows = {0, 1, 2, 3};
+    ByteBuffer dst = direct(16);
+    assertThatThrownBy(() -> RawGather.gather(direct(12), 4, 4, rows, 0, 4, dst, 0))
+        .isInstanceOf(IndexOutOfBoundsException.class); // 4 rows claimed, 3 values held
+    assertThatThrownBy(() -> RawGather.gather(direct(16), 4, 4, rows, 0, 4, dst, 1))
+        .isInstanceOf(IndexOutOfBoundsException.class); // no room for the last value
+    assertThatThrownBy(() -> RawGather.gatherRows(direct(40), 12, 4, rows, 0, 4, direct(48), 0))
+        .isInstanceOf(IndexOutOfBoundsException.class);
+    assertThatThrownBy(() -> RawGather.nullRows(direct(3), 4, rows, 0, 4))
+        .isInstanceOf(IndexOutOfBoundsException.class);
+    assertThatThrownBy(() -> RawGather.unitsOf(direct(32), 4, rows, 0, 4))
+        .isInstanceOf(IndexOutOfBoundsException.class); // 5 offsets needed
+    assertThat(dst.mismatch(direct(16))).isEqualTo(-1); // nothing written
+  }
+
+  @Test
+  void anOffsetOutsideTheValuesIsRefusedNamingTheRow() {
+    ByteBuffer so = direct(3 * 8);
+    so.putLong(0, 0).putLong(8, 4).putLong(16, 90); // row 1 claims bytes 4 to 90 of 10
+    ByteBuffer dst = direct(100);
+    ByteBuffer off = direct(16);
+    assertThatThrownBy(() -> RawGather.gatherValues(so, direct(10), 1, 1, 2, new int[] {1, 0}, 0, 2, dst, off, 0, 0))
+        .isInstanceOf(IndexOutOfBoundsException.class)
+        .hasMessageContaining("row 1")
+        .hasMessageContaining("of 10");
+    so.putLong(16, 8);
+    assertThatThrownBy(() -> RawGather.gatherValues(so, direct(10), 1, 1, 2, new int[] {1, 0}, 0, 2, direct(3), off, 0, 0))
+        .isInstanceOf(IndexOutOfBoundsException.class) // row 1's 4 bytes do not fit in 3
+        .hasMessageContaining("row 1");
+  }
+
+  /** The rows of a pooled batch copied into heap buffers (a builder without a pool): the same batch, off the address path. */
+  private static Batch onHeap(Batch direct) {
+    List<Column> columns = new ArrayList<>();
+    for (int f = 0; f < direct.schema().size(); f++) {
+      ColumnBuilder c = new ColumnBuilder(direct.schema().field(f), direct.size(), null);
+      c.copyRange(direct.column(f), 0, direct.size(), 0);
+      columns.add(c.build(direct.size()));
+    }
+    long[] indices = new long[direct.size()];
+    for (int r = 0; r < indices.length; r++) {
+      indices[r] = direct.index(r);
+    }
+    return Batch.of(direct.schema(), columns, indices, () -> {});
+  }
+
+  @Test
+  void heapSourcesGatherLikePooledOnes() {
+    int n = 2600; // long enough for the gathers' warm-up read
+    int[] rows = rows(n, 0);
+    try (BatchBuilder b = BatchBuilder.create(BatchBuilderCopyTest.SCHEMA, n, pool)) {
+      for (int r = 0; r < n; r++) {
+        b.append(BatchBuilderCopyTest.row(r));
+      }
+      try (Batch pooled = b.build(); Batch heap = onHeap(pooled)) {
+        assertThat(heap.column("x").values().data().isDirect()).isFalse();
+        try (BatchBuilder fromPooled = BatchBuilder.create(pooled.schema(), n, pool);
+            BatchBuilder fromHeap = BatchBuilder.create(pooled.schema(), n, pool)) {
+          fromPooled.appendRows(pooled, rows, 0, n);
+          fromHeap.appendRows(heap, rows, 0, n);
+          try (Batch x = fromPooled.build(); Batch y = fromHeap.build()) {
+            for (int i = 0; i < n; i++) {
+              assertThat(y.index(i)).isEqualTo(x.index(i)).isEqualTo(1000 + rows[i]);
+              assertThat(y.copyRow(i)).isEqualTo(x.copyRow(i)).isEqualTo(BatchBuilderCopyTest.row(rows[i]));
+            }
+          }
+        }
+      }
+    }
+  }
+}
