@@ -188,7 +188,8 @@ final class RawGather {
     long v = U.getLong(data, ADDRESS);
     long d = U.getLong(dst, ADDRESS);
     long f = U.getLong(off, ADDRESS) + c * 8;
-    long units = data.limit() / unit;
+    long limit = data.limit();
+    long units = limit / unit;
     long room = dst.limit();
     for (int i = 0; i < count; i++) {
       long r = (long) rows[from + i] << 3;
@@ -200,7 +201,14 @@ final class RawGather {
             + ", to bytes " + end + " to " + (end + bytes) + " of " + room);
       }
       U.putLong(f + ((long) i << 3), end / per);
-      U.copyMemory(v + a * unit, d + end, bytes);
+      long start = a * unit;
+      if (bytes <= 16 && start + 16 <= limit && end + 16 <= room) {
+        // a short value: two word moves instead of a call (the bytes past it are overwritten by the next value, or past the end)
+        U.putLong(d + end, U.getLong(v + start));
+        U.putLong(d + end + 8, U.getLong(v + start + 8));
+      } else {
+        U.copyMemory(v + start, d + end, bytes);
+      }
       end += bytes;
     }
     Reference.reachabilityFence(so);

@@ -101,7 +101,9 @@ class RawGatherTest {
       int[] rows = rows(n, pad);
       long c = 4;
       long start = 11;
-      ByteBuffer dst = direct((int) (start + units * unit));
+      // room to spare after the values for one run, none for the other: short values are moved as
+      // two words where both buffers have 16 bytes from the value on, by a copy where they do not
+      ByteBuffer dst = direct((int) (start + units * unit) + (unit == 1 ? 64 : 0));
       ByteBuffer off = direct((int) ((c + n) * 8));
       ByteBuffer wantDst = direct(dst.capacity());
       ByteBuffer wantOff = direct(off.capacity());
@@ -119,7 +121,7 @@ class RawGatherTest {
       assertThat(RawGather.unitsOf(so, n, rows, pad, n)).isEqualTo(total);
       long got = RawGather.gatherValues(so, data, unit, unit, n, rows, pad, n, dst, off, c, start);
       assertThat(got).isEqualTo(end);
-      assertThat(dst.mismatch(wantDst)).isEqualTo(-1);
+      assertThat(dst.slice(0, (int) end).mismatch(wantDst.slice(0, (int) end))).isEqualTo(-1); // past the end: unspecified
       assertThat(off.mismatch(wantOff)).isEqualTo(-1);
     }
   }
