@@ -49,9 +49,14 @@ final class RawGather {
     ENABLED = u != null && ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN;
   }
 
-  /** JDK 17 to 23 allow {@code sun.misc.Unsafe} memory access silently; later ones when told to. */
+  /**
+   * Whether {@code sun.misc.Unsafe} memory access is allowed silently: as the JVM was told
+   * (the launcher turns {@code --sun-misc-unsafe-memory-access=<mode>} into this property), or else by
+   * the JDK's default, which allows it up to JDK 23 and warns from JDK 24.
+   */
   private static boolean allowed() {
-    return Runtime.version().feature() < 24 || "allow".equals(System.getProperty("sun.misc.unsafe.memory.access"));
+    String mode = System.getProperty("sun.misc.unsafe.memory.access");
+    return mode != null ? mode.equals("allow") : Runtime.version().feature() < 24;
   }
 
   /** Whether this buffer can be read by address: enabled, and the buffer direct and little-endian. */
