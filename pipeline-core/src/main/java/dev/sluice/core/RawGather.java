@@ -189,6 +189,7 @@ final class RawGather {
     Objects.checkFromIndexSize(from, count, rows.length);
     Objects.checkFromIndexSize(0, ((long) rowsBelow + 1) * 8, so.limit());
     Objects.checkFromIndexSize(c * 8, (long) count * 8, off.limit());
+    Objects.checkIndex(end, (long) dst.limit() + 1);
     long o = U.getLong(so, ADDRESS);
     long v = U.getLong(data, ADDRESS);
     long d = U.getLong(dst, ADDRESS);

@@ -173,6 +173,8 @@ class RawGatherTest {
         .isInstanceOf(IndexOutOfBoundsException.class)
         .hasMessageContaining("row 1")
         .hasMessageContaining("of 10");
+    assertThatThrownBy(() -> RawGather.gatherValues(so, direct(10), 1, 1, 2, new int[] {0}, 0, 1, dst, off, 0, -1))
+        .isInstanceOf(IndexOutOfBoundsException.class); // a negative end
     so.putLong(16, 8);
     assertThatThrownBy(() -> RawGather.gatherValues(so, direct(10), 1, 1, 2, new int[] {1, 0}, 0, 2, direct(3), off, 0, 0))
         .isInstanceOf(IndexOutOfBoundsException.class) // row 1's 4 bytes do not fit in 3
