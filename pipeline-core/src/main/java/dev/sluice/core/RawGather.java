@@ -18,8 +18,8 @@ import java.util.Objects;
  * <p>Address access uses {@code sun.misc.Unsafe}, as Arrow's and Netty's allocators do. JDK 24 and
  * later print a warning on its first use unless started with
  * {@code --sun-misc-unsafe-memory-access=allow}. So it is {@linkplain #ENABLED enabled} only where
- * the JVM allows it without a warning: JDK 17 to 23, or that flag given (the {@code sluice} command
- * gives it). Elsewhere {@link ColumnBuilder} keeps its {@code ByteBuffer} loops, with the same
+ * the JVM allows it without a warning: that flag given (the {@code sluice} command gives it on JDK
+ * 24+), or no mode given on JDK 17 to 23. Elsewhere {@link ColumnBuilder} keeps its {@code ByteBuffer} loops, with the same
  * results.
  */
 final class RawGather {
