@@ -491,23 +491,25 @@ public final class ColumnBuilder {
    * methods are compiled once, early, instead of being compiled again on the stack (OSR) inside a
    * large one. Every row must be below {@code rowsBelow}, the rows of {@code src}: the caller has
    * checked them once for all fields, and the gathers by address ({@link RawGather}) rely on it.
+   * {@code raw}, the same rows for gathers by address, is null where they are not used.
    */
-  void copyRows(Column src, int rowsBelow, int[] rows, int from, int count, int at) {
+  void copyRows(Column src, int rowsBelow, int[] rows, int from, int count, int at, RawGather.Rows raw) {
     if (fixed != null) {
       ByteBuffer data = src.values().rawData();
       ByteBuffer dst = fixed.buf;
-      if (rowBytes == 4) {
-        gather4(data, rowsBelow, rows, from, count, dst, at);
+      RawGather.Offsets offsets = raw != null && (rowBytes == 4 || rowBytes == 8) && RawGather.serves(data, dst)
+          ? raw.offsets(rowBytes == 4 ? 2 : 3)
+          : null;
+      if (offsets != null) {
+        RawGather.gather(data, offsets, from, count, dst, at);
+      } else if (rowBytes == 4) {
+        gather4(data, rows, from, count, dst, at);
       } else if (rowBytes == 8) {
-        gather8(data, rowsBelow, rows, from, count, dst, at);
+        gather8(data, rows, from, count, dst, at);
       } else {
         gatherRows(data, rowBytes, rowsBelow, rows, from, count, dst, at);
       }
-      if (src.hasValidity(0)) {
-        for (int i : nullRows(src.validity(0).rawData(), rowsBelow, rows, from, count)) {
-          markRowNull(at + i); // the source's null rows are zeros already
-        }
-      }
+      copyNullRows(src, rowsBelow, rows, from, count, at);
       return;
     }
     if (levels != 1 || src.hasValidity(ragged) && ragged > 0) {
@@ -543,6 +545,44 @@ public final class ColumnBuilder {
       counts[1] += (end - valueBytes) / itemBytes;
     }
     valueBytes = end;
+  }
+
+  /** The bytes of a row of a fixed-width field, 0 for any other field. */
+  int fixedRowBytes() {
+    return fixed != null ? rowBytes : 0;
+  }
+
+  /**
+   * {@link #copyRows} for this field and {@code other}, both fixed-width with rows of 4 bytes, in one
+   * pass by address ({@link RawGather#gather4(ByteBuffer, ByteBuffer, RawGather.Offsets, int, int,
+   * ByteBuffer, ByteBuffer, int)}); returns false, having copied nothing, where a buffer cannot be
+   * gathered by address.
+   */
+  boolean copyRowsWith(ColumnBuilder other, Column src, Column otherSrc, int rowsBelow, int[] rows, int from,
+      int count, int at, RawGather.Rows raw) {
+    if (fixedRowBytes() != 4 || other.fixedRowBytes() != 4) {
+      throw new IllegalStateException("fields '" + spec.name() + "' and '" + other.spec.name()
+          + "' do not both have rows of 4 bytes");
+    }
+    ByteBuffer a = src.values().rawData();
+    ByteBuffer b = otherSrc.values().rawData();
+    RawGather.Offsets offsets = RawGather.serves(a, b, fixed.buf, other.fixed.buf) ? raw.offsets(2) : null;
+    if (offsets == null) {
+      return false;
+    }
+    RawGather.gather4(a, b, offsets, from, count, fixed.buf, other.fixed.buf, at);
+    copyNullRows(src, rowsBelow, rows, from, count, at);
+    other.copyNullRows(otherSrc, rowsBelow, rows, from, count, at);
+    return true;
+  }
+
+  /** Marks the rows from {@code at} on null where their source rows are (a fixed-width field's gather). */
+  private void copyNullRows(Column src, int rowsBelow, int[] rows, int from, int count, int at) {
+    if (src.hasValidity(0)) {
+      for (int i : nullRows(src.validity(0).rawData(), rowsBelow, rows, from, count)) {
+        markRowNull(at + i); // the source's null rows are zeros already
+      }
+    }
   }
 
   /**
@@ -598,24 +638,16 @@ public final class ColumnBuilder {
   }
 
   /** {@code dst[at + i] = src[rows[from + i]]} for 4-byte values (a small method the JIT compiles on its own). */
-  private static void gather4(ByteBuffer src, int rowsBelow, int[] rows, int from, int count, ByteBuffer dst, int at) {
+  private static void gather4(ByteBuffer src, int[] rows, int from, int count, ByteBuffer dst, int at) {
     warm(src, count);
-    if (RawGather.serves(src, dst)) {
-      RawGather.gather(src, 4, rowsBelow, rows, from, count, dst, at);
-      return;
-    }
     for (int i = 0; i < count; i++) {
       dst.putInt((at + i) << 2, src.getInt(rows[from + i] << 2));
     }
   }
 
   /** {@code dst[at + i] = src[rows[from + i]]} for 8-byte values. */
-  private static void gather8(ByteBuffer src, int rowsBelow, int[] rows, int from, int count, ByteBuffer dst, int at) {
+  private static void gather8(ByteBuffer src, int[] rows, int from, int count, ByteBuffer dst, int at) {
     warm(src, count);
-    if (RawGather.serves(src, dst)) {
-      RawGather.gather(src, 8, rowsBelow, rows, from, count, dst, at);
-      return;
-    }
     for (int i = 0; i < count; i++) {
       dst.putLong((at + i) << 3, src.getLong(rows[from + i] << 3));
     }

@@ -79,27 +79,153 @@ final class RawGather {
   }
 
   /**
-   * {@code dst[at + i] = src[rows[from + i]]} for {@code i < count}, values of {@code width} (4 or 8)
-   * bytes. The caller has checked every row against {@code rowsBelow}; this checks that {@code src}
-   * holds {@code rowsBelow} values and {@code dst} has room for {@code at + count}.
+   * The rows of one gather, {@code rows[from .. from + count)}, each below {@code rowsBelow}, with
+   * their byte offsets per value width made on first use and then read by every column of that
+   * width.
+   */
+  static final class Rows {
+    private final int[] rows;
+    private final int from;
+    private final int count;
+    private final int rowsBelow;
+    private final Offsets[] byShift = new Offsets[4];
+
+    Rows(int[] rows, int from, int count, int rowsBelow) {
+      Objects.checkFromIndexSize(from, count, rows.length);
+      this.rows = rows;
+      this.from = from;
+      this.count = count;
+      this.rowsBelow = rowsBelow;
+    }
+
+    /**
+     * The byte offsets for values of {@code 1 << shift} bytes; null when a row's offset could pass
+     * {@code Integer.MAX_VALUE} (a buffer holds no more, so the caller's gather by row index serves).
+     *
+     * @throws IndexOutOfBoundsException if a row is negative or not below {@code rowsBelow}
+     */
+    Offsets offsets(int shift) {
+      Objects.checkIndex(shift, byShift.length);
+      if (byShift[shift] == null && rowsBelow <= Integer.MAX_VALUE >> shift) {
+        int[] bytes = new int[count];
+        for (int i = 0; i < count; i++) {
+          int r = rows[from + i];
+          if (r < 0 || r >= rowsBelow) {
+            throw new IndexOutOfBoundsException("row " + r + " out of bounds for " + rowsBelow + " rows");
+          }
+          bytes[i] = r << shift;
+        }
+        byShift[shift] = new Offsets(bytes, from, shift, rowsBelow);
+      }
+      return byShift[shift];
+    }
+  }
+
+  /**
+   * The byte offsets {@code rows[i] << shift} of the rows {@code i} in {@code [base, base +
+   * bytes.length)} of a gather, each row checked to be below {@code rowsBelow}, so that each value's
+   * address is one add (from a row index it takes a sign extension and a shift per value and column,
+   * and the loop runs about a sixth slower).
+   */
+  static final class Offsets {
+    private final int[] bytes;
+    private final int base;
+    private final int shift;
+    private final int rowsBelow;
+
+    private Offsets(int[] bytes, int base, int shift, int rowsBelow) {
+      this.bytes = bytes;
+      this.base = base;
+      this.shift = shift;
+      this.rowsBelow = rowsBelow;
+    }
+  }
+
+  /**
+   * {@code dst[at + i] = src[rows[from + i]]} for {@code i < count}, by the offsets of those rows, values
+   * of 4 or 8 bytes; checks that {@code src} holds the rows' values and {@code dst} has room for
+   * {@code at + count}.
    *
    * @throws IndexOutOfBoundsException if either buffer is too small
    */
-  static void gather(ByteBuffer src, int width, int rowsBelow, int[] rows, int from, int count, ByteBuffer dst, int at) {
-    Objects.checkFromIndexSize(from, count, rows.length);
-    Objects.checkFromIndexSize(0, (long) rowsBelow * width, src.limit());
-    Objects.checkFromIndexSize((long) at * width, (long) count * width, dst.limit());
+  static void gather(ByteBuffer src, Offsets rows, int from, int count, ByteBuffer dst, int at) {
+    int shift = checkGather(rows, from, count);
+    checkSource(src, rows);
+    checkTarget(dst, shift, at, count);
     long s = U.getLong(src, ADDRESS);
-    long d = U.getLong(dst, ADDRESS) + (long) at * width;
-    if (width == 4) {
-      gather4(s, rows, from, count, d);
-    } else if (width == 8) {
-      gather8(s, rows, from, count, d);
+    long d = U.getLong(dst, ADDRESS) + ((long) at << shift);
+    if (shift == 2) {
+      gather4(s, rows.bytes, from - rows.base, count, d);
     } else {
-      throw new IllegalArgumentException("width " + width + ": expected 4 or 8");
+      gather8(s, rows.bytes, from - rows.base, count, d);
     }
-    Reference.reachabilityFence(src); // their memory stays until the last copy
+    Reference.reachabilityFence(src);
     Reference.reachabilityFence(dst);
+  }
+
+  /**
+   * Two columns of 4-byte values at once: {@code dstA[at + i] = srcA[rows[from + i]]} and the same
+   * for {@code B}, for {@code i < count}, by the offsets of those rows. Each offset is read once for
+   * both columns; that runs about a seventh faster per value than one column at a time (more columns
+   * per pass run out of registers).
+   *
+   * @throws IndexOutOfBoundsException if a buffer is too small
+   */
+  static void gather4(ByteBuffer srcA, ByteBuffer srcB, Offsets rows, int from, int count, ByteBuffer dstA,
+      ByteBuffer dstB, int at) {
+    if (checkGather(rows, from, count) != 2) {
+      throw new IllegalArgumentException("offsets of " + (1 << rows.shift) + "-byte values for a 4-byte gather");
+    }
+    checkSource(srcA, rows);
+    checkSource(srcB, rows);
+    checkTarget(dstA, 2, at, count);
+    checkTarget(dstB, 2, at, count);
+    long a = U.getLong(srcA, ADDRESS);
+    long b = U.getLong(srcB, ADDRESS);
+    long d = (long) at << 2;
+    gather4(a, b, rows.bytes, from - rows.base, count, U.getLong(dstA, ADDRESS) + d, U.getLong(dstB, ADDRESS) + d);
+    Reference.reachabilityFence(srcA);
+    Reference.reachabilityFence(srcB);
+    Reference.reachabilityFence(dstA);
+    Reference.reachabilityFence(dstB);
+  }
+
+  /** Checks that the offsets cover rows {@code [from, from + count)}; returns their shift (2 or 3). */
+  private static int checkGather(Offsets rows, int from, int count) {
+    Objects.checkFromIndexSize(from - rows.base, count, rows.bytes.length);
+    if (rows.shift != 2 && rows.shift != 3) {
+      throw new IllegalArgumentException("offsets of " + (1 << rows.shift) + "-byte values: expected 4 or 8");
+    }
+    return rows.shift;
+  }
+
+  private static void checkSource(ByteBuffer src, Offsets rows) {
+    Objects.checkFromIndexSize(0, (long) rows.rowsBelow << rows.shift, src.limit());
+  }
+
+  private static void checkTarget(ByteBuffer dst, int shift, int at, int count) {
+    Objects.checkFromIndexSize((long) at << shift, (long) count << shift, dst.limit());
+  }
+
+  private static void gather4(long src, int[] offsets, int from, int count, long dst) {
+    for (int i = 0; i < count; i++) {
+      U.putInt(dst + ((long) i << 2), U.getInt(src + offsets[from + i]));
+    }
+  }
+
+  private static void gather8(long src, int[] offsets, int from, int count, long dst) {
+    for (int i = 0; i < count; i++) {
+      U.putLong(dst + ((long) i << 3), U.getLong(src + offsets[from + i]));
+    }
+  }
+
+  private static void gather4(long a, long b, int[] offsets, int from, int count, long dstA, long dstB) {
+    for (int i = 0; i < count; i++) {
+      long o = offsets[from + i];
+      long d = (long) i << 2;
+      U.putInt(dstA + d, U.getInt(a + o));
+      U.putInt(dstB + d, U.getInt(b + o));
+    }
   }
 
   /**
@@ -122,18 +248,6 @@ final class RawGather {
     }
     Reference.reachabilityFence(src);
     Reference.reachabilityFence(dst);
-  }
-
-  private static void gather4(long src, int[] rows, int from, int count, long dst) {
-    for (int i = 0; i < count; i++) {
-      U.putInt(dst + ((long) i << 2), U.getInt(src + ((long) rows[from + i] << 2)));
-    }
-  }
-
-  private static void gather8(long src, int[] rows, int from, int count, long dst) {
-    for (int i = 0; i < count; i++) {
-      U.putLong(dst + ((long) i << 3), U.getLong(src + ((long) rows[from + i] << 3)));
-    }
   }
 
   /**

@@ -77,12 +77,61 @@ class RawGatherTest {
         expected.put((at + i) * width, src, rows[pad + i] * width, width);
       }
       if (width == 4 || width == 8) {
-        RawGather.gather(src, width, n, rows, pad, n, dst, at);
+        RawGather.Offsets offsets = new RawGather.Rows(rows, pad, n, n).offsets(width == 4 ? 2 : 3);
+        RawGather.gather(src, offsets, pad, 1000, dst, at); // in two parts, as over two target batches
+        RawGather.gather(src, offsets, pad + 1000, n - 1000, dst, at + 1000);
       } else {
         RawGather.gatherRows(src, width, n, rows, pad, n, dst, at);
       }
       assertThat(dst.mismatch(expected)).as("width %d", width).isEqualTo(-1);
     }
+  }
+
+  @Test
+  void twoColumnsGatherTogetherAsEachAlone() {
+    int n = 3000;
+    int pad = 3;
+    int[] rows = rows(n, pad);
+    ByteBuffer a = randomBytes(n * 4);
+    ByteBuffer b = randomBytes(n * 4);
+    int at = 11;
+    ByteBuffer dstA = randomBytes((at + n) * 4);
+    ByteBuffer dstB = randomBytes((at + n) * 4);
+    ByteBuffer expectedA = direct(dstA.capacity()).put(0, dstA, 0, dstA.capacity());
+    ByteBuffer expectedB = direct(dstB.capacity()).put(0, dstB, 0, dstB.capacity());
+    for (int i = 0; i < n; i++) {
+      expectedA.putInt((at + i) * 4, a.getInt(rows[pad + i] * 4));
+      expectedB.putInt((at + i) * 4, b.getInt(rows[pad + i] * 4));
+    }
+    RawGather.Offsets offsets = new RawGather.Rows(rows, pad, n, n).offsets(2);
+    RawGather.gather4(a, b, offsets, pad, n, dstA, dstB, at);
+    assertThat(dstA.mismatch(expectedA)).isEqualTo(-1);
+    assertThat(dstB.mismatch(expectedB)).isEqualTo(-1);
+    RawGather.Offsets eight = new RawGather.Rows(rows, pad, n, n).offsets(3);
+    assertThatThrownBy(() -> RawGather.gather4(a, b, eight, pad, n, dstA, dstB, at))
+        .isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @Test
+  void offsetsAreMadeOnlyForRowsOfTheSource() {
+    int[] rows = {2, 0, 5, 1};
+    assertThatThrownBy(() -> new RawGather.Rows(rows, 0, 4, 5).offsets(2))
+        .isInstanceOf(IndexOutOfBoundsException.class)
+        .hasMessageContaining("row 5");
+    assertThatThrownBy(() -> new RawGather.Rows(new int[] {-1}, 0, 1, 5).offsets(3))
+        .isInstanceOf(IndexOutOfBoundsException.class)
+        .hasMessageContaining("row -1");
+    RawGather.Rows ok = new RawGather.Rows(rows, 1, 2, 6);
+    assertThat(ok.offsets(2)).isSameAs(ok.offsets(2)); // made once per width
+    ByteBuffer src = randomBytes(6 * 4);
+    ByteBuffer dst = direct(8);
+    assertThatThrownBy(() -> RawGather.gather(src, ok.offsets(2), 0, 2, dst, 0))
+        .isInstanceOf(IndexOutOfBoundsException.class); // rows [0, 2) are not the offsets' [1, 3)
+    RawGather.gather(src, ok.offsets(2), 1, 2, dst, 0);
+    assertThat(dst.getInt(0)).isEqualTo(src.getInt(0));
+    assertThat(dst.getInt(4)).isEqualTo(src.getInt(20));
+    // byte offsets past Integer.MAX_VALUE: none, the gathers by row index serve
+    assertThat(new RawGather.Rows(rows, 0, 4, Integer.MAX_VALUE / 4).offsets(3)).isNull();
   }
 
   @Test
@@ -150,10 +199,15 @@ class RawGatherTest {
   void buffersTooSmallForTheirRowsAreRefusedBeforeAnyCopy() {
     int[] rows = {0, 1, 2, 3};
     ByteBuffer dst = direct(16);
-    assertThatThrownBy(() -> RawGather.gather(direct(12), 4, 4, rows, 0, 4, dst, 0))
+    RawGather.Offsets offsets = new RawGather.Rows(rows, 0, 4, 4).offsets(2);
+    assertThatThrownBy(() -> RawGather.gather(direct(12), offsets, 0, 4, dst, 0))
         .isInstanceOf(IndexOutOfBoundsException.class); // 4 rows claimed, 3 values held
-    assertThatThrownBy(() -> RawGather.gather(direct(16), 4, 4, rows, 0, 4, dst, 1))
+    assertThatThrownBy(() -> RawGather.gather(direct(16), offsets, 0, 4, dst, 1))
         .isInstanceOf(IndexOutOfBoundsException.class); // no room for the last value
+    assertThatThrownBy(() -> RawGather.gather4(direct(16), direct(12), offsets, 0, 4, dst, direct(16), 0))
+        .isInstanceOf(IndexOutOfBoundsException.class);
+    assertThatThrownBy(() -> RawGather.gather4(direct(16), direct(16), offsets, 0, 4, dst, direct(12), 0))
+        .isInstanceOf(IndexOutOfBoundsException.class);
     assertThatThrownBy(() -> RawGather.gatherRows(direct(40), 12, 4, rows, 0, 4, direct(48), 0))
         .isInstanceOf(IndexOutOfBoundsException.class);
     assertThatThrownBy(() -> RawGather.nullRows(direct(3), 4, rows, 0, 4))
@@ -194,6 +248,63 @@ class RawGatherTest {
       indices[r] = direct.index(r);
     }
     return Batch.of(direct.schema(), columns, indices, () -> {});
+  }
+
+  /** Fields of 4-byte rows (gathered two at a time by address), one of them nullable, among others. */
+  private static final Schema WORDS = Schema.of(
+      new TensorSpec("a", DType.FLOAT32, Shape.scalar()),
+      new TensorSpec("id", DType.INT64, Shape.scalar()),
+      new TensorSpec("b", DType.INT32, Shape.scalar(), true),
+      new TensorSpec("c", DType.FLOAT32, Shape.of(1)),
+      new TensorSpec("name", DType.STRING, Shape.scalar()),
+      new TensorSpec("d", DType.FLOAT32, Shape.scalar()));
+
+  private static Example wordsRow(int r) {
+    Example.Builder b = Example.builder(r)
+        .put("a", Tensor.scalar(r * 0.5f))
+        .put("id", Tensor.scalar((long) r << 33))
+        .put("c", Tensor.of(r + 0.25f))
+        .put("name", Tensor.ofString("n" + r))
+        .put("d", Tensor.scalar(-r * 1.5f));
+    if (r % 7 == 3) {
+      b.putNull("b");
+    } else {
+      b.put("b", Tensor.wrap(DType.INT32, Shape.scalar(), Tensor.of(-r).data()));
+    }
+    return b.build();
+  }
+
+  @Test
+  void pairedFieldsGatherLikeHeapOnesAcrossSeveralTargets() {
+    int n = 2500;
+    int[] rows = rows(n, 0);
+    try (BatchBuilder b = BatchBuilder.create(WORDS, n, pool)) {
+      for (int r = 0; r < n; r++) {
+        b.append(wordsRow(r));
+      }
+      try (Batch pooled = b.build(); Batch heap = onHeap(pooled)) {
+        List<BatchBuilder> fromPooled = new ArrayList<>();
+        List<BatchBuilder> fromHeap = new ArrayList<>();
+        try {
+          for (int at = 0; at < n; at += 1024) {
+            fromPooled.add(BatchBuilder.create(WORDS, Math.min(1024, n - at), pool));
+            fromHeap.add(BatchBuilder.create(WORDS, Math.min(1024, n - at), pool));
+          }
+          BatchBuilder.appendRows(pooled, rows, 0, n, fromPooled);
+          BatchBuilder.appendRows(heap, rows, 0, n, fromHeap);
+          for (int t = 0, at = 0; t < fromPooled.size(); at += fromPooled.get(t).size(), t++) {
+            try (Batch x = fromPooled.get(t).build(); Batch y = fromHeap.get(t).build()) {
+              for (int i = 0; i < x.size(); i++) {
+                assertThat(x.copyRow(i)).isEqualTo(y.copyRow(i)).isEqualTo(wordsRow(rows[at + i]));
+              }
+            }
+          }
+        } finally {
+          fromPooled.forEach(BatchBuilder::close);
+          fromHeap.forEach(BatchBuilder::close);
+        }
+      }
+    }
   }
 
   @Test
