@@ -320,7 +320,7 @@ final class RawGather {
         throw new IndexOutOfBoundsException("row " + rows[from + i] + ": units " + a + " to " + b + " of " + units
             + ", to bytes " + end + " to " + (end + bytes) + " of " + room);
       }
-      U.putLong(f + ((long) i << 3), end / per);
+      U.putLong(f + ((long) i << 3), per == 1 ? end : end / per); // a string's offsets are in bytes: no division
       long start = a * unit;
       if (bytes <= 16 && start + 16 <= limit && end + 16 <= room) {
         // a short value: two word moves instead of a call (the bytes past it are overwritten by the next value, or past the end)
