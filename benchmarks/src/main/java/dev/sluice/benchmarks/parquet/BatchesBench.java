@@ -7,12 +7,12 @@ import java.util.Arrays;
 import java.util.Locale;
 
 /**
- * {@code ParquetDataset.batches(B)} measured as {@code sluice bench} measures a pipeline: one
- * warm-up epoch, then {@code epochs} measured ones, each batch's rows and bytes counted and the batch
- * closed by the consumer. Prints one JSON line with the median records/s and the process CPU time
+ * {@code ParquetDataset.batches(B)} measured as {@code sluice bench} measures a pipeline:
+ * {@code warmup} warm-up epochs (one by default), then {@code epochs} measured ones, each batch's rows
+ * and bytes counted and the batch closed by the consumer. Prints one JSON line with the median records/s and the process CPU time
  * per record of the measured epochs (the keys of {@code sluice bench --json}).
  *
- * <pre>java -cp benchmarks/target/benchmarks.jar dev.sluice.benchmarks.parquet.BatchesBench FILE [batch] [epochs]</pre>
+ * <pre>java -cp benchmarks/target/benchmarks.jar dev.sluice.benchmarks.parquet.BatchesBench FILE [batch] [epochs] [warmup]</pre>
  */
 public final class BatchesBench {
   private BatchesBench() {}
@@ -21,8 +21,11 @@ public final class BatchesBench {
     Path file = Path.of(args[0]);
     int batch = args.length > 1 ? Integer.parseInt(args[1]) : 256;
     int epochs = args.length > 2 ? Integer.parseInt(args[2]) : 5;
+    int warmup = args.length > 3 ? Integer.parseInt(args[3]) : 1;
     ParquetDataset ds = Readers.open(file);
-    epoch(ds, batch);
+    for (int w = 0; w < warmup; w++) {
+      epoch(ds, batch);
+    }
     double[] rates = new double[epochs];
     long records = 0;
     long cpu0 = QuickRead.cpu();

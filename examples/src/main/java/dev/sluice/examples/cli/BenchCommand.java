@@ -19,14 +19,15 @@ import picocli.CommandLine.Spec;
 
 /**
  * {@code sluice bench}: records/s of {@code [take N ->] [shuffle ->] shard(1 of 1) -> batch B ->
- * prefetch P} over PATH: one warm-up epoch, then {@code --epochs} measured epochs, reporting the
+ * prefetch P} over PATH: {@code --warmup} warm-up epochs (one by default), then {@code --epochs}
+ * measured epochs, reporting the
  * median, minimum and maximum rate and the process's CPU time per record. When PATH is an empty
  * directory it first generates a dataset there in {@code --format}. {@code --matrix} runs the grid
  * of formats, access modes, record kinds, shuffle and workers ({@link BenchMatrix}).
  */
 @Command(name = "bench", mixinStandardHelpOptions = true,
     description = {
-      "Measure records/s and bytes/s of a batched pipeline over PATH (one warm-up epoch, then E measured).",
+      "Measure records/s and bytes/s of a batched pipeline over PATH (warm-up epochs, then E measured).",
       "When PATH is an empty directory, first generate a dataset there in --format (x float32, label int64).",
       "--matrix runs every format x access (mmap/read) x fixed/variable-length x shuffle x 1/2 workers on data it "
           + "generates under PATH, prints one table and the fastest format per access pattern, and --plot draws it."})
@@ -79,8 +80,13 @@ final class BenchCommand implements Callable<Integer> {
   int prefetch;
 
   @Option(names = "--epochs", paramLabel = "E", defaultValue = "5",
-      description = "Measured epochs after one warm-up epoch (default: ${DEFAULT-VALUE}).")
+      description = "Measured epochs after the warm-up (default: ${DEFAULT-VALUE}).")
   int epochs;
+
+  @Option(names = "--warmup", paramLabel = "W", defaultValue = "1", description = "Warm-up epochs before the "
+      + "measured ones, not counted; more for the rate after the JIT has compiled the pipeline's loops (a few "
+      + "seconds on one core) (default: ${DEFAULT-VALUE}).")
+  int warmup;
 
   @Option(names = "--memory-limit", paramLabel = "BYTES", converter = ByteSize.class,
       description = "Limit the pooled off-heap memory (batches, decode buffers) to BYTES, e.g. 64m or 1g: the "
@@ -110,6 +116,7 @@ final class BenchCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     OptionChecks.positive("--epochs", epochs);
+    OptionChecks.nonNegative("--warmup", warmup);
     if (numSamples != null) {
       OptionChecks.nonNegative("--num-samples", numSamples);
     }
@@ -162,7 +169,7 @@ final class BenchCommand implements Callable<Integer> {
     List<Access> modes = BenchData.accessModes(f.name());
     Access access = useMmap ? Access.MMAP : modes.get(modes.size() - 1);
     BenchRun run = new BenchRun(data, f, access, take, shuffle, seed, numWorkers, batch, prefetch,
-        epochs, columns);
+        warmup, epochs, columns);
     if (fixedLength && !DatasetRun.isStdin(path)) {
       checkFixedLength(run);
     }

@@ -20,7 +20,8 @@ import java.util.Locale;
 
 /**
  * One measurement of {@code sluice bench}: {@code [take N ->] [shuffle ->] shard(1 of 1) -> batch B
- * (W workers) -> prefetch P} over a dataset, one warm-up epoch, then {@code epochs} measured ones.
+ * (W workers) -> prefetch P} over a dataset, {@code warmup} warm-up epochs, then {@code epochs}
+ * measured ones.
  *
  * @param path the dataset
  * @param format its format
@@ -31,17 +32,18 @@ import java.util.Locale;
  * @param workers gather (index path) or decode (columnar path) threads, &ge; 1
  * @param batch records per batch, &ge; 1
  * @param prefetch batches produced ahead, &ge; 0
+ * @param warmup warm-up epochs, not measured, &ge; 0
  * @param epochs measured epochs, &ge; 1
  * @param columns the fields read (empty: all)
  */
 record BenchRun(Path path, DatasetFormat format, Access access, Long numSamples, boolean shuffle, long seed,
-    int workers, int batch, int prefetch, int epochs, List<String> columns) {
+    int workers, int batch, int prefetch, int warmup, int epochs, List<String> columns) {
 
   /**
    * The figures of a run.
    *
    * @param fixedLength whether every record has the same length (null when the dataset does not tell)
-   * @param warmupNanos the warm-up epoch's wall time
+   * @param warmupNanos the warm-up epochs' wall time
    * @param records records over the measured epochs
    * @param batches batches over the measured epochs
    * @param bytes bytes of the batches over the measured epochs
@@ -83,6 +85,7 @@ record BenchRun(Path path, DatasetFormat format, Access access, Long numSamples,
       o.put("examples", records);
       o.put("batches", batches);
       o.put("epochs", run.epochs);
+      o.put("warmupEpochs", run.warmup);
       o.put("seconds", DatasetRun.decimal(nanos / 1e9));
       o.put("bytes", bytes);
       o.put("recordsPerSecond", DatasetRun.decimal(recordsPerSecond()));
@@ -131,7 +134,7 @@ record BenchRun(Path path, DatasetFormat format, Access access, Long numSamples,
     try {
       long rows = DatasetRun.knownRows(data);
       long perEpoch = rows < 0 ? -1 : numSamples == null ? rows : Math.min(rows, numSamples);
-      try (Progress p = bar ? Progress.start("bench", perEpoch < 0 ? -1 : perEpoch * (epochs + 1L), "rec", System.err)
+      try (Progress p = bar ? Progress.start("bench", perEpoch < 0 ? -1 : perEpoch * ((long) warmup + epochs), "rec", System.err)
           : null) {
         return measure(data, progress, p);
       }
@@ -157,9 +160,14 @@ record BenchRun(Path path, DatasetFormat format, Access access, Long numSamples,
       b = b.prefetch(prefetch);
     }
     PipelineContext ctx = PipelineContext.defaults().withSeed(seed);
-    long[] warm = epoch(b, ctx, bar);
-    if (progress != null) {
-      progress.printf(Locale.ROOT, "warm-up epoch: %d records in %.3f s%n", warm[0], warm[3] / 1e9);
+    long warmNanos = 0;
+    for (int w = 0; w < warmup; w++) { // epochs 0 .. warmup - 1, then the measured ones
+      long[] warm = epoch(b, ctx.withEpoch(w), bar);
+      warmNanos += warm[3];
+      if (progress != null) {
+        progress.printf(Locale.ROOT, "warm-up epoch%s: %d records in %.3f s%n",
+            warmup == 1 ? "" : " " + (w + 1) + " of " + warmup, warm[0], warm[3] / 1e9);
+      }
     }
     double[] rates = new double[epochs];
     double[] byteRates = new double[epochs];
@@ -169,7 +177,7 @@ record BenchRun(Path path, DatasetFormat format, Access access, Long numSamples,
     long nanos = 0;
     long cpu0 = processCpuNanos();
     for (int e = 0; e < epochs; e++) {
-      long[] r = epoch(b, ctx.withEpoch(e + 1), bar);
+      long[] r = epoch(b, ctx.withEpoch(warmup + e), bar);
       records += r[0];
       batches += r[1];
       bytes += r[2];
@@ -184,7 +192,7 @@ record BenchRun(Path path, DatasetFormat format, Access access, Long numSamples,
     }
     long cpu1 = processCpuNanos();
     long cpu = cpu0 < 0 || cpu1 < 0 ? -1 : cpu1 - cpu0;
-    return new Result(this, BenchData.fixedLength(data), warm[3], records, batches, bytes, nanos, rates, byteRates, cpu);
+    return new Result(this, BenchData.fixedLength(data), warmNanos, records, batches, bytes, nanos, rates, byteRates, cpu);
   }
 
   /** One epoch: records, batches, bytes, nanoseconds; steps {@code bar} unless it is null. */

@@ -144,6 +144,7 @@ class ReadCommandTest {
       {"bench", "--batch", "0", "--batch must be > 0 but was 0"},
       {"bench", "--num-workers", "0", "--num-workers must be > 0 but was 0"},
       {"bench", "--prefetch", "-1", "--prefetch must be >= 0 but was -1"},
+      {"bench", "--warmup", "-1", "--warmup must be >= 0 but was -1"},
     };
     for (String[] c : cases) {
       Run r = run(c[0], data.toString(), c[1], c[2]);
@@ -178,9 +179,30 @@ class ReadCommandTest {
     double median = json.get("recordsPerSecond").asDouble();
     assertTrue(json.get("recordsPerSecondMin").asDouble() <= median && median <= json.get("recordsPerSecondMax").asDouble());
     assertTrue(json.get("bytesPerSecond").asDouble() > 0);
+    assertEquals(1, json.get("warmupEpochs").asInt());
     Run text = run("bench", data.toString(), "--epochs", "1", "--num-samples", "50", "--format", "npy");
     assertEquals(0, text.code(), text.err());
     assertTrue(text.out().contains("records/s"), text.out());
+  }
+
+  @Test
+  void benchWarmsUpAsManyEpochsAsAskedAndMeasuresOnlyTheOthers() throws Exception {
+    Run none = run("bench", data.resolve("x.npy").toString(), "--batch", "16", "--warmup", "0", "--epochs", "2");
+    assertEquals(0, none.code(), none.err());
+    assertFalse(none.out().contains("warm-up"), none.out());
+    Run three = run("bench", data.resolve("x.npy").toString(), "--shuffle", "--batch", "16", "--warmup", "3",
+        "--epochs", "2");
+    assertEquals(0, three.code(), three.err());
+    assertTrue(three.out().contains("warm-up epoch 3 of 3: " + ROWS + " records"), three.out());
+    assertFalse(three.out().contains("warm-up epoch 4"), three.out());
+    assertTrue(three.out().contains("epoch 2: " + ROWS + " records"), three.out());
+    Run json = run("bench", data.resolve("x.npy").toString(), "--batch", "16", "--warmup", "2", "--epochs", "2",
+        "--json");
+    assertEquals(0, json.code(), json.err());
+    String[] lines = json.out().trim().split("\n");
+    JsonNode last = new ObjectMapper().readTree(lines[lines.length - 1]);
+    assertEquals(2 * ROWS, last.get("examples").asLong(), "the warm-up epochs are not counted");
+    assertEquals(2, last.get("warmupEpochs").asInt());
   }
 
   @Test
