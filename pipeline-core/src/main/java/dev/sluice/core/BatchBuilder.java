@@ -333,6 +333,9 @@ public final class BatchBuilder implements AutoCloseable {
       throw new IllegalArgumentException("cannot append " + count + " rows: the " + targets.size()
           + " batches being built have room for " + (count - left));
     }
+    if (count == 0) {
+      return; // nothing to copy, and there may be no targets
+    }
     checkRows(rows, from, count, source);
     RawGather.Rows raw = RawGather.ENABLED ? new RawGather.Rows(rows, from, count, source.size()) : null;
     int waiting = -1; // a field of 4-byte rows waiting for a second one to be gathered with

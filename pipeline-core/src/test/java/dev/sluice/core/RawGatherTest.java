@@ -308,6 +308,21 @@ class RawGatherTest {
   }
 
   @Test
+  void gatheringNoRowsNeedsNoTargets() {
+    try (BatchBuilder b = BatchBuilder.create(WORDS, 3, pool)) {
+      for (int r = 0; r < 3; r++) {
+        b.append(wordsRow(r));
+      }
+      try (Batch source = b.build()) {
+        BatchBuilder.appendRows(source, new int[] {2, 1, 0}, 1, 0, List.of());
+        assertThatThrownBy(() -> BatchBuilder.appendRows(source, new int[] {2, 1, 0}, 1, 1, List.of()))
+            .isInstanceOf(IllegalArgumentException.class)
+            .hasMessageContaining("room for 0");
+      }
+    }
+  }
+
+  @Test
   void heapSourcesGatherLikePooledOnes() {
     int n = 2600; // long enough for the gathers' warm-up read
     int[] rows = rows(n, 0);
