@@ -5,7 +5,6 @@ import dev.sluice.core.BatchBuilder;
 import dev.sluice.core.BufferPool;
 import dev.sluice.core.Schema;
 import dev.sluice.core.internal.Mix;
-import dev.sluice.core.internal.TrackedScheduler;
 import dev.sluice.core.internal.metrics.StageMeter;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -80,9 +79,8 @@ final class WindowShuffle {
       if (meter != null) {
         meter.buffer(() -> (int) Math.min(Integer.MAX_VALUE, grouper.buffered), (int) Math.min(Integer.MAX_VALUE, 2 * windowRows));
       }
-      // The windows are tracked here and closed when the pass ends, not left to the discard hook:
-      // publishOn loses what it has queued when a cancel disposes its worker before a scheduled drain
-      // runs (reactor/reactor-core#4396).
+      // The windows are tracked here and closed when the pass ends, not left to the discard hook
+      // (a window handed on as a cancel comes is discarded, and the discard hook does not close it).
       return decoded
           .<Window>handle((b, sink) -> {
             Window w = grouper.accept(b);
@@ -90,8 +88,10 @@ final class WindowShuffle {
               sink.next(w);
             }
           })
-          .subscribeOn(TrackedScheduler.of(Schedulers.boundedElastic()))
-          .publishOn(TrackedScheduler.of(Schedulers.parallel()), 1) // one window ahead: decoded while the current one is served
+          // one window ahead, decoded on a worker while the current one is served on another; not
+          // Reactor's subscribeOn + publishOn: publishOn reports a hand-off that a cancel raced as a
+          // dropped error ("Scheduler unavailable"), FluxPrefetch drops it silently
+          .transform(windows -> new FluxPrefetch<>(windows, 1, Schedulers.boundedElastic(), Schedulers.parallel(), 0))
           .concatMap(w -> Flux.<Batch>generate(sink -> {
             Batch b = w.next();
             if (b == null) {
