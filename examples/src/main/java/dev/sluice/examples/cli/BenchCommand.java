@@ -128,7 +128,7 @@ final class BenchCommand implements Callable<Integer> {
     if (matrix) {
       refuseWithMatrix("--format", "--use-mmap", "--fixed-length", "--shuffle", "--num-workers", "--columns");
       BenchMatrix m = new BenchMatrix(path, formats, numSamples == null ? BenchMatrix.DEFAULT_ROWS : numSamples, dim,
-          seed, batch, prefetch, epochs, memoryLimit);
+          seed, batch, prefetch, warmup, epochs, memoryLimit);
       m.run(out, plot, json);
       return 0;
     }

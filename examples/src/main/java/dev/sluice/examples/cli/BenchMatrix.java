@@ -39,11 +39,12 @@ final class BenchMatrix {
   private final long seed;
   private final int batch;
   private final int prefetch;
+  private final int warmup;
   private final int epochs;
   private final Long memoryLimit;
 
-  BenchMatrix(Path dir, List<String> formats, long rows, int dim, long seed, int batch, int prefetch, int epochs,
-      Long memoryLimit) {
+  BenchMatrix(Path dir, List<String> formats, long rows, int dim, long seed, int batch, int prefetch, int warmup,
+      int epochs, Long memoryLimit) {
     for (String f : formats) {
       if (!BenchData.FORMATS.contains(f)) {
         throw new IllegalArgumentException("--formats: bench generates " + String.join(", ", BenchData.FORMATS)
@@ -60,6 +61,7 @@ final class BenchMatrix {
     this.seed = seed;
     this.batch = batch;
     this.prefetch = prefetch;
+    this.warmup = warmup;
     this.epochs = epochs;
     this.memoryLimit = memoryLimit;
   }
@@ -210,7 +212,8 @@ final class BenchMatrix {
       args.add("--shuffle");
     }
     args.addAll(List.of("--num-workers", Integer.toString(c.workers()), "--batch", Integer.toString(batch),
-        "--prefetch", Integer.toString(prefetch), "--epochs", Integer.toString(epochs), "--seed", Long.toString(seed)));
+        "--prefetch", Integer.toString(prefetch), "--warmup", Integer.toString(warmup), "--epochs",
+        Integer.toString(epochs), "--seed", Long.toString(seed)));
     if (memoryLimit != null) {
       args.addAll(List.of("--memory-limit", Long.toString(memoryLimit)));
     }

@@ -105,7 +105,7 @@ class BenchCommandTest {
   void aTinyMatrixPrintsOneTableAndDrawsOneSeriesPerFormat() throws Exception {
     Path grid = dir.resolve("grid");
     Path png = dir.resolve("chart/matrix.png");
-    BenchMatrix matrix = new BenchMatrix(grid, List.of("npy", "arrow"), 400, 8, 0, 64, 4, 1, null);
+    BenchMatrix matrix = new BenchMatrix(grid, List.of("npy", "arrow"), 400, 8, 0, 64, 4, 1, 1, null);
     java.io.StringWriter text = new java.io.StringWriter();
     List<BenchMatrix.Measured> measured = matrix.run(new java.io.PrintWriter(text, true), png, false);
     List<String> lines = text.toString().lines().toList();
@@ -124,8 +124,9 @@ class BenchCommandTest {
 
     // through the command line, reusing the generated data, as JSON: a cell is what its single run prints
     JsonNode json = lastJson(CliRun.of("bench", grid.toString(), "--matrix", "--formats", "npy", "--num-samples", "400",
-        "--batch", "64", "--epochs", "1", "--json"));
+        "--batch", "64", "--warmup", "0", "--epochs", "1", "--json"));
     assertThat(json.get("cells")).hasSize(4);
+    assertThat(json.get("cells")).allMatch(cell -> cell.get("warmupEpochs").asInt() == 0); // passed on to every cell
     assertThat(json.get("fastest")).hasSize(2); // fixed-length records, sequential and shuffled
     JsonNode single = lastJson(CliRun.of("bench", grid.resolve("npy-fixed").toString(), "--shuffle", "--num-workers", "2",
         "--batch", "64", "--epochs", "1", "--json"));
