@@ -6,6 +6,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.IntToLongFunction;
 
 /**
  * Fills the columns of one {@link Batch} in pooled memory, row by row or in bulk.
@@ -320,12 +321,54 @@ public final class BatchBuilder implements AutoCloseable {
    */
   public static void appendRows(Batch source, int[] rows, int from, int count, List<BatchBuilder> targets) {
     Objects.checkFromIndexSize(from, count, rows.length);
+    int[] take = take(source.schema(), source.name(), count, targets);
+    if (count == 0) {
+      return; // nothing to copy, and there may be no targets
+    }
+    checkRows(rows, from, count, source.size(), source.name());
+    gather((f, slot) -> source.column(f), source.schema(), source.size(), rows, from, count, take, targets);
+    commit(source::index, rows, from, take, targets);
+  }
+
+  /**
+   * As {@link #appendRows(Batch, int[], int, int, List)} from the rows of {@code window}, which are
+   * decoded one field at a time: each field of the window's rows is decoded and at once gathered
+   * into every target, then the next. The window is consumed: every field of all its rows is
+   * decoded (also where {@code count} is 0, to pass rows over), its cursors are moved past them and
+   * it is left empty.
+   *
+   * @throws IllegalArgumentException if a target's fields differ from the window's, or the targets
+   *     have room for fewer than {@code count} rows
+   * @throws IndexOutOfBoundsException if an entry of {@code rows} is not a row of the window
+   * @throws DatasetException if a cursor cannot decode its rows
+   */
+  public static void appendRows(ColumnWindow window, int[] rows, int from, int count, List<BatchBuilder> targets) {
+    Objects.checkFromIndexSize(from, count, rows.length);
+    int[] take = take(window.schema(), window.name(), count, targets);
+    if (count == 0) {
+      window.pass();
+      return;
+    }
+    checkRows(rows, from, count, window.size(), window.name());
+    gather(window::decode, window.schema(), window.size(), rows, from, count, take, targets);
+    commit(window::index, rows, from, take, targets);
+    window.finish();
+  }
+
+  /** The source columns of a gather: field {@code field}, in buffer {@code slot} (0, or 1 for the second of a pair). */
+  @FunctionalInterface
+  private interface Columns {
+    Column column(int field, int slot);
+  }
+
+  /** The rows each target takes of {@code count}, each up to its capacity, in turn; the targets checked. */
+  private static int[] take(Schema schema, String name, int count, List<BatchBuilder> targets) {
     int[] take = new int[targets.size()];
     int left = count;
     for (int t = 0; t < take.length; t++) {
       BatchBuilder target = targets.get(t);
       target.checkOpen();
-      target.checkSource(source);
+      target.checkSource(schema, name);
       take[t] = Math.min(left, target.capacity - target.size);
       left -= take[t];
     }
@@ -333,80 +376,88 @@ public final class BatchBuilder implements AutoCloseable {
       throw new IllegalArgumentException("cannot append " + count + " rows: the " + targets.size()
           + " batches being built have room for " + (count - left));
     }
-    if (count == 0) {
-      return; // nothing to copy, and there may be no targets
-    }
-    checkRows(rows, from, count, source);
-    RawGather.Rows raw = RawGather.ENABLED ? new RawGather.Rows(rows, from, count, source.size()) : null;
-    int waiting = -1; // a field of 4-byte rows waiting for a second one to be gathered with
-    for (int f = 0; f < source.schema().size(); f++) {
-      if (raw != null && targets.get(0).columns[f].fixedRowBytes() == 4) {
-        if (waiting < 0) {
-          waiting = f;
-        } else {
-          copyRows(source, waiting, f, rows, from, take, targets, raw);
-          waiting = -1;
-        }
-      } else {
-        copyRows(source, f, -1, rows, from, take, targets, raw);
-      }
-    }
-    if (waiting >= 0) {
-      copyRows(source, waiting, -1, rows, from, take, targets, raw);
-    }
-    for (int t = 0, at = from; t < take.length; at += take[t], t++) {
-      if (take[t] > 0) {
-        targets.get(t).commitCopied(sourceIndices(source, rows, at, take[t]), take[t]);
-      }
-    }
+    return take;
   }
 
   /**
-   * Field {@code f} of the rows {@code rows[from ..]} of {@code source}, {@code take[t]} of them into
-   * target {@code t} in turn, and field {@code g} in the same pass where {@code g >= 0} (two fields of
-   * 4-byte rows, gathered together by address where the buffers allow).
+   * Every field of the source rows {@code rows[from ..]} gathered into the targets ({@code take[t]}
+   * rows into target {@code t} in turn), field by field; fields of 4-byte rows two at a time.
    */
-  private static void copyRows(Batch source, int f, int g, int[] rows, int from, int[] take,
+  private static void gather(Columns source, Schema schema, int below, int[] rows, int from, int count, int[] take,
+      List<BatchBuilder> targets) {
+    RawGather.Rows raw = RawGather.ENABLED ? new RawGather.Rows(rows, from, count, below) : null;
+    int waiting = -1; // a field of 4-byte rows waiting for a second one to be gathered with
+    for (int f = 0; f < schema.size(); f++) {
+      if (raw != null && fourByteRows(schema.field(f))) {
+        if (waiting < 0) {
+          waiting = f;
+        } else {
+          copyRows(source.column(waiting, 0), source.column(f, 1), waiting, f, below, rows, from, take, targets, raw);
+          waiting = -1;
+        }
+      } else {
+        copyRows(source.column(f, 0), null, f, -1, below, rows, from, take, targets, raw);
+      }
+    }
+    if (waiting >= 0) {
+      copyRows(source.column(waiting, 0), null, waiting, -1, below, rows, from, take, targets, raw);
+    }
+  }
+
+  /** Commits each target's gathered rows with the indices of their source rows ({@code index} of a source row). */
+  private static void commit(IntToLongFunction index, int[] rows, int from, int[] take, List<BatchBuilder> targets) {
+    for (int t = 0, at = from; t < take.length; at += take[t], t++) {
+      if (take[t] > 0) {
+        long[] idx = new long[take[t]];
+        for (int i = 0; i < idx.length; i++) {
+          idx[i] = index.applyAsLong(rows[at + i]);
+        }
+        targets.get(t).commitCopied(idx, take[t]);
+      }
+    }
+  }
+
+  private static boolean fourByteRows(TensorSpec spec) {
+    return spec.isFixedLength() && spec.rowBytes() == 4;
+  }
+
+  /**
+   * Field {@code f} (source column {@code a}) of the rows {@code rows[from ..]}, {@code take[t]} of
+   * them into target {@code t} in turn, and field {@code g} (column {@code b}) in the same pass where
+   * {@code g >= 0} (two fields of 4-byte rows, gathered together by address where the buffers allow).
+   */
+  private static void copyRows(Column a, Column b, int f, int g, int below, int[] rows, int from, int[] take,
       List<BatchBuilder> targets, RawGather.Rows raw) {
-    int below = source.size();
     for (int t = 0, at = from; t < take.length; at += take[t], t++) {
       if (take[t] > 0) { // a target that is already full takes nothing
         BatchBuilder target = targets.get(t);
-        ColumnBuilder a = target.columns[f];
+        ColumnBuilder ca = target.columns[f];
         if (g < 0) {
-          a.copyRows(source.column(f), below, rows, at, take[t], target.size, raw);
-        } else if (!a.copyRowsWith(target.columns[g], source.column(f), source.column(g), below, rows, at, take[t],
-            target.size, raw)) {
-          a.copyRows(source.column(f), below, rows, at, take[t], target.size, raw);
-          target.columns[g].copyRows(source.column(g), below, rows, at, take[t], target.size, raw);
+          ca.copyRows(a, below, rows, at, take[t], target.size, raw);
+        } else if (!ca.copyRowsWith(target.columns[g], a, b, below, rows, at, take[t], target.size, raw)) {
+          ca.copyRows(a, below, rows, at, take[t], target.size, raw);
+          target.columns[g].copyRows(b, below, rows, at, take[t], target.size, raw);
         }
       }
     }
   }
 
-  /** Checks that {@code rows[from .. from + count)} are rows of {@code source}. */
-  private static void checkRows(int[] rows, int from, int count, Batch source) {
-    int n = source.size();
+  /** Checks that {@code rows[from .. from + count)} are rows of a source of {@code n} rows called {@code name}. */
+  private static void checkRows(int[] rows, int from, int count, int n, String name) {
     for (int i = from; i < from + count; i++) {
       if (rows[i] < 0 || rows[i] >= n) {
-        throw new IndexOutOfBoundsException("row " + rows[i] + " out of bounds for " + source.name() + " of " + n + " rows");
+        throw new IndexOutOfBoundsException("row " + rows[i] + " out of bounds for " + name + " of " + n + " rows");
       }
     }
   }
 
-  /** The source indices of rows {@code rows[from .. from + count)} of {@code source}. */
-  private static long[] sourceIndices(Batch source, int[] rows, int from, int count) {
-    long[] idx = new long[count];
-    for (int i = 0; i < count; i++) {
-      idx[i] = source.index(rows[from + i]);
-    }
-    return idx;
+  private void checkSource(Batch source) {
+    checkSource(source.schema(), source.name());
   }
 
-  private void checkSource(Batch source) {
-    Schema other = source.schema();
+  private void checkSource(Schema other, String name) {
     if (other != schema && !other.equals(schema)) {
-      throw new IllegalArgumentException(source.name() + " has the fields " + other + " but the batch expects " + schema);
+      throw new IllegalArgumentException(name + " has the fields " + other + " but the batch expects " + schema);
     }
   }
 

@@ -61,6 +61,28 @@ public interface BatchSplitDataset<T> extends SplitDataset<T>, HasSchema {
   }
 
   /**
+   * Whether {@link #openColumns} decodes row ranges one column at a time; false by default. The
+   * columnar path's window shuffle then decodes each field of a window just before gathering it,
+   * so the window is never held whole.
+   */
+  default boolean decodesColumns() {
+    return false;
+  }
+
+  /**
+   * Rows {@code [fromRow, toRow)} of {@code split} as a cursor that decodes them one column at a
+   * time, standing at {@code fromRow}; {@code toRow = Long.MAX_VALUE} reads to the end of the split.
+   * The split is opened here (and the rows before {@code fromRow} passed over); the caller closes
+   * the cursor. Only where {@link #decodesColumns()}.
+   *
+   * @throws UnsupportedOperationException where the source decodes whole batches only (the default)
+   * @throws DatasetException if the split cannot be opened, naming the resource
+   */
+  default ColumnCursor openColumns(Split split, long fromRow, long toRow) {
+    throw new UnsupportedOperationException(this + " decodes whole batches only");
+  }
+
+  /**
    * Splits the source itself decodes at once when a pipeline does not ask for a number (the
    * source's own option); at least 1, default 1.
    */

@@ -430,6 +430,20 @@ public final class ColumnBuilder {
     valueBytes = c;
   }
 
+  /**
+   * Empties the column for reuse (a buffer that one field after another is decoded into): no rows,
+   * and no null flags at any depth, so that a field without nulls decoded after one with nulls has
+   * none either. The memory is kept, except the flags'.
+   */
+  void clear() {
+    for (int j = 0; j < validity.length; j++) {
+      release(validity[j]);
+      validity[j] = null;
+      validUpTo[j] = 0;
+    }
+    truncate(0);
+  }
+
   // ------------------------------------------------------------------ copying from columns
 
   /**

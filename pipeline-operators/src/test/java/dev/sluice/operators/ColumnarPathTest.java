@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.core.Batch;
 import dev.sluice.core.BufferPool;
+import dev.sluice.core.ColumnBuilder;
+import dev.sluice.core.ColumnCursor;
 import dev.sluice.core.DatasetFormatException;
 import dev.sluice.core.Example;
 import dev.sluice.core.PipelineContext;
@@ -219,6 +221,53 @@ class ColumnarPathTest {
   }
 
   @Test
+  void aWindowDecodedAColumnAtATimeThatFailsMidwayReleasesEverything() {
+    MemoryBatchSplits source = new MemoryBatchSplits(8, 8, 8, 8) {
+      {
+        columns = true;
+      }
+
+      @Override
+      void decodeField(int field, ColumnBuilder into, int at, long first, int rows) {
+        if (field == 2 && first + rows > 20) {
+          throw new DatasetFormatException("f", "row 20", "bad");
+        }
+        super.decodeField(field, into, at, first, rows);
+      }
+    };
+    StepVerifier.create(Pipeline.from(source).shuffle(8).batch(3).flux().doOnNext(Batch::close))
+        .thenConsumeWhile(b -> true)
+        .expectErrorMatches(e -> e instanceof DatasetFormatException && e.getMessage().contains("bad"))
+        .verify();
+    TestSources.awaitNoOutstanding();
+    assertEquals(0, source.openCursors.get(), "every cursor closed");
+  }
+
+  @Test
+  void aSplitWhoseCursorHoldsFewerRowsIsAnError() {
+    MemoryBatchSplits source = new MemoryBatchSplits(5, 5) {
+      {
+        columns = true;
+      }
+
+      @Override
+      public ColumnCursor openColumns(Split split, long fromRow, long toRow) {
+        return super.openColumns(split, fromRow, split.id().equals("s1") ? toRow - 2 : toRow);
+      }
+    };
+    StepVerifier.create(Pipeline.from(source).shuffle(4).batch(3).flux().doOnNext(Batch::close))
+        .thenConsumeWhile(b -> true)
+        .expectErrorSatisfies(e -> {
+          assertTrue(e instanceof DatasetFormatException, e.toString());
+          assertTrue(e.getMessage().contains("s1") && e.getMessage().contains("expected 5 rows")
+              && e.getMessage().contains("found 3"), e.getMessage());
+        })
+        .verify();
+    TestSources.awaitNoOutstanding();
+    assertEquals(0, source.openCursors.get(), "every cursor closed");
+  }
+
+  @Test
   void aDecodeFailureMidwayReleasesEverything() {
     for (int parallel : new int[] {1, 3}) {
       for (boolean shuffle : new boolean[] {false, true}) {
@@ -243,7 +292,14 @@ class ColumnarPathTest {
 
   @Test
   void cancelReleasesEverythingOnEveryVariant() throws InterruptedException {
-    MemoryBatchSplits source = new MemoryBatchSplits(300, 200, 500, 100);
+    for (MemoryBatchSplits source : List.of(new MemoryBatchSplits(300, 200, 500, 100),
+        MemoryBatchSplits.byColumns(300, 200, 500, 100))) {
+      cancelReleasesEverything(source);
+      assertEquals(0, source.openCursors.get(), "every cursor closed");
+    }
+  }
+
+  private static void cancelReleasesEverything(MemoryBatchSplits source) throws InterruptedException {
     List<UnaryOperator<Pipeline<Example>>> heads = List.of(p -> p, p -> p.shuffle(), p -> p.shuffle(64),
         p -> p.shard(2, 1));
     for (UnaryOperator<Pipeline<Example>> head : heads) {
@@ -284,6 +340,16 @@ class ColumnarPathTest {
   }
 
   @Test
+  void takeOfLongMaxValueAfterASkipKeepsTheRest() {
+    MemoryBatchSplits source = new MemoryBatchSplits(SIZES);
+    for (UnaryOperator<Pipeline<Example>> head : List.<UnaryOperator<Pipeline<Example>>>of(p -> p, p -> p.shuffle(8))) {
+      Pipeline<Batch> columnar = head.apply(Pipeline.from(source)).skip(5).take(Long.MAX_VALUE).batch(4)
+          .take(Long.MAX_VALUE).skip(1).take(Long.MAX_VALUE);
+      assertEquals((source.size() - 5 + 3) / 4 - 1, contents(columnar.flux()).size());
+    }
+  }
+
+  @Test
   void emptySourcesAndEmptyRanges() {
     assertEquals(List.of(), contents(Pipeline.from(new MemoryBatchSplits()).shuffle().batch(4).flux()));
     assertEquals(List.of(), contents(Pipeline.from(new MemoryBatchSplits(0, 0)).batch(4).flux()));
@@ -301,7 +367,8 @@ class ColumnarPathTest {
    */
   @Test
   void cancelRacingTheColumnarPathReleasesEverythingAndDropsNoError() throws InterruptedException {
-    MemoryBatchSplits source = new MemoryBatchSplits(700, 300, 500);
+    MemoryBatchSplits batches = new MemoryBatchSplits(700, 300, 500);
+    MemoryBatchSplits columns = MemoryBatchSplits.byColumns(700, 300, 500);
     List<Throwable> dropped = java.util.Collections.synchronizedList(new ArrayList<>());
     reactor.core.publisher.Hooks.onErrorDropped(dropped::add);
     try {
@@ -309,6 +376,7 @@ class ColumnarPathTest {
         int round = r;
         java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
         int parallel = 1 + round % 2;
+        MemoryBatchSplits source = round % 4 < 2 ? batches : columns;
         reactor.core.publisher.BaseSubscriber<Batch> sub = new reactor.core.publisher.BaseSubscriber<>() {
           @Override
           protected void hookOnSubscribe(org.reactivestreams.Subscription s) {
@@ -333,6 +401,7 @@ class ColumnarPathTest {
       reactor.core.publisher.Hooks.resetOnErrorDropped();
     }
     assertEquals(List.of(), dropped);
+    assertEquals(0, columns.openCursors.get(), "every cursor closed");
   }
 
 }

@@ -4,6 +4,8 @@ import dev.sluice.core.Batch;
 import dev.sluice.core.BatchBuilder;
 import dev.sluice.core.BatchSplitDataset;
 import dev.sluice.core.BufferPool;
+import dev.sluice.core.ColumnBuilder;
+import dev.sluice.core.ColumnCursor;
 import dev.sluice.core.DType;
 import dev.sluice.core.Example;
 import dev.sluice.core.MemoryManager;
@@ -19,6 +21,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 import reactor.core.publisher.Flux;
 
 /**
@@ -27,6 +30,8 @@ import reactor.core.publisher.Flux;
  * {@code float32[3]} {@code x}, a nullable string {@code s} (null every 5th row, empty every 7th)
  * and a nullable float32 {@code f} (null every 3rd row), all computed from the index. The row path
  * ({@link #read}) builds its examples directly, not from batches; every range read is recorded.
+ * {@link #byColumns} makes one that also decodes a column at a time ({@link #openColumns}), each
+ * cursor's range recorded as it is opened.
  */
 class MemoryBatchSplits implements BatchSplitDataset<Example> {
   static final Schema SCHEMA = Schema.of(
@@ -41,6 +46,10 @@ class MemoryBatchSplits implements BatchSplitDataset<Example> {
   final List<String> reads = Collections.synchronizedList(new ArrayList<>());
   final BufferPool pool;
   final int parallelism;
+  /** Whether {@link #openColumns} decodes a column at a time (a subclass may set it). */
+  boolean columns;
+  /** Cursors opened and not yet closed. */
+  final AtomicInteger openCursors = new AtomicInteger();
 
   MemoryBatchSplits(long... sizes) {
     this(MemoryManager.shared(), 1, sizes);
@@ -57,6 +66,13 @@ class MemoryBatchSplits implements BatchSplitDataset<Example> {
       offsets[i] = base;
       base += sizes[i];
     }
+  }
+
+  /** A source of these splits that decodes a column at a time as well. */
+  static MemoryBatchSplits byColumns(long... sizes) {
+    MemoryBatchSplits s = new MemoryBatchSplits(sizes);
+    s.columns = true;
+    return s;
   }
 
   long size() {
@@ -144,6 +160,109 @@ class MemoryBatchSplits implements BatchSplitDataset<Example> {
     });
   }
 
+  @Override
+  public boolean decodesColumns() {
+    return columns;
+  }
+
+  @Override
+  public ColumnCursor openColumns(Split split, long fromRow, long toRow) {
+    if (!columns) {
+      return BatchSplitDataset.super.openColumns(split, fromRow, toRow);
+    }
+    long base = base(split);
+    long end = Math.min(toRow, split.rowCount());
+    reads.add(split.id() + "[" + fromRow + "," + end + ")");
+    openCursors.incrementAndGet();
+    return new Cursor(split.id(), base + fromRow, Math.max(0, end - fromRow));
+  }
+
+  /** Rows {@code [first, first + rows)} by index, each field written from {@link #row}. */
+  private final class Cursor implements ColumnCursor {
+    private final String split;
+    private long next;
+    private long left;
+    private final int[] decoded = new int[SCHEMA.size()];
+    private boolean closed;
+
+    Cursor(String split, long first, long rows) {
+      this.split = split;
+      this.next = first;
+      this.left = rows;
+    }
+
+    @Override
+    public Schema schema() {
+      return SCHEMA;
+    }
+
+    @Override
+    public long remaining() {
+      return left;
+    }
+
+    @Override
+    public long index() {
+      return next;
+    }
+
+    @Override
+    public void decode(int field, ColumnBuilder into, int at, int rows) {
+      if (decoded[field] != 0) {
+        throw new IllegalStateException("field " + field + " decoded twice");
+      }
+      if (rows > left) {
+        throw new IllegalArgumentException(rows + " rows asked of " + left);
+      }
+      decodeField(field, into, at, next, rows);
+      decoded[field] = rows;
+    }
+
+    @Override
+    public void advance(int rows) {
+      for (int d : decoded) {
+        if (d != rows) {
+          throw new IllegalStateException("advance " + rows + " after " + Arrays.toString(decoded));
+        }
+      }
+      Arrays.fill(decoded, 0);
+      next += rows;
+      left -= rows;
+    }
+
+    @Override
+    public void close() {
+      if (!closed) {
+        closed = true;
+        openCursors.decrementAndGet();
+      }
+    }
+
+    @Override
+    public String toString() {
+      return "cursor " + split;
+    }
+  }
+
+  /** Field {@code field} of rows {@code first ..} written into {@code into} from row {@code at}, as a decoder would. */
+  void decodeField(int field, ColumnBuilder into, int at, long first, int rows) {
+    String name = SCHEMA.field(field).name();
+    for (int r = 0; r < rows; r++) {
+      Tensor t = row(first + r).fields().get(name);
+      if (into.isFixedLength()) {
+        if (t == null) {
+          into.setNull(at + r);
+        } else {
+          into.fixedBuffer().put((at + r) * into.rowBytes(), t.data(), 0, into.rowBytes());
+        }
+      } else if (t == null) {
+        into.addNull(0);
+      } else {
+        into.appendRow(t);
+      }
+    }
+  }
+
   /** The same rows without the capability: a plain split source (the element path). */
   SplitDataset<Example> rowsOnly() {
     return BatchContents.rowsOnly(this);
@@ -156,6 +275,6 @@ class MemoryBatchSplits implements BatchSplitDataset<Example> {
 
   @Override
   public String toString() {
-    return "memory-batch-splits" + Arrays.toString(sizes);
+    return "memory-batch-splits" + Arrays.toString(sizes) + (columns ? " by columns" : "");
   }
 }

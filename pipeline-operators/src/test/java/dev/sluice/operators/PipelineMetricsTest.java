@@ -179,6 +179,26 @@ class PipelineMetricsTest {
   }
 
   @Test
+  void aWindowDecodedAColumnAtATimeTimesEachSplitsDecode() {
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    MemoryBatchSplits source = MemoryBatchSplits.byColumns(40, 0, 25, 35);
+    Pipeline<Batch> p = measured(Pipeline.from(source).shuffle(30).batch(8), registry, "by-columns");
+    AtomicLong rows = new AtomicLong();
+    p.flux().doOnNext(b -> {
+      try (b) {
+        rows.addAndGet(b.size());
+      }
+    }).blockLast();
+
+    Map<Integer, StageReport.Row> stages = byStage(StageReport.of(registry, "by-columns"));
+    StageReport.Row decode = stages.get(2);
+    assertEquals("source decode", decode.operator(), stages.toString());
+    assertEquals(3, decode.decodes(), "one decode per split with rows: " + decode);
+    assertEquals(100, rows.get());
+    assertEquals(13, decode.elements());
+  }
+
+  @Test
   void stageCountersReachTheStageMeters() {
     SimpleMeterRegistry registry = new SimpleMeterRegistry();
     Dataset<Example> counting = ctx -> Flux.deferContextual(view -> {

@@ -11,11 +11,13 @@ import dev.sluice.core.MemoryManager;
 import dev.sluice.core.Options;
 import dev.sluice.core.PipelineContext;
 import dev.sluice.core.Split;
+import dev.sluice.core.testing.BatchContents;
 import dev.sluice.core.testing.NoLeaks;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.SplittableRandom;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -215,6 +217,46 @@ class WindowShuffleTest {
     assertEquals(LongStream.range(0, 53).boxed().toList(), out.stream().sorted().toList());
     for (int p = 0; p < out.size(); p++) {
       assertEquals(p / 8, out.get(p) / 8, "position " + p + " holds a row of its own window: " + out);
+    }
+  }
+
+  /**
+   * A source that decodes a column at a time: each window is decoded field by field, each field
+   * gathered as it is decoded, and the batches, their indices and values are those of the same
+   * windows decoded in batches; the same row ranges are opened, and every cursor is closed.
+   */
+  @Test
+  void aWindowDecodedAColumnAtATimeServesWhatOneDecodedInBatchesServes() {
+    long[] sizes = {40, 25, 0, 35, 1, 64};
+    int[] windows = {1, 8, 33, 100, 10_000};
+    int[] batchSizes = {1, 7, 32, 200};
+    SplittableRandom random = new SplittableRandom(5);
+    for (int trial = 0; trial < 40; trial++) {
+      int window = windows[random.nextInt(windows.length)];
+      int k = random.nextInt(3);
+      int rank = k == 0 ? 0 : random.nextInt(k);
+      long skip = random.nextInt(3) == 0 ? random.nextInt(80) : 0;
+      long take = random.nextInt(3) == 0 ? random.nextInt(120) : Long.MAX_VALUE;
+      int batch = batchSizes[random.nextInt(batchSizes.length)];
+      boolean drop = random.nextBoolean();
+      PipelineContext ctx = CTX.withEpoch(trial % 3);
+      MemoryBatchSplits byColumns = MemoryBatchSplits.byColumns(sizes);
+      MemoryBatchSplits inBatches = new MemoryBatchSplits(sizes);
+      List<List<List<String>>> out = new ArrayList<>();
+      for (MemoryBatchSplits source : List.of(byColumns, inBatches)) {
+        Pipeline<Example> p = Pipeline.from(source).shuffle();
+        if (k > 0) {
+          p = p.shard(k, rank);
+        }
+        Pipeline<Batch> b = p.shuffle(window).skip(skip).take(take).batch(batch, drop);
+        assertEquals(source == byColumns, b.explain().contains("decoded and gathered a column at a time"), b.explain());
+        out.add(BatchContents.of(b.flux(ctx)));
+      }
+      String what = "trial " + trial + ": window " + window + ", shard " + k + "/" + rank + ", skip " + skip
+          + ", take " + take + ", batch " + batch + (drop ? " drop" : "");
+      assertEquals(out.get(1), out.get(0), what);
+      assertEquals(inBatches.reads, byColumns.reads, what);
+      assertEquals(0, byColumns.openCursors.get(), what);
     }
   }
 

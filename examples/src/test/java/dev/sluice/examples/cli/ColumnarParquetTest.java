@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.core.Batch;
+import dev.sluice.core.Example;
 import dev.sluice.core.PipelineContext;
 import dev.sluice.core.testing.BatchContents;
 import dev.sluice.core.testing.NoLeaks;
@@ -148,6 +149,52 @@ class ColumnarParquetTest {
               got.stream().flatMap(List::stream).sorted().toList(), what);
         }
       }
+    }
+  }
+
+  @Test
+  void aWindowDecodedAColumnAtATimeEqualsOneDecodedInBatches() {
+    ParquetDataset parquet = open();
+    assertTrue(parquet.decodesColumns());
+    SplittableRandom random = new SplittableRandom(31);
+    int[] windows = {1, 7, 40, 50, 123, 10_000};
+    long[][] cutChoices = {{}, {100}, {-33}, {-7, 200}, {-500}};
+    long[][] batchCutChoices = {{}, {3}, {-2}, {-1, 2}};
+    int[] batches = {1, 16, 40, 64, 1000};
+    for (int trial = 0; trial < 60; trial++) {
+      int k = random.nextInt(4);
+      int r = k == 0 ? 0 : random.nextInt(k);
+      EqualLength policy = EqualLength.values()[random.nextInt(3)];
+      int window = windows[random.nextInt(windows.length)];
+      boolean splitOrder = random.nextBoolean();
+      long[] cuts = cutChoices[random.nextInt(cutChoices.length)];
+      long[] batchCuts = batchCutChoices[random.nextInt(batchCutChoices.length)];
+      int batch = batches[random.nextInt(batches.length)];
+      boolean drop = random.nextBoolean();
+      PipelineContext ctx = PipelineContext.defaults().withSeed(trial).withEpoch(trial % 3);
+      List<List<List<String>>> both = new ArrayList<>();
+      for (int parallel : new int[] {1, 3}) { // 1: a column at a time; 3: batches decoded on workers
+        Pipeline<Example> p = Pipeline.from(parquet);
+        if (splitOrder) {
+          p = p.shuffle();
+        }
+        if (k > 0) {
+          p = p.shard(k, r, policy);
+        }
+        p = p.shuffle(window);
+        for (long c : cuts) {
+          p = c >= 0 ? p.take(c) : p.skip(-c);
+        }
+        Pipeline<Batch> b = p.batch(batch, drop, parallel);
+        for (long c : batchCuts) {
+          b = c >= 0 ? b.take(c) : b.skip(-c);
+        }
+        assertEquals(parallel == 1, b.explain().contains("a column at a time"), b.explain());
+        both.add(contents(b.flux(ctx)));
+      }
+      String what = "trial " + trial + ": window " + window + ", shard " + k + "/" + r + " " + policy + ", cuts "
+          + Arrays.toString(cuts) + ", batch " + batch + (drop ? " drop" : "") + ", batch cuts " + Arrays.toString(batchCuts);
+      assertEquals(both.get(1), both.get(0), what);
     }
   }
 

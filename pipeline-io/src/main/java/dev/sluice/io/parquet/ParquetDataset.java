@@ -3,6 +3,8 @@ package dev.sluice.io.parquet;
 import dev.sluice.core.Batch;
 import dev.sluice.core.BatchSplitDataset;
 import dev.sluice.core.BufferPool;
+import dev.sluice.core.ColumnBuilder;
+import dev.sluice.core.ColumnCursor;
 import dev.sluice.core.DatasetClosedException;
 import dev.sluice.core.DatasetFormatException;
 import dev.sluice.core.Example;
@@ -212,6 +214,87 @@ public final class ParquetDataset implements BatchSplitDataset<Example>, Fingerp
   @Override
   public int decodeParallelism() {
     return options.decodeParallelism();
+  }
+
+  /** True: {@link #openColumns} decodes a row group's rows one column at a time. */
+  @Override
+  public boolean decodesColumns() {
+    return true;
+  }
+
+  /**
+   * Rows {@code [fromRow, toRow)} of a row group as a cursor that decodes one column at a time: the
+   * file is opened and the row group's column chunks read here, the rows before {@code fromRow}
+   * decoded and dropped. The caller closes the cursor, which closes the file. A decode failure is a
+   * {@link DatasetFormatException} naming the file, row group and column.
+   */
+  @Override
+  public ColumnCursor openColumns(Split split, long fromRow, long toRow) {
+    checkOpen();
+    SplitRef r = ref(split);
+    split.checkRows(fromRow, toRow);
+    long end = Math.min(toRow, split.rowCount());
+    RowGroupReader reader = open(r, options.memory().pool(STAGE));
+    try {
+      reader.skip(Math.min(fromRow, end));
+    } catch (RuntimeException e) {
+      reader.close();
+      throw e;
+    }
+    return new RangeCursor(reader, Math.max(0, end - fromRow));
+  }
+
+  /** A row group's rows from a row on, decoded column by column. */
+  private final class RangeCursor implements ColumnCursor {
+    private final RowGroupReader reader;
+    private long left;
+
+    RangeCursor(RowGroupReader reader, long rows) {
+      this.reader = reader;
+      this.left = rows;
+    }
+
+    @Override
+    public Schema schema() {
+      return schema;
+    }
+
+    @Override
+    public long remaining() {
+      return left;
+    }
+
+    @Override
+    public long index() {
+      return reader.index();
+    }
+
+    @Override
+    public void decode(int field, ColumnBuilder into, int at, int rows) {
+      if (rows > left) {
+        throw new IllegalArgumentException("cannot decode " + rows + " rows of " + this + ": " + left + " are left");
+      }
+      reader.decodeColumn(field, into, at, rows);
+    }
+
+    @Override
+    public void advance(int rows) {
+      if (rows > left) {
+        throw new IllegalArgumentException("cannot move " + this + " past " + rows + " rows: " + left + " are left");
+      }
+      reader.advance(rows);
+      left -= rows;
+    }
+
+    @Override
+    public void close() {
+      reader.close();
+    }
+
+    @Override
+    public String toString() {
+      return reader.toString();
+    }
   }
 
   /** {@link #readBatches} without the closed check (the splits of a pass under way); arguments checked. */

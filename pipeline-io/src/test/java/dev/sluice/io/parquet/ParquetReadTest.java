@@ -1,11 +1,16 @@
 package dev.sluice.io.parquet;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.core.Batch;
+import dev.sluice.core.BatchBuilder;
+import dev.sluice.core.BufferPool;
+import dev.sluice.core.ColumnCursor;
 import dev.sluice.core.DType;
 import dev.sluice.core.Example;
+import dev.sluice.core.MemoryManager;
 import dev.sluice.core.Shape;
 import dev.sluice.core.Split;
 import dev.sluice.core.TensorSpec;
@@ -134,6 +139,62 @@ class ParquetReadTest {
     List<Example> rows = ds.read(second, 199, Long.MAX_VALUE).collectList().block();
     assertEquals(1, rows.size());
     assertEquals(399, rows.get(0).index());
+  }
+
+  /**
+   * A cursor over a row range decodes, one field at a time and the fields in any order, what
+   * {@code readBatches} decodes, for every type, layout, codec and encoding; its contract (each
+   * field once per step, no more rows than are left) is enforced naming the file and field.
+   */
+  @Test
+  void aColumnCursorDecodesARangeOneFieldAtATime() throws Exception {
+    BufferPool pool = MemoryManager.shared().pool("test.cursor");
+    long seed = 11;
+    for (Config c : ParquetTestFiles.pairwise().subList(0, 6)) {
+      Path f = dir.resolve("cursor-" + seed + ".parquet");
+      ParquetTestFiles.write(f, ParquetTestFiles.WIDE, ParquetTestFiles.WIDE_META, c, 400, 200, 30, seed++);
+      List<Group> groups = ParquetTestFiles.readGroups(f);
+      try (ParquetDataset ds = Parquet.open(f)) {
+        assertTrue(ds.decodesColumns());
+        List<ColumnPlan> plans = ParquetTestFiles.plans(ds, f);
+        Split second = ds.splits().get(1);
+        List<Batch> batches = new ArrayList<>();
+        try (ColumnCursor cursor = ds.openColumns(second, 37, 151)) {
+          assertEquals(114, cursor.remaining());
+          assertEquals(237, cursor.index());
+          while (cursor.remaining() > 0) {
+            int n = (int) Math.min(50, cursor.remaining());
+            try (BatchBuilder b = BatchBuilder.create(ds.schema(), n, pool)) {
+              for (int k = ds.schema().size() - 1; k >= 0; k--) { // any order of fields
+                cursor.decode(k, b.column(k), 0, n);
+              }
+              b.commitRange(cursor.index(), n);
+              cursor.advance(n);
+              batches.add(b.build());
+            }
+          }
+          assertEquals(200 + 151, ParquetTestFiles.assertBatchesMatch(batches, groups, 200 + 37, plans, c + " cursor"));
+        } finally {
+          batches.forEach(Batch::close);
+        }
+        try (ColumnCursor cursor = ds.openColumns(second, 190, Long.MAX_VALUE);
+            BatchBuilder b = BatchBuilder.create(ds.schema(), 20, pool)) {
+          assertEquals(10, cursor.remaining());
+          cursor.decode(0, b.column(0), 0, 4);
+          IllegalStateException twice = assertThrows(IllegalStateException.class, () -> cursor.decode(0, b.column(0), 4, 4));
+          assertTrue(twice.getMessage().contains(ds.schema().field(0).name()) && twice.getMessage().contains(f.getFileName().toString()),
+              twice.getMessage());
+          IllegalStateException early = assertThrows(IllegalStateException.class, () -> cursor.advance(4));
+          assertTrue(early.getMessage().contains(ds.schema().field(1).name()), early.getMessage());
+          IllegalArgumentException tooMany = assertThrows(IllegalArgumentException.class,
+              () -> cursor.decode(1, b.column(1), 0, 11));
+          assertTrue(tooMany.getMessage().contains("10 are left"), tooMany.getMessage());
+        }
+        ds.close();
+        assertThrows(dev.sluice.core.DatasetClosedException.class, () -> ds.openColumns(second, 0, 10));
+      }
+    }
+    assertEquals(0, pool.outstandingBytes());
   }
 
   @Test

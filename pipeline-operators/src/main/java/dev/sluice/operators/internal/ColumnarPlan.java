@@ -32,7 +32,10 @@ import reactor.core.scheduler.Schedulers;
  * window shuffle ({@link WindowShuffle}): the rank's rows are decoded a window of about {@code W}
  * rows at a time (rounded to whole decoded batches), the next window decoded on a worker while the
  * current one is served, and each output batch gathers its rows from the window by a seeded
- * permutation of the window that depends only on (seed, epoch, rank).
+ * permutation of the window that depends only on (seed, epoch, rank). Where the source decodes one
+ * column at a time ({@link BatchSplitDataset#decodesColumns()}) and the decode parallelism is 1, a
+ * window is decoded field by field into a buffer of one column, each field gathered as it is
+ * decoded ({@link ColumnWindows}); the batches are the same.
  *
  * <p>Decode parallelism: {@code numParallelCalls} of {@code batch}, else the source's
  * {@link BatchSplitDataset#decodeParallelism()}. With 1, rows are decoded on the requesting thread
@@ -177,7 +180,7 @@ final class ColumnarPlan {
       List<SplitPlan.Segment> segments = segments(context);
       ShardStage shard = prefix.shard();
       RangeCuts cut = rowRange(segments);
-      int parallelism = batch.numParallelCalls() > 1 ? batch.numParallelCalls() : Math.max(1, source.decodeParallelism());
+      int parallelism = parallelism();
       BufferPool pool = options.memory().pool("batch");
       int b = batch.batchSize();
       if (window == null) {
@@ -210,13 +213,29 @@ final class ColumnarPlan {
       long firstWindow = lo / windowRows;
       long endRow = Math.min(length, ((hi + windowRows - 1) / windowRows) * windowRows);
       long from = cut.first() + firstWindow * windowRows;
-      Flux<Batch> decoded = decode(restrict(segments, from, cut.first() + endRow), decodeRows, decodeRows, parallelism);
+      List<Piece> pieces = restrict(segments, from, cut.first() + endRow);
       long seed = window.seed() != null ? window.seed() : context.seed();
       long epoch = window.reshuffleEachIteration() ? context.epoch() : 0;
       int rank = shard == null ? 0 : shard.index();
-      return WindowShuffle.serve(decoded, source.schema(), pool, b, windowRows, firstWindow, length, lo, hi,
-          WindowShuffle.key(seed, epoch, rank), source.toString());
+      long key = WindowShuffle.key(seed, epoch, rank);
+      if (decodesColumns(parallelism)) {
+        return Flux.deferContextual(view -> WindowShuffle.serveColumns(
+            () -> new ColumnWindows(source, pieces, (int) windowRows, pool, StageMeter.from(view)), source.schema(),
+            pool, b, windowRows, firstWindow, length, lo, hi, key, source.toString()));
+      }
+      Flux<Batch> decoded = decode(pieces, decodeRows, decodeRows, parallelism);
+      return WindowShuffle.serve(decoded, source.schema(), pool, b, windowRows, firstWindow, length, lo, hi, key,
+          source.toString());
     });
+  }
+
+  /**
+   * Whether the window shuffle decodes each window one column at a time, gathering each column as
+   * it is decoded: where the source can ({@link BatchSplitDataset#decodesColumns()}) and windows are
+   * decoded one at a time (with decode parallelism, whole batches are decoded on workers instead).
+   */
+  private boolean decodesColumns(int parallelism) {
+    return parallelism <= 1 && source.decodesColumns();
   }
 
   /**
@@ -296,16 +315,27 @@ final class ColumnarPlan {
     });
   }
 
+  /** Row ranges decoded at once: {@code numParallelCalls} of {@code batch}, else the source's. */
+  private int parallelism() {
+    return batch.numParallelCalls() > 1 ? batch.numParallelCalls() : Math.max(1, source.decodeParallelism());
+  }
+
+  /** How the window shuffle decodes, for {@code explain}. */
+  private String windowDecode() {
+    return decodesColumns(parallelism()) ? ", decoded and gathered a column at a time" : "";
+  }
+
   /** What {@code explain} says about a stage of this plan. */
   String explain(Stage s) {
     return switch (s.kind()) {
       case SHUFFLE -> "split order shuffled per (seed, epoch)"
-          + (window != null && window.isSplitDefault() ? "; window shuffle of " + window.bufferSize() + " rows" : "");
-      case BUFFER_SHUFFLE -> "window shuffle of " + ((BufferShuffleStage) s).bufferSize() + " rows";
+          + (window != null && window.isSplitDefault() ? "; window shuffle of " + window.bufferSize() + " rows"
+              + windowDecode() : "");
+      case BUFFER_SHUFFLE -> "window shuffle of " + ((BufferShuffleStage) s).bufferSize() + " rows" + windowDecode();
       case SHARD -> "the rank's contiguous rows of the split sequence";
       case TAKE, SKIP -> "row range";
       case BATCH -> "readBatches re-cut into " + batch.batchSize() + "-row batches, decode parallelism "
-          + (batch.numParallelCalls() > 1 ? batch.numParallelCalls() : Math.max(1, source.decodeParallelism()));
+          + parallelism();
       case REPEAT, ELEMENT -> "";
     };
   }

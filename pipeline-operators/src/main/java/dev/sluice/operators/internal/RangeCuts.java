@@ -25,8 +25,9 @@ final class RangeCuts {
   /** Applies {@code stage}, a take or a skip. */
   RangeCuts apply(Stage stage) {
     switch (stage.kind()) {
-      case TAKE -> last = Math.min(last, first + ((TakeStage) stage).count());
-      case SKIP -> first = Math.min(last, first + ((SkipStage) stage).count());
+      // last - first >= 0, so neither sum can overflow (take(Long.MAX_VALUE) after a skip)
+      case TAKE -> last = first + Math.min(last - first, ((TakeStage) stage).count());
+      case SKIP -> first = first + Math.min(last - first, ((SkipStage) stage).count());
       case SHUFFLE, BUFFER_SHUFFLE, SHARD, BATCH, REPEAT, ELEMENT ->
           throw new IllegalStateException(stage.describe() + " is not take or skip");
     }

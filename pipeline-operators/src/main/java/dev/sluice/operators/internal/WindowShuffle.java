@@ -3,6 +3,7 @@ package dev.sluice.operators.internal;
 import dev.sluice.core.Batch;
 import dev.sluice.core.BatchBuilder;
 import dev.sluice.core.BufferPool;
+import dev.sluice.core.ColumnWindow;
 import dev.sluice.core.Schema;
 import dev.sluice.core.internal.Mix;
 import dev.sluice.core.internal.metrics.StageMeter;
@@ -13,6 +14,8 @@ import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Set;
 import java.util.SplittableRandom;
+import java.util.function.Function;
+import java.util.function.Supplier;
 import reactor.core.publisher.Flux;
 import reactor.core.scheduler.Schedulers;
 
@@ -25,7 +28,9 @@ import reactor.core.scheduler.Schedulers;
  * the positions in order, so a batch may take rows from two windows. Each window's rows are gathered
  * straight into the output batches, column by column across all of them
  * ({@link BatchBuilder#appendRows(Batch, int[], int, int, List)}): one copy of each row, with each
- * column of the window read while it is in the cache.
+ * column of the window read while it is in the cache. From a source that decodes one column at a
+ * time ({@link #serveColumns}) the window is never decoded whole: each field of its rows is decoded
+ * into a buffer of one column and gathered at once ({@link ColumnWindow}).
  *
  * <p>Every row of a window is equally likely to land at each of the window's positions, so a
  * window shuffle of {@code W} rows is at least as random as a buffer shuffle of {@code W} elements
@@ -73,6 +78,53 @@ final class WindowShuffle {
    */
   static Flux<Batch> serve(Flux<Batch> decoded, Schema schema, BufferPool pool, int batchSize, long windowRows,
       long firstWindow, long length, long lo, long hi, long key, String source) {
+    return serve(grouper -> decoded.handle((b, sink) -> {
+      Window w = grouper.accept(b);
+      if (w != null) {
+        sink.next(w);
+      }
+    }), schema, pool, batchSize, windowRows, firstWindow, length, lo, hi, key, source);
+  }
+
+  /**
+   * As {@link #serve(Flux, Schema, BufferPool, int, long, long, long, long, long, long, String)},
+   * from windows decoded one column at a time: each is gathered column by column as it is decoded
+   * ({@link BatchBuilder#appendRows(ColumnWindow, int[], int, int, List)}), so its rows are never
+   * held whole. The windows' cursors and buffers are released before the pass completes or fails.
+   *
+   * @param open opens, on subscription, the windows {@code firstWindow, firstWindow + 1, ..} in order
+   */
+  static Flux<Batch> serveColumns(Supplier<ColumnWindows> open, Schema schema, BufferPool pool, int batchSize,
+      long windowRows, long firstWindow, long length, long lo, long hi, long key, String source) {
+    // a downstream that fused this generate may poll it once more after a cancel cleaned its state
+    // up, and Reactor then hands the generator and the cleanup a null state
+    return serve(grouper -> Flux.<Window, ColumnWindows>generate(open::get, (windows, sink) -> {
+      if (windows == null) {
+        sink.complete();
+        return null;
+      }
+      for (;;) {
+        ColumnWindow rows = grouper.isClosed() ? null : windows.next(); // closed: the pass was cancelled
+        if (rows == null) {
+          windows.close(); // released before the completion is signalled
+          sink.complete();
+          return windows;
+        }
+        Window w = grouper.accept(rows); // a failure here releases the windows first (generate's cleanup)
+        if (w != null) {
+          sink.next(w);
+          return windows;
+        }
+      }
+    }, windows -> {
+      if (windows != null) {
+        windows.close();
+      }
+    }), schema, pool, batchSize, windowRows, firstWindow, length, lo, hi, key, source);
+  }
+
+  private static Flux<Batch> serve(Function<Grouper, Flux<Window>> windows, Schema schema, BufferPool pool,
+      int batchSize, long windowRows, long firstWindow, long length, long lo, long hi, long key, String source) {
     return Flux.deferContextual(view -> {
       Grouper grouper = new Grouper(schema, pool, batchSize, windowRows, firstWindow, length, lo, hi, key, source);
       StageMeter meter = StageMeter.from(view);
@@ -81,17 +133,11 @@ final class WindowShuffle {
       }
       // The windows are tracked here and closed when the pass ends, not left to the discard hook
       // (a window handed on as a cancel comes is discarded, and the discard hook does not close it).
-      return decoded
-          .<Window>handle((b, sink) -> {
-            Window w = grouper.accept(b);
-            if (w != null) {
-              sink.next(w);
-            }
-          })
+      return windows.apply(grouper)
           // one window ahead, decoded on a worker while the current one is served on another; not
           // Reactor's subscribeOn + publishOn: publishOn reports a hand-off that a cancel raced as a
           // dropped error ("Scheduler unavailable"), FluxPrefetch drops it silently
-          .transform(windows -> new FluxPrefetch<>(windows, 1, Schedulers.boundedElastic(), Schedulers.parallel(), 0))
+          .transform(w -> new FluxPrefetch<>(w, 1, Schedulers.boundedElastic(), Schedulers.parallel(), 0))
           .concatMap(w -> Flux.<Batch>generate(sink -> {
             Batch b = w.next();
             if (b == null) {
@@ -187,8 +233,7 @@ final class WindowShuffle {
       pending.add(b);
       pendingRows += b.size();
       buffered += b.size();
-      long start = number * windowRows;
-      long want = Math.min(windowRows, length - start);
+      long want = windowSize();
       if (pendingRows > want) {
         throw new IllegalStateException(source + " delivered a batch that crosses a window boundary ("
             + pendingRows + " rows where the window holds " + want + ")");
@@ -200,7 +245,54 @@ final class WindowShuffle {
       pending.clear();
       pendingRows = 0;
       buffered -= want;
-      int[] order = permutation(key, number, (int) want);
+      try (rows) {
+        return gather((int) want, (order, from, count, targets) ->
+            BatchBuilder.appendRows(rows, order, from, count, targets));
+      }
+    }
+
+    /**
+     * Gathers a window decoded one column at a time (consumed whether or not its rows are served);
+     * returns the output batches it completes, or null when there are none.
+     */
+    synchronized Window accept(ColumnWindow rows) {
+      if (closed) {
+        rows.clear(); // the pass is over: the cursors and the window's buffers are closed with it
+        return null;
+      }
+      long want = windowSize();
+      if (rows.size() != want) {
+        throw new IllegalStateException(source + " delivered a window of " + rows.size() + " rows where the window "
+            + number + " holds " + want);
+      }
+      return gather((int) want, (order, from, count, targets) ->
+          BatchBuilder.appendRows(rows, order, from, count, targets));
+    }
+
+    /** True once the pass has ended ({@link #close()}). */
+    synchronized boolean isClosed() {
+      return closed;
+    }
+
+    /** The rows of the window being filled. */
+    private long windowSize() {
+      return Math.min(windowRows, length - number * windowRows);
+    }
+
+    /** A gather of positions {@code [from, from + count)} of a window, row {@code order[p]} at position {@code p}. */
+    @FunctionalInterface
+    private interface Gather {
+      void into(int[] order, int from, int count, List<BatchBuilder> targets);
+    }
+
+    /**
+     * The positions of the window of {@code want} rows that are served, gathered by {@code rows} in
+     * the window's permuted order; returns the output batches of the window, or null when there are
+     * none.
+     */
+    private Window gather(int want, Gather rows) {
+      long start = number * windowRows;
+      int[] order = permutation(key, number, want);
       number++;
       int from = (int) Math.max(0, lo - start);
       int to = (int) Math.max(from, Math.min(want, hi - start));
@@ -218,12 +310,12 @@ final class WindowShuffle {
      * Positions {@code [from, from + count)} of a window, row {@code order[p]} of {@code rows} at
      * position {@code p}, gathered into the output batch carried over from the previous window and
      * new ones; returns the batches this completes, and keeps the last one as the carry when it is
-     * not full. {@code rows} is closed.
+     * not full.
      */
-    private List<Batch> gather(Batch rows, int[] order, int from, int count) {
+    private List<Batch> gather(Gather rows, int[] order, int from, int count) {
       List<BatchBuilder> targets = new ArrayList<>();
       List<Batch> out = new ArrayList<>();
-      try (rows) {
+      try {
         long room = 0;
         if (carry != null) {
           targets.add(carry);
@@ -239,7 +331,7 @@ final class WindowShuffle {
           room += size;
           next += size;
         }
-        BatchBuilder.appendRows(rows, order, from, count, targets);
+        rows.into(order, from, count, targets);
         served += count;
         for (BatchBuilder t : targets) {
           if (t.isFull()) {

@@ -3,6 +3,7 @@ package dev.sluice.io.parquet.internal;
 import dev.sluice.core.Batch;
 import dev.sluice.core.BufferPool;
 import dev.sluice.core.BatchBuilder;
+import dev.sluice.core.ColumnBuilder;
 import dev.sluice.core.DatasetException;
 import dev.sluice.core.DatasetFormatException;
 import dev.sluice.core.DatasetIOException;
@@ -10,6 +11,7 @@ import dev.sluice.core.Options.NullPolicy;
 import dev.sluice.core.Schema;
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import org.apache.parquet.column.ColumnDescriptor;
 import org.apache.parquet.column.page.PageReadStore;
@@ -32,6 +34,7 @@ public final class RowGroupReader implements AutoCloseable {
   private final PageReadStore store;
   private final ColumnChunkDecoder[] decoders;
   private long position; // rows of the row group consumed
+  private final int[] columnRows; // per field: rows decoded past position by decodeColumn
 
   /**
    * Opens the file and reads the row group's column chunks (pages are decompressed lazily).
@@ -71,6 +74,7 @@ public final class RowGroupReader implements AutoCloseable {
     }
     this.reader = r;
     this.store = s;
+    this.columnRows = new int[plans.size()];
   }
 
   /** Maps parquet-java's failures to typed errors naming the file and position. */
@@ -136,6 +140,44 @@ public final class RowGroupReader implements AutoCloseable {
     } catch (RuntimeException e) {
       throw translate(e, file.name(), "row group " + rowGroup);
     }
+  }
+
+  /** The global index of the next row. */
+  public long index() {
+    return firstRow + position;
+  }
+
+  /**
+   * Decodes field {@code field} of the next {@code rows} rows (at most {@link #remaining()}) into
+   * {@code into}: rows {@code [at, at + rows)} of a fixed-length field, or appended. Each field once
+   * per {@link #advance}.
+   */
+  public void decodeColumn(int field, ColumnBuilder into, int at, int rows) {
+    if (columnRows[field] != 0) {
+      throw new IllegalStateException("field '" + schema.field(field).name() + "' of " + this
+          + " was already decoded for the rows from " + position);
+    }
+    if (rows < 0 || rows > remaining()) {
+      throw new IllegalArgumentException("cannot decode " + rows + " rows of " + this + ": " + remaining() + " are left");
+    }
+    try {
+      decoders[field].decode(into, at, rows);
+    } catch (RuntimeException e) {
+      throw translate(e, file.name(), "row group " + rowGroup);
+    }
+    columnRows[field] = rows;
+  }
+
+  /** Moves past the next {@code rows} rows, which {@link #decodeColumn} decoded for every field. */
+  public void advance(int rows) {
+    for (int f = 0; f < columnRows.length; f++) {
+      if (columnRows[f] != rows) {
+        throw new IllegalStateException("cannot move " + this + " past " + rows + " rows: field '"
+            + schema.field(f).name() + "' decoded " + columnRows[f] + " of them");
+      }
+    }
+    position += rows;
+    Arrays.fill(columnRows, 0);
   }
 
   @Override
