@@ -118,6 +118,13 @@ class ParquetNestedTest {
         }
       }
       assertEquals(rows, row);
+      // as the window shuffle reads: windows across row groups, a field at a time, gathered
+      List<Batch> windows = ParquetTestFiles.gatherByColumns(ds, 97, false);
+      try {
+        assertEquals(rows, ParquetTestFiles.assertBatchesMatch(windows, groups, 0, plans, c + " by columns"));
+      } finally {
+        windows.forEach(Batch::close);
+      }
       List<Example> examples = ds.flux().collectList().block();
       for (int r = 0; r < rows; r++) {
         for (int p = 0; p < plans.size(); p++) {

@@ -56,6 +56,13 @@ class ParquetReadTest {
         }
       }
       assertEquals(ROWS, row);
+      // as the window shuffle reads: windows across row groups, a field at a time, gathered
+      List<Batch> windows = ParquetTestFiles.gatherByColumns(ds, 113, false);
+      try {
+        assertEquals(ROWS, ParquetTestFiles.assertBatchesMatch(windows, groups, 0, plans, c + " by columns"));
+      } finally {
+        windows.forEach(Batch::close);
+      }
       // row path
       List<Example> examples = ds.flux().collectList().block();
       assertEquals(ROWS, examples.size());

@@ -3,11 +3,17 @@ package dev.sluice.io.parquet;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.sluice.core.Batch;
+import dev.sluice.core.BatchBuilder;
+import dev.sluice.core.BufferPool;
+import dev.sluice.core.ColumnCursor;
+import dev.sluice.core.ColumnWindow;
 import dev.sluice.core.Column;
 import dev.sluice.core.DType;
 import dev.sluice.core.Example;
 import dev.sluice.core.Float16;
+import dev.sluice.core.MemoryManager;
 import dev.sluice.core.Schema;
+import dev.sluice.core.Split;
 import dev.sluice.core.Tensor;
 import dev.sluice.core.TensorSpec;
 import dev.sluice.io.parquet.internal.ColumnPlan;
@@ -438,5 +444,54 @@ final class ParquetTestFiles {
       }
     }
     return row;
+  }
+
+  /**
+   * Every row of {@code ds} read as the window shuffle reads it: row groups open as cursors, windows
+   * of {@code windowRows} rows (a window may span row groups) decoded one field at a time and
+   * gathered, in order or each window reversed, one batch per window. The caller closes the batches.
+   */
+  static List<Batch> gatherByColumns(ParquetDataset ds, int windowRows, boolean reversed) {
+    BufferPool pool = MemoryManager.shared().pool("test.by-columns");
+    List<Batch> out = new ArrayList<>();
+    List<ColumnCursor> open = new ArrayList<>();
+    try (ColumnWindow window = new ColumnWindow(ds.schema(), windowRows, pool, ds.toString())) {
+      java.util.Iterator<Split> splits = ds.splits().iterator();
+      ColumnCursor current = null;
+      long left = 0; // rows of the current cursor not yet in a window
+      for (;;) {
+        while (window.size() < windowRows) {
+          if (left == 0) {
+            if (!splits.hasNext()) {
+              break;
+            }
+            current = ds.openColumns(splits.next(), 0, Long.MAX_VALUE);
+            open.add(current);
+            left = current.remaining();
+            continue;
+          }
+          int n = (int) Math.min(left, windowRows - window.size());
+          window.add(current, n);
+          left -= n;
+        }
+        int size = window.size();
+        if (size == 0) {
+          return out;
+        }
+        int[] order = new int[size];
+        for (int i = 0; i < size; i++) {
+          order[i] = reversed ? size - 1 - i : i;
+        }
+        try (BatchBuilder b = BatchBuilder.create(ds.schema(), size, pool)) {
+          BatchBuilder.appendRows(window, order, 0, size, List.of(b));
+          out.add(b.build());
+        }
+      }
+    } catch (RuntimeException e) {
+      out.forEach(Batch::close);
+      throw e;
+    } finally {
+      open.forEach(ColumnCursor::close);
+    }
   }
 }

@@ -160,10 +160,15 @@ public final class RowGroupReader implements AutoCloseable {
     if (rows < 0 || rows > remaining()) {
       throw new IllegalArgumentException("cannot decode " + rows + " rows of " + this + ": " + remaining() + " are left");
     }
+    int before = into.isFixedLength() ? 0 : into.rows();
     try {
       decoders[field].decode(into, at, rows);
     } catch (RuntimeException e) {
       throw translate(e, file.name(), "row group " + rowGroup);
+    }
+    if (!into.isFixedLength() && into.rows() - before != rows) {
+      throw new DatasetFormatException(file.name(), "row group " + rowGroup + ", rows from " + position,
+          "column '" + schema.field(field).name() + "': expected " + rows + " rows but decoded " + (into.rows() - before));
     }
     columnRows[field] = rows;
   }
