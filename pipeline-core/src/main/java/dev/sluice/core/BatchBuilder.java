@@ -408,13 +408,33 @@ public final class BatchBuilder implements AutoCloseable {
   private static void commit(IntToLongFunction index, int[] rows, int from, int[] take, List<BatchBuilder> targets) {
     for (int t = 0, at = from; t < take.length; at += take[t], t++) {
       if (take[t] > 0) {
-        long[] idx = new long[take[t]];
-        for (int i = 0; i < idx.length; i++) {
-          idx[i] = index.applyAsLong(rows[at + i]);
-        }
-        targets.get(t).commitCopied(idx, take[t]);
+        targets.get(t).commitGathered(index, rows, at, take[t]);
       }
     }
+  }
+
+  /**
+   * Commits {@code count} gathered rows whose indices are {@code index} of {@code rows[at ..]},
+   * written straight into the index array, or kept a range when they continue the batch's range.
+   */
+  private void commitGathered(IntToLongFunction index, int[] rows, int at, int count) {
+    long first = index.applyAsLong(rows[at]);
+    boolean run = indices == null && (size == 0 || rangeFirst + size == first);
+    for (int i = 1; i < count && run; i++) {
+      run = index.applyAsLong(rows[at + i]) == first + i;
+    }
+    if (run) {
+      if (size == 0) {
+        rangeFirst = first;
+      }
+    } else {
+      long[] a = indices();
+      for (int i = 0; i < count; i++) {
+        a[size + i] = index.applyAsLong(rows[at + i]);
+      }
+    }
+    size += count;
+    checkVariableColumns();
   }
 
   private static boolean fourByteRows(TensorSpec spec) {

@@ -121,6 +121,9 @@ public final class ColumnWindow implements AutoCloseable {
 
   /** The global index of row {@code row} of the window. */
   long index(int row) {
+    if (cursors.size() == 1 && row >= 0 && row < size) {
+      return firstIndex[0] + row; // the usual window: the rows of one cursor
+    }
     int r = row;
     for (int i = 0; i < cursors.size(); i++) {
       if (r < counts[i]) {
@@ -154,9 +157,10 @@ public final class ColumnWindow implements AutoCloseable {
   }
 
   private ColumnBuilder buffer(TensorSpec spec, int slot) {
-    ColumnBuilder[] pair = buffers.computeIfAbsent(spec.withName("window"), k -> new ColumnBuilder[2]);
+    TensorSpec kind = spec.withName("window"); // fields of the same type, shape and nullability share buffers
+    ColumnBuilder[] pair = buffers.computeIfAbsent(kind, k -> new ColumnBuilder[2]);
     if (pair[slot] == null) {
-      pair[slot] = new ColumnBuilder(spec.withName("window"), capacity, pool);
+      pair[slot] = new ColumnBuilder(kind, capacity, pool);
     }
     return pair[slot];
   }
