@@ -3,7 +3,7 @@ package dev.sluice.core;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import java.util.Arrays;
+import dev.sluice.core.testing.CheckedCursor;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -17,57 +17,22 @@ class ColumnWindowTest {
   private final MemoryManager memory = new MemoryManager();
   private final BufferPool pool = memory.pool("test.window");
 
-  /** The rows of a batch from a row on, one field at a time, each field once per advance. */
-  static final class BatchCursor implements ColumnCursor {
+  /** The rows of a batch from a row on, one field at a time (the batch's indices run consecutively). */
+  static final class BatchCursor extends CheckedCursor {
     private final Batch batch;
-    private int position;
-    private final int[] decoded;
-    boolean closed;
 
     BatchCursor(Batch batch, int position) {
+      super(batch.schema(), first(batch) + position, batch.size() - position);
       this.batch = batch;
-      this.position = position;
-      this.decoded = new int[batch.schema().size()];
+    }
+
+    private static long first(Batch batch) {
+      return batch.size() == 0 ? 0 : batch.index(0);
     }
 
     @Override
-    public Schema schema() {
-      return batch.schema();
-    }
-
-    @Override
-    public long remaining() {
-      return batch.size() - position;
-    }
-
-    @Override
-    public long index() {
-      return batch.index(position);
-    }
-
-    @Override
-    public void decode(int field, ColumnBuilder into, int at, int rows) {
-      if (decoded[field] != 0) {
-        throw new IllegalStateException("field " + field + " decoded twice");
-      }
-      into.copyRange(batch.column(field), position, rows, at);
-      decoded[field] = rows;
-    }
-
-    @Override
-    public void advance(int rows) {
-      for (int d : decoded) {
-        if (d != rows) {
-          throw new IllegalStateException("advance " + rows + " after " + Arrays.toString(decoded));
-        }
-      }
-      Arrays.fill(decoded, 0);
-      position += rows;
-    }
-
-    @Override
-    public void close() {
-      closed = true;
+    protected void write(int field, ColumnBuilder into, int at, long first, int rows) {
+      into.copyRange(batch.column(field), (int) (first - first(batch)), rows, at);
     }
   }
 

@@ -17,6 +17,7 @@ import dev.sluice.core.SplitDataset;
 import dev.sluice.core.Tensor;
 import dev.sluice.core.TensorSpec;
 import dev.sluice.core.testing.BatchContents;
+import dev.sluice.core.testing.CheckedCursor;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
@@ -178,64 +179,22 @@ class MemoryBatchSplits implements BatchSplitDataset<Example> {
   }
 
   /** Rows {@code [first, first + rows)} by index, each field written from {@link #row}. */
-  private final class Cursor implements ColumnCursor {
+  private final class Cursor extends CheckedCursor {
     private final String split;
-    private long next;
-    private long left;
-    private final int[] decoded = new int[SCHEMA.size()];
-    private boolean closed;
 
     Cursor(String split, long first, long rows) {
+      super(SCHEMA, first, rows);
       this.split = split;
-      this.next = first;
-      this.left = rows;
     }
 
     @Override
-    public Schema schema() {
-      return SCHEMA;
+    protected void write(int field, ColumnBuilder into, int at, long first, int rows) {
+      decodeField(field, into, at, first, rows);
     }
 
     @Override
-    public long remaining() {
-      return left;
-    }
-
-    @Override
-    public long index() {
-      return next;
-    }
-
-    @Override
-    public void decode(int field, ColumnBuilder into, int at, int rows) {
-      if (decoded[field] != 0) {
-        throw new IllegalStateException("field " + field + " decoded twice");
-      }
-      if (rows > left) {
-        throw new IllegalArgumentException(rows + " rows asked of " + left);
-      }
-      decodeField(field, into, at, next, rows);
-      decoded[field] = rows;
-    }
-
-    @Override
-    public void advance(int rows) {
-      for (int d : decoded) {
-        if (d != rows) {
-          throw new IllegalStateException("advance " + rows + " after " + Arrays.toString(decoded));
-        }
-      }
-      Arrays.fill(decoded, 0);
-      next += rows;
-      left -= rows;
-    }
-
-    @Override
-    public void close() {
-      if (!closed) {
-        closed = true;
-        openCursors.decrementAndGet();
-      }
+    protected void closed() {
+      openCursors.decrementAndGet();
     }
 
     @Override
