@@ -282,11 +282,7 @@ public final class BatchBuilder implements AutoCloseable {
     for (int f = 0; f < columns.length; f++) {
       columns[f].copyRange(source.column(f), fromRow, count, size);
     }
-    long[] idx = new long[count];
-    for (int i = 0; i < count; i++) {
-      idx[i] = source.index(fromRow + i);
-    }
-    commitCopied(idx, count);
+    commitCopied(count, i -> source.index(fromRow + i));
   }
 
   /**
@@ -408,33 +404,10 @@ public final class BatchBuilder implements AutoCloseable {
   private static void commit(IntToLongFunction index, int[] rows, int from, int[] take, List<BatchBuilder> targets) {
     for (int t = 0, at = from; t < take.length; at += take[t], t++) {
       if (take[t] > 0) {
-        targets.get(t).commitGathered(index, rows, at, take[t]);
+        int first = at;
+        targets.get(t).commitCopied(take[t], i -> index.applyAsLong(rows[first + i]));
       }
     }
-  }
-
-  /**
-   * Commits {@code count} gathered rows whose indices are {@code index} of {@code rows[at ..]},
-   * written straight into the index array, or kept a range when they continue the batch's range.
-   */
-  private void commitGathered(IntToLongFunction index, int[] rows, int at, int count) {
-    long first = index.applyAsLong(rows[at]);
-    boolean run = indices == null && (size == 0 || rangeFirst + size == first);
-    for (int i = 1; i < count && run; i++) {
-      run = index.applyAsLong(rows[at + i]) == first + i;
-    }
-    if (run) {
-      if (size == 0) {
-        rangeFirst = first;
-      }
-    } else {
-      long[] a = indices();
-      for (int i = 0; i < count; i++) {
-        a[size + i] = index.applyAsLong(rows[at + i]);
-      }
-    }
-    size += count;
-    checkVariableColumns();
   }
 
   private static boolean fourByteRows(TensorSpec spec) {
@@ -487,21 +460,28 @@ public final class BatchBuilder implements AutoCloseable {
     }
   }
 
-  /** Commits {@code count} copied rows with indices {@code idx}, keeping a range batch a range. */
-  private void commitCopied(long[] idx, int count) {
+  /**
+   * Commits {@code count} copied rows, the {@code i}-th with index {@code index.applyAsLong(i)}:
+   * kept a range when they continue the batch's range, else written straight into the index array.
+   */
+  private void commitCopied(int count, IntToLongFunction index) {
     if (count == 0) {
       return;
     }
-    boolean run = true;
+    long first = index.applyAsLong(0);
+    boolean run = indices == null && (size == 0 || rangeFirst + size == first);
     for (int i = 1; i < count && run; i++) {
-      run = idx[i] == idx[0] + i;
+      run = index.applyAsLong(i) == first + i;
     }
-    if (run && indices == null && (size == 0 || rangeFirst + size == idx[0])) {
+    if (run) {
       if (size == 0) {
-        rangeFirst = idx[0];
+        rangeFirst = first;
       }
     } else {
-      System.arraycopy(idx, 0, indices(), size, count);
+      long[] a = indices();
+      for (int i = 0; i < count; i++) {
+        a[size + i] = index.applyAsLong(i);
+      }
     }
     size += count;
     checkVariableColumns();

@@ -26,6 +26,7 @@ public final class ColumnWindow implements AutoCloseable {
   private final int capacity;
   private final BufferPool pool;
   private final String name;
+  private final TensorSpec[] kinds; // per field: its spec without its name, the key of its buffers
   private final Map<TensorSpec, ColumnBuilder[]> buffers = new HashMap<>();
   private final List<ColumnCursor> cursors = new ArrayList<>();
   private int[] counts = new int[2];
@@ -47,6 +48,10 @@ public final class ColumnWindow implements AutoCloseable {
       throw new IllegalArgumentException("capacity > 0 required but it was " + capacity);
     }
     this.capacity = capacity;
+    this.kinds = new TensorSpec[schema.size()];
+    for (int f = 0; f < kinds.length; f++) {
+      kinds[f] = schema.field(f).withName("window"); // fields of the same type, shape and nullability share buffers
+    }
   }
 
   /** The fields of the window's rows. */
@@ -109,7 +114,7 @@ public final class ColumnWindow implements AutoCloseable {
    */
   Column decode(int field, int slot) {
     checkOpen();
-    ColumnBuilder b = buffer(schema.field(field), slot);
+    ColumnBuilder b = buffer(kinds[field], slot);
     b.clear();
     int at = 0;
     for (int i = 0; i < cursors.size(); i++) {
@@ -156,8 +161,7 @@ public final class ColumnWindow implements AutoCloseable {
     size = 0;
   }
 
-  private ColumnBuilder buffer(TensorSpec spec, int slot) {
-    TensorSpec kind = spec.withName("window"); // fields of the same type, shape and nullability share buffers
+  private ColumnBuilder buffer(TensorSpec kind, int slot) {
     ColumnBuilder[] pair = buffers.computeIfAbsent(kind, k -> new ColumnBuilder[2]);
     if (pair[slot] == null) {
       pair[slot] = new ColumnBuilder(kind, capacity, pool);
