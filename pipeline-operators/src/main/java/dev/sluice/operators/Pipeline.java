@@ -11,6 +11,7 @@ import dev.sluice.core.PipelineIterator;
 import dev.sluice.core.PipelineState;
 import dev.sluice.core.Positioned;
 import dev.sluice.core.RandomAccessDataset;
+import dev.sluice.core.internal.FluxPass;
 import dev.sluice.operators.internal.BatchStage;
 import dev.sluice.operators.internal.BufferShuffleStage;
 import dev.sluice.operators.internal.Checkpoints;
@@ -130,7 +131,8 @@ public final class Pipeline<T> implements Dataset<T> {
       // the pass as a whole, once per batch: reactor-core-micrometer's flow duration, batch interval and demand
       pass = pass.name(PASS_METRICS).tag("pipeline", options.name()).tap(Micrometer.metrics(options.metrics()));
     }
-    return pass
+    // the boundary: whatever a stage throws, on any thread, ends the pass as onError (never a hang)
+    return FluxPass.of(pass)
         .doOnDiscard(Batch.class, Batch::close)
         .contextWrite(context.asReactorContext());
   }

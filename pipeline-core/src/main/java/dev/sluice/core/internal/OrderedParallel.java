@@ -7,7 +7,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.function.Consumer;
-import reactor.core.Exceptions;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
@@ -127,8 +126,7 @@ public final class OrderedParallel {
       } catch (Stopped stopped) {
         // the stage ended while the task ran: the run released what it had and refuses the rest
       } catch (Throwable e) {
-        Exceptions.throwIfJvmFatal(e);
-        run.fail(e);
+        run.fail(Fatal.signalable(e, null)); // a JVM error too: Reactor would rethrow it on this worker
       }
       if (meter != null) {
         meter.workerTime(System.nanoTime() - start);

@@ -1,5 +1,6 @@
 package dev.sluice.core.internal;
 
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 
@@ -17,13 +18,54 @@ import java.util.concurrent.locks.LockSupport;
  * {@link #awaitIdle(long)} returns once no call is under way and no task is queued or running: from
  * then on nothing of the pass runs again unless the consumer calls into it again.
  *
+ * <p><b>Failures.</b> Whatever a task of the pass throws ({@link Error}s included) ends the pass
+ * instead of being lost on the worker thread: the task hands it to {@link #fail(Throwable)}, which
+ * passes it to the most recent {@link FailureRoute} still open (the boundary of the pass,
+ * {@link FluxPass}), and that one cancels what runs above it and signals the error to its
+ * subscriber.
+ *
  * <p>Thread-safe.
  */
 public final class PassTasks {
   private static final ThreadLocal<PassTasks> CURRENT = new ThreadLocal<>();
 
   private final AtomicInteger active = new AtomicInteger();
+  private final CopyOnWriteArrayList<FailureRoute> routes = new CopyOnWriteArrayList<>();
   private volatile Thread waiter;
+
+  /** Where the failure of a task of the pass goes: the boundary of a pass ({@link FluxPass}). */
+  @FunctionalInterface
+  public interface FailureRoute {
+    /**
+     * Ends the pass with {@code error}; false when this route has ended already and did nothing.
+     * Called on the thread of the task that failed.
+     */
+    boolean fail(Throwable error);
+  }
+
+  /** From now on failures of the pass's tasks go to {@code route} (the most recent open route first). */
+  public void addRoute(FailureRoute route) {
+    routes.add(route);
+  }
+
+  /** {@code route} no longer takes failures. */
+  public void removeRoute(FailureRoute route) {
+    routes.remove(route);
+  }
+
+  /**
+   * A task of the pass threw {@code error}: hands it to the most recent route that takes it; false
+   * when none did (the caller then lets the error go on as it would without a pass).
+   */
+  public boolean fail(Throwable error) {
+    Object[] r = routes.toArray();
+    for (int i = r.length - 1; i >= 0; i--) {
+      if (((FailureRoute) r[i]).fail(error)) {
+        return true;
+      }
+    }
+    return false;
+  }
 
   /** The pass current on the calling thread, or null. */
   public static PassTasks current() {

@@ -24,6 +24,12 @@ import reactor.core.scheduler.Scheduler;
  * picked it up. The task runs with its pass current, so what it schedules belongs to the pass as
  * well. A periodic task belongs to its pass until it is disposed. A task scheduled while no pass is
  * current goes to the decorated scheduler as it is: one thread-local read is the whole cost.
+ *
+ * <p>Whatever a task of a pass throws, {@link Error}s included, goes to its pass
+ * ({@link PassTasks#fail(Throwable)}), whose boundary ends the pass with it as an {@code onError}
+ * signal; Reactor would rethrow a JVM error on the worker and the pass's subscriber would wait
+ * forever. Only when no boundary of the pass is open does the throwable reach the decorated
+ * scheduler's error handling as before.
  * Everything else (time, disposal, workers' lifecycle) is the decorated scheduler's.
  */
 public final class TrackedScheduler implements Scheduler, Scannable {
@@ -243,6 +249,10 @@ public final class TrackedScheduler implements Scheduler, Scannable {
       try {
         task.run();
         again = periodic;
+      } catch (Throwable e) {
+        if (!pass.fail(e)) {
+          throw e;
+        }
       } finally {
         pass.exit(previous);
         if (!again || !STATE.compareAndSet(this, RUNNING, WAITING)) {

@@ -7,6 +7,7 @@ import dev.sluice.core.ColumnBuilder;
 import dev.sluice.core.ColumnCursor;
 import dev.sluice.core.DatasetClosedException;
 import dev.sluice.core.DatasetFormatException;
+import dev.sluice.core.FatalErrorException;
 import dev.sluice.core.Example;
 import dev.sluice.core.Fingerprinted;
 import dev.sluice.core.PipelineContext;
@@ -307,14 +308,27 @@ public final class ParquetDataset implements BatchSplitDataset<Example>, Fingerp
     BufferPool pool = options.memory().pool(STAGE);
     // A downstream that fused this generate (flatMapIterable) may poll it once more after a cancel
     // cleaned its state up, and Reactor then hands the generator and the cleanup a null state.
+    // a JVM error of the decode (a class parquet-java needs on an error path, memory) is signalled
+    // as a FatalErrorException: Reactor would rethrow it on the decoding thread
     return Flux.<Batch, RangeReader>generate(
-            () -> new RangeReader(open(r, pool), fromRow, end),
+            () -> {
+              try {
+                return new RangeReader(open(r, pool), fromRow, end);
+              } catch (LinkageError | VirtualMachineError e) {
+                throw new FatalErrorException(files.get(r.file).name() + ", row group " + r.rowGroup + ": decoding", e);
+              }
+            },
             (state, sink) -> {
               if (state == null) {
                 sink.complete();
                 return null;
               }
-              Batch b = state.next(state.started() ? batchSize : firstBatchSize);
+              Batch b;
+              try {
+                b = state.next(state.started() ? batchSize : firstBatchSize);
+              } catch (LinkageError | VirtualMachineError e) {
+                throw new FatalErrorException(files.get(r.file).name() + ", row group " + r.rowGroup + ": decoding", e);
+              }
               if (b == null) {
                 sink.complete();
               } else {

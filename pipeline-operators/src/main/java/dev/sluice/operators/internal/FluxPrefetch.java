@@ -1,5 +1,6 @@
 package dev.sluice.operators.internal;
 
+import dev.sluice.core.internal.Fatal;
 import dev.sluice.core.internal.TrackedScheduler;
 import dev.sluice.core.internal.metrics.StageMeter;
 import java.util.Queue;
@@ -169,7 +170,11 @@ public final class FluxPrefetch<T> extends Flux<T> implements Scannable {
     try {
       producerWorker.schedule(() -> {
         parent.producerThread = Thread.currentThread(); // a worker's tasks all run on its one thread
-        source.subscribe(parent);
+        try {
+          source.subscribe(parent);
+        } catch (Throwable e) {
+          parent.upstreamThrew(e);
+        }
       });
     } catch (RejectedExecutionException e) {
       if (!parent.cancelled) {
@@ -336,6 +341,16 @@ public final class FluxPrefetch<T> extends Flux<T> implements Scannable {
       trySchedule();
     }
 
+    /**
+     * The upstream threw out of {@code subscribe} or {@code request} on the producer worker (a JVM
+     * error Reactor rethrows rather than signals): it is cancelled, and the error is signalled
+     * after the elements queued before it.
+     */
+    void upstreamThrew(Throwable e) {
+      Operators.terminate(UPSTREAM, this);
+      onError(Fatal.signalable(e, "prefetch producer"));
+    }
+
     @Override
     public void onComplete() {
       if (done) {
@@ -443,7 +458,11 @@ public final class FluxPrefetch<T> extends Flux<T> implements Scannable {
           long r = REPLENISH.getAndSet(this, 0);
           Subscription s = upstream;
           if (s != null && r > 0) {
-            s.request(r);
+            try {
+              s.request(r);
+            } catch (Throwable e) {
+              upstreamThrew(e);
+            }
           }
         });
       } catch (RejectedExecutionException e) {

@@ -58,7 +58,11 @@ public final class RowGroupReader implements AutoCloseable {
       List<ColumnDescriptor> cols = new ArrayList<>(plans.size());
       plans.forEach(p -> cols.add(p.descriptor()));
       r.setRequestedSchema(cols);
-      s = r.readRowGroup(rowGroup);
+      try {
+        s = r.readRowGroup(rowGroup);
+      } catch (LinkageError e) {
+        throw PageCounts.mismatch(file, rowGroup, plans, e);
+      }
       if (s == null) {
         throw new DatasetFormatException(file.name(), "row group " + rowGroup, "the row group is missing");
       }
@@ -71,6 +75,9 @@ public final class RowGroupReader implements AutoCloseable {
     } catch (RuntimeException | IOException e) {
       closeQuietly(s, r);
       throw translate(e, file.name(), "row group " + rowGroup);
+    } catch (Error e) {
+      closeQuietly(s, r);
+      throw e;
     }
     this.reader = r;
     this.store = s;
