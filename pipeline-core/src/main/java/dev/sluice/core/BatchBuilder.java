@@ -60,6 +60,59 @@ public final class BatchBuilder implements AutoCloseable {
     return new BatchBuilder(schema, capacity, pool);
   }
 
+  /**
+   * Checks, before any work, that a batch of {@code rows} rows of {@code schema} can be built from
+   * {@code memory}: every buffer the builder allocates up front (a fixed-length field's values, a
+   * variable-length field's offsets per level and first values buffer, each at its size class) fits
+   * in one buffer, and all of them together fit under the manager's limit. Buffers that grow later
+   * (variable-length values) and validity vectors are not counted, so a pass this refuses could
+   * never build its first batch.
+   *
+   * @param what the stage that builds the batches, for messages ({@code "batch(1000)"})
+   * @param rows the rows of the largest batch the stage builds, &gt; 0
+   * @throws IllegalArgumentException if one of the buffers is larger than a buffer can be
+   * @throws MemoryLimitException if the buffers of one batch are more than the limit
+   */
+  public static void checkFits(String what, Schema schema, long rows, MemoryManager memory) {
+    Objects.requireNonNull(schema, "schema");
+    Objects.requireNonNull(memory, "memory");
+    if (rows <= 0) {
+      return;
+    }
+    Map<String, Long> needs = new java.util.LinkedHashMap<>();
+    long total = 0;
+    for (TensorSpec f : schema.fields()) {
+      long n = 0;
+      for (long b : firstBuffers(f, rows)) {
+        if (b < 0 || b > BufferPool.MAX_BUFFER_BYTES) {
+          throw new IllegalArgumentException(what + ": one batch of " + rows + " rows needs "
+              + (b < 0 ? "more than " + Long.MAX_VALUE + " bytes" : MemoryManager.bytes(b)) + " in one buffer for field '"
+              + f.name() + "' (" + f + ") but a buffer holds at most " + MemoryManager.bytes(BufferPool.MAX_BUFFER_BYTES)
+              + ": use a smaller batch size");
+        }
+        n += BufferPool.sizeClassBytes(b);
+      }
+      needs.merge(f.name(), n, Long::sum);
+      total += n;
+    }
+    memory.checkCanHold(what, rows, total, needs);
+  }
+
+  /** The bytes of the buffers a column builder of {@code rows} rows allocates at once (-1: overflows a long). */
+  private static long[] firstBuffers(TensorSpec f, long rows) {
+    if (f.isFixedLength()) {
+      long rowBytes = f.rowBytes();
+      return new long[] {rowBytes != 0 && rows > Long.MAX_VALUE / rowBytes ? -1 : rowBytes * rows};
+    }
+    int levels = f.raggedRank() + (f.dtype().isVariableLength() ? 1 : 0);
+    long[] out = new long[levels + 1];
+    for (int j = 0; j < levels; j++) {
+      out[j] = rows >= Long.MAX_VALUE / 8 ? -1 : 8 * (rows + 1);
+    }
+    out[levels] = rows >= Long.MAX_VALUE / 16 ? -1 : Math.max(4096, rows * 16);
+    return out;
+  }
+
   /** The fields of the batch being built. */
   public Schema schema() {
     return schema;

@@ -15,6 +15,8 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class BufferPool {
   private static final int MIN_CLASS = 12; // 4 KiB
   private static final int MAX_CLASS = 30; // 1 GiB; a direct ByteBuffer holds < 2 GiB
+  /** The largest buffer a pool hands out. */
+  static final long MAX_BUFFER_BYTES = 1L << MAX_CLASS;
 
   private final String stage;
   private final MemoryManager manager;
@@ -151,6 +153,11 @@ public final class BufferPool {
   }
 
   private static final int ALIGNMENT = 64;
+
+  /** The bytes a buffer of {@code bytes} takes from the limit: its size class. */
+  static long sizeClassBytes(long bytes) {
+    return 1L << sizeClass(bytes);
+  }
 
   private static int sizeClass(long bytes) {
     int cls = 64 - Long.numberOfLeadingZeros(Math.max(bytes, 1) - 1);

@@ -321,6 +321,20 @@ public final class MemoryManager {
     return root.maxWaitNanos;
   }
 
+  /**
+   * Fails when {@code total} bytes, what {@code what} needs at once for one batch of {@code rows}
+   * rows ({@code parts}: bytes per field), can never be held under the limit.
+   */
+  void checkCanHold(String what, long rows, long total, Map<String, Long> parts) {
+    long max = root.limit;
+    if (total > max) {
+      throw new MemoryLimitException(what + ": one batch of " + rows + " rows needs " + bytes(total)
+          + " of buffers at once (" + brief(parts) + "; each buffer counts at its size class, at least 4 KiB) but the "
+          + "memory limit is " + bytes(max) + ": raise the limit or make the batches smaller",
+          max, total, root.outstandingBytesByStage(), null);
+    }
+  }
+
   MemoryLimitException tooLarge(String stage, long asked, long sizeClass) {
     return new MemoryLimitException("stage '" + stage + "' asked for " + bytes(asked)
         + (sizeClass != asked ? " (a buffer of " + bytes(sizeClass) + ")" : "") + " but the memory limit is "
@@ -345,6 +359,17 @@ public final class MemoryManager {
     }
     StringBuilder sb = new StringBuilder();
     byStage.forEach((stage, n) -> sb.append(sb.length() == 0 ? "" : ", ").append(stage).append(' ').append(bytes(n)));
+    return sb.toString();
+  }
+
+  /** {@code x 64.0 KiB, label 8.0 KiB}. */
+  private static String brief(Map<String, Long> parts) {
+    StringBuilder sb = new StringBuilder();
+    parts.forEach((part, n) -> {
+      String b = bytes(n);
+      int paren = b.indexOf(" (");
+      sb.append(sb.length() == 0 ? "" : ", ").append(part).append(' ').append(paren > 0 ? b.substring(0, paren) : b);
+    });
     return sb.toString();
   }
 

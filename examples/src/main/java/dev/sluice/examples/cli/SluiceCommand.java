@@ -1,11 +1,14 @@
 package dev.sluice.examples.cli;
 
 import dev.sluice.core.DatasetException;
+import dev.sluice.core.FatalErrorException;
 import dev.sluice.core.MemoryLimitException;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
 import java.nio.file.NoSuchFileException;
+import java.util.ArrayList;
+import java.util.List;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -65,13 +68,26 @@ public final class SluiceCommand implements Runnable {
       c.getErr().flush();
       return EXIT_BAD_INPUT;
     });
+    // an Error out of a command (Reactor rethrows JVM errors) goes to the handler below like an exception
+    CommandLine.IExecutionStrategy run = new CommandLine.RunLast();
+    cl.setExecutionStrategy(parsed -> {
+      try {
+        return run.execute(parsed);
+      } catch (Error e) {
+        throw new CommandLine.ExecutionException(parsed.commandSpec().commandLine(), String.valueOf(e), e);
+      }
+    });
     cl.setExecutionExceptionHandler((ex, c, parsed) -> {
       Throwable t = Exceptions.unwrap(ex);
+      if (t instanceof CommandLine.ExecutionException && t.getCause() instanceof Error error) {
+        t = error;
+      }
       boolean verbose = parsed.matchedOption("--verbose") != null
           || (parsed.subcommand() != null && hasVerbose(parsed));
-      boolean badInput = isBadInput(t);
+      String jvm = jvmError(t, parsed);
+      boolean badInput = jvm != null ? !jvm.startsWith("internal error: ") : isBadInput(t);
       PrintWriter e = c.getErr();
-      e.println("sluice: " + (badInput ? "" : "internal error: ") + message(t));
+      e.println("sluice: " + (jvm != null ? jvm : (badInput ? "" : "internal error: ") + withOption(message(t), parsed)));
       if (verbose) {
         t.printStackTrace(e);
       }
@@ -110,6 +126,78 @@ public final class SluiceCommand implements Runnable {
     }
     String m = t.getMessage();
     return m == null || m.isBlank() ? t.getClass().getSimpleName() : m.replace('\n', ' ');
+  }
+
+  /**
+   * {@code message} with the library's name of the batch stage ({@code "batch(1000): ..."}, a
+   * size checked before any work) replaced by the option the user typed ({@code "--batch 1000: ..."}).
+   */
+  static String withOption(String message, CommandLine.ParseResult parsed) {
+    for (CommandLine.ParseResult p = parsed; p != null; p = p.subcommand()) {
+      if (p.hasMatchedOption("--batch")) {
+        String value = String.valueOf(p.matchedOption("--batch").getValue());
+        String stage = "batch(" + value + "): ";
+        if (message.startsWith(stage)) {
+          return "--batch " + value + ": " + message.substring(stage.length());
+        }
+      }
+    }
+    return message;
+  }
+
+  /** Options whose values set how much memory a command needs, as the user may type them. */
+  private static final List<String> MEMORY_OPTIONS = List.of("--batch", "--buffer", "--prefetch", "--parallelism",
+      "--num-workers", "--num-samples", "--rows", "--dim", "--workers");
+
+  /**
+   * The line for a JVM error behind {@code t} (thrown, or wrapped by the pipeline in a
+   * {@link FatalErrorException}), or null when there is none: a missing class names the dependency
+   * to add, running out of memory names the options that set the sizes; other JVM errors are
+   * internal errors.
+   */
+  static String jvmError(Throwable t, CommandLine.ParseResult parsed) {
+    String where = null;
+    Throwable error = null;
+    for (Throwable c = t; c != null && error == null; c = c.getCause()) {
+      if (c instanceof FatalErrorException f && where == null && f.getMessage() != null) {
+        int at = f.getMessage().indexOf(" failed: ");
+        where = at > 0 ? f.getMessage().substring(0, at) : null;
+      }
+      if (c instanceof VirtualMachineError || c instanceof LinkageError || c instanceof ClassNotFoundException) {
+        error = c;
+      }
+    }
+    if (error == null) {
+      return null;
+    }
+    String prefix = where != null ? where + ": " : "";
+    if (error instanceof NoClassDefFoundError || error instanceof ClassNotFoundException) {
+      String cls = String.valueOf(error.getMessage()).replace('/', '.');
+      return prefix + "class " + cls + " is missing from the class path: add " + dependencyOf(cls);
+    }
+    if (error instanceof OutOfMemoryError) {
+      List<String> given = new ArrayList<>();
+      for (CommandLine.ParseResult p = parsed; p != null; p = p.subcommand()) {
+        for (String o : MEMORY_OPTIONS) {
+          if (p.hasMatchedOption(o)) {
+            given.add(o + " " + p.matchedOption(o).getValue());
+          }
+        }
+      }
+      return prefix + "out of memory (" + error.getMessage() + ")"
+          + (given.isEmpty() ? ": give the JVM more heap (-Xmx)"
+              : " with " + String.join(", ", given) + ": lower " + (given.size() == 1 ? "it" : "them")
+                  + " or give the JVM more heap (-Xmx)");
+    }
+    return "internal error: " + prefix + error;
+  }
+
+  /** The Maven coordinates that provide class {@code cls}, as far as Sluice knows them. */
+  private static String dependencyOf(String cls) {
+    if (cls.startsWith("org.apache.hadoop.")) {
+      return "org.apache.hadoop:hadoop-client-api and org.apache.hadoop:hadoop-client-runtime";
+    }
+    return "the jar that provides it";
   }
 
   /** Thrown by a command that is listed but not available yet; exits 2. */

@@ -156,6 +156,12 @@ final class ColumnarPlan {
     return cut;
   }
 
+  /** The rows the batches of the pass for {@code context} are cut from (before the take / skip after {@code batch}). */
+  long rows(PipelineContext context) {
+    RangeCuts cut = rowRange(segments(context));
+    return cut.last() - cut.first();
+  }
+
   /** The number of batches of the pass for {@code context}. */
   long length(PipelineContext context) {
     RangeCuts cut = rowRange(segments(context));

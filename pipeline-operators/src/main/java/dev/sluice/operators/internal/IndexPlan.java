@@ -187,13 +187,13 @@ final class IndexPlan {
       int batchSize = b.batchSize();
       long length = seq.length();
       if (b.numParallelCalls() <= 1) {
-        long[] indices = new long[batchSize]; // per subscription; the builder copies what it keeps
+        long[] indices = new long[(int) Math.min(batchSize, length)]; // per subscription; the builder copies what it keeps
         return PlanCompiler.longRange(first, last).map(n -> gather(source, seq, schema, pool, n, batchSize, length, indices));
       }
       // each worker task gathers a run of CHUNK consecutive batches: one scheduler hop per run
       return OrderedParallel.<Long, Batch>flatMap(PlanCompiler.longRange(0, (last - first + CHUNK - 1) / CHUNK),
           (c, out) -> {
-            long[] indices = new long[batchSize];
+            long[] indices = new long[(int) Math.min(batchSize, length)];
             for (long n = first + c * CHUNK, end = Math.min(last, first + (c + 1) * CHUNK); n < end; n++) {
               out.accept(gather(source, seq, schema, pool, n, batchSize, length, indices));
             }

@@ -1,8 +1,10 @@
 package dev.sluice.operators.internal;
 
 import dev.sluice.core.BatchSplitDataset;
+import dev.sluice.core.BatchBuilder;
 import dev.sluice.core.Dataset;
 import dev.sluice.core.Example;
+import dev.sluice.core.HasSchema;
 import dev.sluice.core.Options;
 import dev.sluice.core.PipelineContext;
 import dev.sluice.core.RandomAccessDataset;
@@ -255,6 +257,7 @@ public final class PlanCompiler {
 
     /** Stage {@code i} applied on the element path to {@code flux}. */
     private Flux<?> apply(Flux<?> flux, Stage s, int i) {
+      checkBatches(i);
       return probe(s.accept(new ElementPath(flux, schemaBefore[i], options, ctx, busy)), metrics, i + 1, s.operator());
     }
 
@@ -318,8 +321,48 @@ public final class PlanCompiler {
       };
     }
 
+    /**
+     * Fails the pass before any work when the batches of the head (index or columnar path), or of
+     * the {@code batch} stage at {@code i} on the element path, cannot be built: a buffer larger
+     * than a buffer can be, or one batch's buffers more than the memory limit. The one place the
+     * planner checks sizes; the largest batch is the batch size, or fewer rows when the pass has
+     * fewer ({@link BatchBuilder#checkFits}).
+     */
+    private void checkBatches(int i) {
+      BatchStage b;
+      Schema schema;
+      long rows;
+      if (i < next) {
+        if (!headBatches) {
+          return;
+        }
+        b = (BatchStage) ordered.subList(0, next).stream().filter(s -> s.kind() == Stage.Kind.BATCH).findFirst()
+            .orElseThrow();
+        if (source instanceof RandomAccessDataset<?> ra) {
+          schema = Schemas.of(ra);
+          rows = IndexPlan.sequence(ra, ordered, ctx, offset).seq().length();
+        } else if (columnar != null && source instanceof HasSchema h) {
+          schema = h.schema();
+          rows = columnar.rows(ctx);
+        } else {
+          return;
+        }
+      } else {
+        if (!(ordered.get(i) instanceof BatchStage stage) || schemaBefore[i] == null) {
+          return;
+        }
+        b = stage;
+        schema = schemaBefore[i];
+        rows = length(i);
+      }
+      if (rows >= 0 && schema != null) {
+        BatchBuilder.checkFits("batch(" + b.batchSize() + ")", schema, Math.min(b.batchSize(), rows), options.memory());
+      }
+    }
+
     /** The head's output without its first {@code skip} elements. */
     private Flux<?> head(long skip) {
+      checkBatches(0);
       return switch (head) {
         case REPEAT -> probe(repeat(skip), metrics, next, ordered.get(next - 1).operator());
         case INDEX -> probeSource(source, IndexPlan.plan((RandomAccessDataset<?>) source, ordered, options, ctx, skip, offset)
