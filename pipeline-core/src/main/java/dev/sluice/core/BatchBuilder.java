@@ -26,6 +26,7 @@ public final class BatchBuilder implements AutoCloseable {
   private final int capacity;
   private final BufferPool pool;
   private final ColumnBuilder[] columns;
+  private final long[] held = new long[1]; // bytes (size classes) of the pooled buffers the columns hold
   private long[] indices; // allocated by the first commit or append that is not a range
   private long rangeFirst = -1; // >= 0 while the committed rows are rangeFirst, rangeFirst + 1, ...
   private int size;
@@ -38,7 +39,7 @@ public final class BatchBuilder implements AutoCloseable {
     this.columns = new ColumnBuilder[schema.size()];
     try {
       for (int i = 0; i < columns.length; i++) {
-        columns[i] = new ColumnBuilder(schema.field(i), capacity, pool);
+        columns[i] = new ColumnBuilder(schema.field(i), capacity, pool, held);
       }
     } catch (RuntimeException e) {
       close();
@@ -553,6 +554,7 @@ public final class BatchBuilder implements AutoCloseable {
       c.addBuffers(owned);
     }
     PooledBuffer[] buffers = owned.toArray(new PooledBuffer[0]);
+    held[0] = 0; // the batch's now
     if (indices == null && size > 0) {
       return Batch.ofBuilt(schema, Arrays.asList(cols), null, rangeFirst, size, buffers);
     }

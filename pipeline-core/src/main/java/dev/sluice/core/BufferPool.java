@@ -55,12 +55,22 @@ public final class BufferPool {
    * @throws MemoryLimitException if the buffer can never fit the limit, or nothing came back in time
    */
   public PooledBuffer allocate(long bytes) {
+    return allocate(bytes, 0);
+  }
+
+  /**
+   * {@link #allocate(long)} for a batch being built that already holds {@code inProgress} bytes
+   * (size classes) of this manager's buffers: when the allocation has to wait and every buffer
+   * handed out belongs to such a batch whose allocation waits, none can come back, and it fails at
+   * once instead of waiting.
+   */
+  PooledBuffer allocate(long bytes, long inProgress) {
     if (bytes < 0 || bytes > (1L << MAX_CLASS)) {
       throw new IllegalArgumentException(
           "stage '" + stage + "': buffer size must be in [0, " + (1L << MAX_CLASS) + "] but it was " + bytes);
     }
     int cls = sizeClass(bytes);
-    ByteBuffer b = parent != null ? parent.acquire(cls, bytes) : acquire(cls, bytes);
+    ByteBuffer b = parent != null ? parent.acquire(cls, bytes, inProgress) : acquire(cls, bytes, inProgress);
     b.clear().limit((int) bytes);
     b.order(ByteOrder.LITTLE_ENDIAN);
     outstanding.addAndGet(bytes);
@@ -71,13 +81,14 @@ public final class BufferPool {
   }
 
   /** A kept buffer of class {@code cls}, or fresh memory within the limit, waiting for it if need be. */
-  private ByteBuffer acquire(int cls, long bytes) {
+  private ByteBuffer acquire(int cls, long bytes, long inProgress) {
     int cap = 1 << cls;
     if (cap > manager.limit()) {
       throw manager.tooLarge(stage, bytes, cap);
     }
     long deadline = 0;
     for (;;) {
+      manager.handedOut(cap); // counted before it is taken: a waiter never sees too little handed out
       ByteBuffer b = free[cls].pollFirst();
       if (b != null) {
         retained.addAndGet(-cap);
@@ -87,12 +98,14 @@ public final class BufferPool {
         try {
           b = allocateAligned(cap);
         } catch (RuntimeException | Error e) {
+          manager.handedOut(-cap);
           manager.unreserve(cap);
           throw e;
         }
         allocatedTotal.addAndGet(b.capacity());
         return b;
       }
+      manager.handedOut(-cap);
       if (manager.trimFor(cap)) {
         continue;
       }
@@ -100,11 +113,18 @@ public final class BufferPool {
         deadline = System.nanoTime() + manager.maxWaitNanos();
       }
       boolean ready;
+      manager.beginWait(inProgress);
       try {
-        ready = manager.await(() -> !free[cls].isEmpty() || manager.fits(cap) || manager.keepsBuffers(), deadline);
+        ready = manager.await(() -> !free[cls].isEmpty() || manager.fits(cap) || manager.keepsBuffers()
+            || manager.nothingComesBack(), deadline);
+        if (manager.nothingComesBack() && free[cls].isEmpty() && !manager.fits(cap) && !manager.keepsBuffers()) {
+          throw manager.deadlocked(stage, bytes, cap, inProgress);
+        }
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         throw manager.limitReached(stage, bytes, cap, e);
+      } finally {
+        manager.endWait(inProgress);
       }
       if (!ready) {
         throw manager.limitReached(stage, bytes, cap, null);
@@ -119,6 +139,7 @@ public final class BufferPool {
       return;
     }
     int cap = b.capacity();
+    manager.handedOut(-cap);
     int cls = Integer.numberOfTrailingZeros(cap);
     if (retained.get() + cap <= retainBudget) {
       retained.addAndGet(cap);

@@ -31,6 +31,7 @@ public final class ColumnBuilder {
   private final TensorSpec spec;
   private final int capacity;
   private final BufferPool pool; // null: heap memory (values built inside core)
+  private final long[] held; // bytes of pooled buffers the batch being built holds (shared by its columns)
   private final int ragged; // k: the ragged levels of the spec
   private final boolean varLeaf;
   private final int levels; // offsets buffers: k + (varLeaf ? 1 : 0)
@@ -45,6 +46,16 @@ public final class ColumnBuilder {
   private final long[] counts; // items per depth 0..k (variable-length fields)
 
   ColumnBuilder(TensorSpec spec, int capacity, BufferPool pool) {
+    this(spec, capacity, pool, new long[1]);
+  }
+
+  /**
+   * A column builder whose pooled buffers count in {@code held}, the bytes (size classes) the
+   * batch being built holds, shared by its columns: an allocation that has to wait for memory
+   * fails at once when nothing but such in-progress batches holds any ({@link BufferPool}).
+   */
+  ColumnBuilder(TensorSpec spec, int capacity, BufferPool pool, long[] held) {
+    this.held = held;
     this.spec = spec;
     this.capacity = capacity;
     this.pool = pool;
@@ -801,9 +812,11 @@ public final class ColumnBuilder {
     }
   }
 
-  private static void release(Buf b) {
+  private void release(Buf b) {
     if (b != null && b.pooled != null) {
+      held[0] -= b.buf.capacity();
       b.pooled.close();
+      b.pooled = null;
     }
   }
 
@@ -819,8 +832,9 @@ public final class ColumnBuilder {
   private Buf allocate(long bytes) {
     Buf b = new Buf();
     if (pool != null) {
-      b.pooled = pool.allocate(bytes);
+      b.pooled = pool.allocate(bytes, held[0]);
       b.buf = b.pooled.buffer();
+      held[0] += b.buf.capacity();
     } else {
       b.buf = ByteBuffer.allocate(Math.toIntExact(bytes)).order(ByteOrder.LITTLE_ENDIAN);
     }

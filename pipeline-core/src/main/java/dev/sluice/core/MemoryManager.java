@@ -56,6 +56,8 @@ public final class MemoryManager {
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition changed = lock.newCondition();
   private volatile int waiters;
+  private final AtomicLong handedOut = new AtomicLong(); // size classes of the buffers handed out
+  private final AtomicLong waitingInProgress = new AtomicLong(); // of those, held by batches whose allocation waits
 
   /** A manager whose pools keep at most {@code retainedBytesPerPool} freed bytes for reuse. */
   public MemoryManager(long retainedBytesPerPool) {
@@ -276,6 +278,41 @@ public final class MemoryManager {
       }
     }
     return any;
+  }
+
+  /** {@code bytes} (a size class, negative when it comes back) more are handed out. */
+  void handedOut(long bytes) {
+    handedOut.addAndGet(bytes);
+  }
+
+  /**
+   * An allocation begins to wait while its batch holds {@code inProgress} bytes: every waiter looks
+   * again whether anything can still come back.
+   */
+  void beginWait(long inProgress) {
+    waitingInProgress.addAndGet(inProgress);
+    signal();
+  }
+
+  /** The wait {@link #beginWait} began is over. */
+  void endWait(long inProgress) {
+    waitingInProgress.addAndGet(-inProgress);
+  }
+
+  /**
+   * True when every buffer handed out belongs to a batch being built whose allocation waits: none of
+   * them can come back, so waiting longer cannot help.
+   */
+  boolean nothingComesBack() {
+    return handedOut.get() <= waitingInProgress.get();
+  }
+
+  MemoryLimitException deadlocked(String stage, long asked, long sizeClass, long inProgress) {
+    Map<String, Long> held = root.outstandingBytesByStage();
+    return new MemoryLimitException("memory limit of " + bytes(limit) + " reached: stage '" + stage + "' needs "
+        + bytes(sizeClass) + " more for a batch that already holds " + bytes(inProgress) + ", and every buffer handed "
+        + "out (per stage: " + describe(held) + ") belongs to a batch still being built, so none can come back: "
+        + "raise the limit or make the batches smaller", limit, sizeClass, held, null);
   }
 
   /** Wakes whoever waits for memory; called when a buffer comes back or the limit changes. */

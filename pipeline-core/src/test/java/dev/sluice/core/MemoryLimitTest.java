@@ -95,6 +95,76 @@ class MemoryLimitTest {
     }
   }
 
+  private static final Schema ROWS = Schema.of(
+      new TensorSpec("x", DType.FLOAT32, Shape.of(16)),
+      new TensorSpec("label", DType.INT64, Shape.scalar()));
+
+  @Test
+  void aBatchWhoseOwnBuffersAreAllThatIsHeldFailsAtOnceInsteadOfWaiting() {
+    MemoryManager m = new MemoryManager();
+    m.setLimit(71 * 1024); // x takes 64 KiB, label needs 8 KiB more: it can never fit
+    m.setMaxWait(Duration.ofMinutes(10));
+    long started = System.nanoTime();
+    assertThatThrownBy(() -> BatchBuilder.create(ROWS, 1000, m.pool("batch")))
+        .isInstanceOf(MemoryLimitException.class)
+        .hasMessageContaining("stage 'batch' needs 8.0 KiB")
+        .hasMessageContaining("already holds 64.0 KiB")
+        .hasMessageContaining("none can come back");
+    assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofMinutes(1));
+    assertThat(m.outstandingBytes()).isZero();
+  }
+
+  @Test
+  void aBatchWaitsWhileBuffersHeldElsewhereCanComeBack() throws Exception {
+    MemoryManager m = new MemoryManager();
+    m.setLimit(72 * 1024);
+    PooledBuffer consumer = m.pool("consumer").allocate(8 * 1024); // a batch the consumer still holds
+    CountDownLatch started = new CountDownLatch(1);
+    CompletableFuture<Batch> building = CompletableFuture.supplyAsync(() -> {
+      started.countDown();
+      try (BatchBuilder b = BatchBuilder.create(ROWS, 1000, m.pool("batch"))) {
+        return b.build();
+      }
+    });
+    assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
+    Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> m.outstandingBytesByStage().containsKey("batch"));
+    assertThat(building).isNotDone();
+    consumer.close();
+    try (Batch b = building.get(10, TimeUnit.SECONDS)) {
+      assertThat(b.size()).isZero();
+    }
+    assertThat(m.outstandingBytes()).isZero();
+  }
+
+  @Test
+  void checkFitsRefusesABatchThatCanNeverBeHeldNamingTheFieldsAndSizes() {
+    MemoryManager m = new MemoryManager();
+    m.setLimit(71 * 1024);
+    assertThatThrownBy(() -> BatchBuilder.checkFits("batch(1000)", ROWS, 1000, m))
+        .isInstanceOfSatisfying(MemoryLimitException.class, e -> {
+          assertThat(e.limit()).isEqualTo(71 * 1024);
+          assertThat(e.requested()).isEqualTo(72 * 1024);
+        })
+        .hasMessageStartingWith("batch(1000): one batch of 1000 rows needs 72.0 KiB")
+        .hasMessageContaining("x 64.0 KiB, label 8.0 KiB");
+    BatchBuilder.checkFits("batch(100)", ROWS, 100, m); // 8 KiB + 4 KiB
+    assertThat(m.reservedBytes()).isZero(); // a check allocates nothing
+  }
+
+  @Test
+  void checkFitsRefusesABufferLargerThanAnyBufferCanBe() {
+    MemoryManager m = new MemoryManager();
+    assertThatThrownBy(() -> BatchBuilder.checkFits("batch(2147483647)", ROWS, Integer.MAX_VALUE, m))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("batch(2147483647): one batch of 2147483647 rows needs")
+        .hasMessageContaining("field 'x'")
+        .hasMessageContaining("a buffer holds at most 1.0 GiB");
+    Schema strings = Schema.of(new TensorSpec("s", DType.STRING, Shape.scalar()));
+    assertThatThrownBy(() -> BatchBuilder.checkFits("batch(2147483647)", strings, Long.MAX_VALUE / 4, m))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("field 's'");
+  }
+
   @Test
   void aScopeCountsItsOwnBytesAndSharesTheLimitAndTheBuffers() {
     MemoryManager m = new MemoryManager();
