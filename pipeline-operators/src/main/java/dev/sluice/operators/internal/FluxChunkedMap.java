@@ -1,5 +1,6 @@
 package dev.sluice.operators.internal;
 
+import dev.sluice.core.internal.Fatal;
 import dev.sluice.core.internal.TrackedScheduler;
 import dev.sluice.core.internal.metrics.StageMeter;
 import java.util.ArrayDeque;
@@ -13,7 +14,6 @@ import java.util.function.Function;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
-import reactor.core.Exceptions;
 import reactor.core.Scannable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Operators;
@@ -298,8 +298,7 @@ public final class FluxChunkedMap<T, R> extends Flux<R> implements Scannable {
           out[i] = r;
         }
       } catch (RuntimeException | Error e) {
-        Exceptions.throwIfFatal(e);
-        failure = e;
+        failure = Fatal.signalable(e, "map"); // a JVM error too: Reactor would rethrow it on this worker
         in[i] = null; // element i went to fn
         for (int j = i + 1; j < c.size; j++) {
           Operators.onDiscard(in[j], ctx);

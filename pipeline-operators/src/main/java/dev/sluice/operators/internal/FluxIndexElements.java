@@ -1,5 +1,6 @@
 package dev.sluice.operators.internal;
 
+import dev.sluice.core.internal.Fatal;
 import dev.sluice.core.Example;
 import dev.sluice.core.HasSchema;
 import dev.sluice.core.RandomAccessDataset;
@@ -10,7 +11,6 @@ import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLongFieldUpdater;
 import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
-import reactor.core.Exceptions;
 import reactor.core.Scannable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Operators;
@@ -132,12 +132,11 @@ final class FluxIndexElements extends Flux<Object> implements SelfMeasured, Scan
           try {
             v = next();
           } catch (Throwable t) {
-            Exceptions.throwIfJvmFatal(t);
             cancelled = true;
             if (out != null) {
               out.finish();
             }
-            a.onError(Operators.onOperatorError(this, t, a.currentContext()));
+            a.onError(Operators.onOperatorError(this, Fatal.signalable(t, "read"), a.currentContext()));
             return;
           }
           if (out == null) {

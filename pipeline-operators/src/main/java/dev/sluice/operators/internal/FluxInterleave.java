@@ -1,5 +1,6 @@
 package dev.sluice.operators.internal;
 
+import dev.sluice.core.internal.Fatal;
 import dev.sluice.core.internal.TrackedScheduler;
 import java.util.ArrayDeque;
 import java.util.Objects;
@@ -247,7 +248,7 @@ public final class FluxInterleave<T, R> extends FluxOperator<T, R> {
         try {
           p = Objects.requireNonNull(mapper.apply(in), "the interleave function returned a null Publisher");
         } catch (Throwable e) {
-          Throwable ex = Operators.onOperatorError(upstream, e, in, ctx);
+          Throwable ex = Operators.onOperatorError(upstream, Fatal.signalable(e, "interleave"), in, ctx);
           innerErrorInLoop(ex);
           return false;
         }

@@ -5,6 +5,7 @@ import dev.sluice.core.BatchBuilder;
 import dev.sluice.core.BufferPool;
 import dev.sluice.core.ColumnWindow;
 import dev.sluice.core.Schema;
+import dev.sluice.core.internal.Fatal;
 import dev.sluice.core.internal.Mix;
 import dev.sluice.core.internal.metrics.StageMeter;
 import java.util.ArrayDeque;
@@ -78,12 +79,12 @@ final class WindowShuffle {
    */
   static Flux<Batch> serve(Flux<Batch> decoded, Schema schema, BufferPool pool, int batchSize, long windowRows,
       long firstWindow, long length, long lo, long hi, long key, String source) {
-    return serve(grouper -> decoded.handle((b, sink) -> {
+    return serve(grouper -> decoded.handle(Fatal.<Batch, Window>handler("window shuffle", (b, sink) -> {
       Window w = grouper.accept(b);
       if (w != null) {
         sink.next(w);
       }
-    }), schema, pool, batchSize, windowRows, firstWindow, length, lo, hi, key, source);
+    })), schema, pool, batchSize, windowRows, firstWindow, length, lo, hi, key, source);
   }
 
   /**
@@ -98,7 +99,8 @@ final class WindowShuffle {
       long windowRows, long firstWindow, long length, long lo, long hi, long key, String source) {
     // a downstream that fused this generate may poll it once more after a cancel cleaned its state
     // up, and Reactor then hands the generator and the cleanup a null state
-    return serve(grouper -> Flux.<Window, ColumnWindows>generate(open::get, (windows, sink) -> {
+    return serve(grouper -> Flux.<Window, ColumnWindows>generate(Fatal.supplier("window shuffle", open)::get,
+        Fatal.generator("window shuffle", (windows, sink) -> {
       if (windows == null) {
         sink.complete();
         return null;
@@ -116,7 +118,7 @@ final class WindowShuffle {
           return windows;
         }
       }
-    }, windows -> {
+    }), windows -> {
       if (windows != null) {
         windows.close();
       }
@@ -138,7 +140,7 @@ final class WindowShuffle {
           // Reactor's subscribeOn + publishOn: publishOn reports a hand-off that a cancel raced as a
           // dropped error ("Scheduler unavailable"), FluxPrefetch drops it silently
           .transform(w -> new FluxPrefetch<>(w, 1, Schedulers.boundedElastic(), Schedulers.parallel(), 0))
-          .concatMap(w -> Flux.<Batch>generate(sink -> {
+          .concatMap(w -> Flux.<Batch>generate(Fatal.generator("window shuffle", sink -> {
             Batch b = w.next();
             if (b == null) {
               w.close(); // before the next window is asked for
@@ -146,7 +148,7 @@ final class WindowShuffle {
             } else {
               sink.next(b);
             }
-          }).doFinally(signal -> w.close()), 0)
+          })).doFinally(signal -> w.close()), 0)
           .concatWith(Flux.defer(grouper::finish))
           .doFinally(signal -> grouper.close());
     });

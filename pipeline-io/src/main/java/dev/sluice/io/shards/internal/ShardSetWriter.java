@@ -15,6 +15,7 @@ import dev.sluice.core.Split;
 import dev.sluice.core.SplitDataset;
 import dev.sluice.core.Tensor;
 import dev.sluice.core.TensorSpec;
+import dev.sluice.core.internal.Fatal;
 import dev.sluice.core.internal.RowRange;
 import dev.sluice.core.internal.shardfile.FieldLayout;
 import dev.sluice.core.internal.shardfile.ShardFile;
@@ -219,8 +220,9 @@ public final class ShardSetWriter {
     Scheduler workers = Schedulers.newBoundedElastic(options.workers(), Integer.MAX_VALUE, "sluice-shard-writer");
     try {
       return Flux.range(0, n)
-          .flatMapSequential(k -> Mono.fromCallable(() -> writeShard(dir.resolve(names.get(k)),
-              start(total, n, k), start(total, n, k + 1), failed)).subscribeOn(workers), options.workers(), 1)
+          .flatMapSequential(k -> Mono.fromSupplier(Fatal.supplier("writing " + names.get(k),
+              () -> writeShard(dir.resolve(names.get(k)), start(total, n, k), start(total, n, k + 1), failed)))
+              .subscribeOn(workers), options.workers(), 1)
           .doOnError(e -> failed.set(true))
           .collectList()
           .block();
@@ -258,7 +260,7 @@ public final class ShardSetWriter {
   private Flux<Batch> batches(long from, long to) {
     if (source instanceof RandomAccessDataset<?> ra) {
       RandomAccessDataset<Example> data = (RandomAccessDataset<Example>) ra;
-      return Flux.generate(() -> from, (pos, sink) -> {
+      return Flux.generate(() -> from, Fatal.<Long, Batch>generator("reading rows for a shard", (pos, sink) -> {
         if (pos >= to) {
           sink.complete();
           return pos;
@@ -266,7 +268,7 @@ public final class ShardSetWriter {
         int count = (int) Math.min(batchRows, to - pos);
         sink.next(RowRange.batch(data, schema, pos, count, pool));
         return pos + count;
-      });
+      }));
     }
     SplitDataset<Example> sd = (SplitDataset<Example>) source;
     List<Flux<Batch>> parts = new ArrayList<>();
