@@ -94,6 +94,17 @@ class ParquetBadInputTest {
   }
 
   @Test
+  void aChunkWhosePagesHoldMoreValuesThanItsMetadataSaysIsAFormatError() throws IOException {
+    Path f = dir.resolve("miscounted.parquet");
+    MiscountedChunk.write(f);
+    DatasetFormatException e = assertThrows(DatasetFormatException.class,
+        () -> dev.sluice.io.Checksums.sha256(Parquet.open(f)));
+    assertContains(e.getMessage(), f.toString(), "row group 0");
+    e = assertThrows(DatasetFormatException.class, () -> Parquet.open(f).flux().blockLast(Duration.ofSeconds(60)));
+    assertContains(e.getMessage(), f.toString(), "row group 0");
+  }
+
+  @Test
   void wrongMagicIsNotParquet() throws IOException {
     Path f = dir.resolve("bad.parquet");
     Files.writeString(f, "this is certainly not a parquet file");

@@ -23,7 +23,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Local Parquet files read with no Hadoop on the class path (every codec, nested columns, Sluice's
- * own writer's output), and a URI that needs Hadoop refused naming the dependencies to add: in a
+ * own writer's output), a column chunk whose pages disagree with its metadata reported as a format
+ * error naming it, and a URI that needs Hadoop refused naming the dependencies to add: in a
  * child JVM whose class path is this one's without the hadoop-client jars.
  */
 class ParquetWithoutHadoopTest {
@@ -59,6 +60,10 @@ class ParquetWithoutHadoopTest {
         .collect(Collectors.joining(File.pathSeparator)));
     cmd.add(HadoopFreeMain.class.getName());
     cmd.addAll(files);
+    Path miscounted = dir.resolve("miscounted.parquet");
+    MiscountedChunk.write(miscounted);
+    cmd.add("--bad");
+    cmd.add(miscounted.toString());
     cmd.add("--uri");
     cmd.add(uri);
     Path out = dir.resolve("out.txt");
@@ -70,7 +75,10 @@ class ParquetWithoutHadoopTest {
     assertEquals(0, p.exitValue(), stderr);
     assertEquals("hadoop absent", lines.get(lines.size() - 1));
     assertEquals(expected, lines.subList(0, files.size()), stderr);
-    String error = lines.get(files.size());
+    // parquet-java's own message needs Hadoop's Path: without it the chunk is still named, with the counts
+    assertEquals("error DatasetFormatException " + miscounted + ", row group 0, column 'c': the column chunk's "
+        + "metadata says 1 value but its 1 data page holds 3", lines.get(files.size()), stderr);
+    String error = lines.get(files.size() + 1);
     assertTrue(error.startsWith("error UnsupportedFormatException " + uri), error);
     assertTrue(error.contains("needs Hadoop on the class path: add org.apache.hadoop:hadoop-client-api and "
         + "org.apache.hadoop:hadoop-client-runtime"), error);

@@ -93,6 +93,9 @@ public final class RowGroupReader implements AutoCloseable {
     if (msg.contains("CRC") || msg.contains("checksum")) {
       return new DatasetFormatException(file, position, "page checksum mismatch: " + msg, e);
     }
+    if (msg.startsWith("Expected ") && msg.contains(" values in column chunk")) { // pages disagree with the metadata
+      return new DatasetFormatException(file, position, msg, e);
+    }
     if (e instanceof java.io.EOFException) {
       return new DatasetFormatException(file, position, "the file ends early (truncated?): " + msg, e);
     }
