@@ -17,6 +17,7 @@ import java.util.Arrays;
 import java.util.List;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
+import reactor.test.StepVerifier;
 
 /** A memory limit backpressures a pipeline instead of letting it grow, and fails clearly when it cannot fit. */
 class MemoryBudgetTest {
@@ -90,16 +91,51 @@ class MemoryBudgetTest {
   }
 
   @Test
-  void aBatchLargerThanTheLimitFailsAtOnce() {
+  void aBatchLargerThanTheLimitFailsAtSubscriptionNamingTheStageAndSizes() {
     MemoryManager memory = new MemoryManager();
     memory.setLimit(MIB / 2);
     try (PipelineIterator<Batch> batches = oneMiBBatches(2, memory, 2).iterate(CTX)) {
       assertThatThrownBy(batches::hasNext)
           .isInstanceOf(MemoryLimitException.class)
-          .hasMessageContaining("stage 'batch' asked for 1.0 MiB")
+          .hasMessageStartingWith("batch(256): one batch of 256 rows needs 1.0 MiB")
+          .hasMessageContaining("x 1.0 MiB, label 4.0 KiB")
           .hasMessageContaining("the memory limit is 512.0 KiB");
     }
+    assertThat(memory.allocatedBytesTotal()).isZero(); // refused before any work
     memory.checkNoOutstanding();
+  }
+
+  @Test
+  void aLimitThatOneBatchCannotMeetFailsAtOnceInsteadOfWaiting() {
+    MemoryManager memory = new MemoryManager();
+    memory.setMaxWait(Duration.ofMinutes(10)); // a wait would outlast the test
+    memory.setLimit(71 * 1024); // a batch of 1000 rows of float32[16] and int64 needs 64 KiB + 8 KiB
+    Options options = Options.builder().memory(memory).build();
+    Pipeline<Batch> index = Pipeline.from(Datasets.synthetic(100_000, 16, 5)).batch(1000).withOptions(options);
+    Pipeline<Batch> element = Pipeline.from(TestSources.streaming(Datasets.synthetic(100_000, 16, 5)))
+        .take(5000).batch(1000).withOptions(options);
+    for (Pipeline<Batch> p : List.of(index, index.prefetch(2))) {
+      StepVerifier.create(p.flux(CTX))
+          .expectErrorSatisfies(e -> assertThat(e).isInstanceOf(MemoryLimitException.class)
+              .hasMessageStartingWith("batch(1000): one batch of 1000 rows needs 72.0 KiB"))
+          .verify(Duration.ofSeconds(30));
+    }
+    assertThat(memory.allocatedBytesTotal()).isZero(); // refused before any work
+    // a stream of unknown schema: its first batch holds all there is and fails at once instead of waiting
+    StepVerifier.create(element.flux(CTX))
+        .expectErrorSatisfies(e -> assertThat(e).isInstanceOf(MemoryLimitException.class)
+            .hasMessageContaining("none can come back"))
+        .verify(Duration.ofSeconds(30));
+    memory.checkNoOutstanding();
+  }
+
+  @Test
+  void aBatchOfMoreRowsThanThePassHoldsIsSizedByThePass() {
+    List<Batch> batches = Pipeline.from(Datasets.synthetic(1000, 4, 5)).batch(Integer.MAX_VALUE).flux(CTX)
+        .collectList().block(Duration.ofSeconds(30));
+    assertThat(batches).hasSize(1);
+    assertThat(batches.get(0).size()).isEqualTo(1000);
+    batches.forEach(Batch::close);
   }
 
   private static boolean aThreadWaitsForMemory() {

@@ -135,7 +135,8 @@ public final class SluiceCommand implements Runnable {
   static String withOption(String message, CommandLine.ParseResult parsed) {
     for (CommandLine.ParseResult p = parsed; p != null; p = p.subcommand()) {
       if (p.hasMatchedOption("--batch")) {
-        String value = String.valueOf(p.matchedOption("--batch").getValue());
+        Object typed = p.matchedOption("--batch").getValue();
+        String value = String.valueOf(typed);
         String stage = "batch(" + value + "): ";
         if (message.startsWith(stage)) {
           return "--batch " + value + ": " + message.substring(stage.length());
@@ -180,7 +181,8 @@ public final class SluiceCommand implements Runnable {
       for (CommandLine.ParseResult p = parsed; p != null; p = p.subcommand()) {
         for (String o : MEMORY_OPTIONS) {
           if (p.hasMatchedOption(o)) {
-            given.add(o + " " + p.matchedOption(o).getValue());
+            Object typed = p.matchedOption(o).getValue();
+            given.add(o + " " + typed);
           }
         }
       }

@@ -38,6 +38,35 @@ class ParquetCommandsTest {
     return lines[lines.length - 1];
   }
 
+  /**
+   * A file whose column chunk's metadata counts 1 value while its data page holds 3 (parquet-java's
+   * low-level writer): every command that reads it exits 2 with one line naming the file, the row
+   * group and the problem, whatever the prefetch.
+   */
+  @Test
+  void aChunkWhosePagesDisagreeWithItsMetadataExitsTwoWithOneLine() throws Exception {
+    Path f = dir.resolve("miscounted.parquet");
+    MessageType schema = MessageTypeParser.parseMessageType("message m { required int32 c; }");
+    org.apache.parquet.hadoop.ParquetFileWriter w = new org.apache.parquet.hadoop.ParquetFileWriter(
+        new LocalOutputFile(f), schema, org.apache.parquet.hadoop.ParquetFileWriter.Mode.OVERWRITE, 1 << 20, 0);
+    w.start();
+    w.startBlock(1);
+    w.startColumn(schema.getColumns().get(0), 1, CompressionCodecName.UNCOMPRESSED);
+    byte[] values = ByteBuffer.allocate(12).order(ByteOrder.LITTLE_ENDIAN).putInt(7).putInt(8).putInt(9).array();
+    w.writeDataPage(3, 12, org.apache.parquet.bytes.BytesInput.from(values), org.apache.parquet.column.Encoding.RLE,
+        org.apache.parquet.column.Encoding.RLE, org.apache.parquet.column.Encoding.PLAIN);
+    w.endColumn();
+    w.endBlock();
+    w.end(java.util.Map.of());
+    for (String[] args : new String[][] {{"read", f.toString()}, {"checksum", f.toString()},
+        {"read", f.toString(), "--prefetch", "0"}, {"read", f.toString(), "--batch", "1"}}) {
+      CliRun run = CliRun.of(args);
+      assertThat(run.exitCode()).as(run.err()).isEqualTo(2);
+      assertThat(run.err().lines()).hasSize(1);
+      assertThat(run.err()).startsWith("sluice: " + f + ", row group 0");
+    }
+  }
+
   @Test
   void generatedParquetReadsLikeTheSameDataAsNpy() throws Exception {
     Path pq = dir.resolve("d.parquet");

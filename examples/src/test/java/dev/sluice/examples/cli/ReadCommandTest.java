@@ -233,12 +233,50 @@ class ReadCommandTest {
   }
 
   @Test
+  void aMemoryLimitOneBatchCannotMeetExitsTwoAtOnceWithTheSizes() {
+    Path wide = tmp.resolve("wide");
+    assertEquals(0, run("generate", wide.toString(), "--rows", "5000", "--dim", "16").code());
+    for (String prefetch : new String[] {"0", "4"}) {
+      Run r = run("read", wide.toString(), "--batch", "1000", "--memory-limit", "71k", "--prefetch", prefetch);
+      assertEquals(2, r.code(), r.err());
+      assertEquals(1, r.err().lines().count(), r.err());
+      assertTrue(r.err().startsWith("sluice: --batch 1000: one batch of 1000 rows needs 72.0 KiB"), r.err());
+      assertTrue(r.err().contains("label 8.0 KiB, x 64.0 KiB"), r.err());
+      assertTrue(r.err().contains("the memory limit is 71.0 KiB"), r.err());
+    }
+    assertEquals(dev.sluice.core.MemoryManager.UNLIMITED, dev.sluice.core.MemoryManager.shared().limit());
+  }
+
+  @Test
+  void aBatchLargerThanTheDataIsOneBatchOfTheData() {
+    Run r = run("read", data.toString(), "--batch", String.valueOf(Integer.MAX_VALUE), "--print-indices");
+    assertEquals(0, r.code(), r.err());
+    assertEquals(1, r.out().lines().count(), r.out());
+    assertEquals(ROWS + 1, r.out().trim().split(" ").length);
+  }
+
+  @Test
+  void jvmErrorsAreOneLineNamingTheDependencyOrTheOptions() {
+    picocli.CommandLine.ParseResult parsed = SluiceCommand.commandLine(new PrintWriter(new StringWriter()),
+        new PrintWriter(new StringWriter())).parseArgs("read", "x", "--batch", "5000000", "--prefetch", "8");
+    String missing = SluiceCommand.jvmError(new dev.sluice.core.FatalErrorException("f.parquet, row group 2: decoding",
+        new NoClassDefFoundError("org/apache/hadoop/fs/Path")), parsed);
+    assertEquals("f.parquet, row group 2: decoding: class org.apache.hadoop.fs.Path is missing from the class path: "
+        + "add org.apache.hadoop:hadoop-client-api and org.apache.hadoop:hadoop-client-runtime", missing);
+    String oom = SluiceCommand.jvmError(new OutOfMemoryError("Java heap space"), parsed);
+    assertEquals("out of memory (Java heap space) with --batch 5000000, --prefetch 8: lower them or give the JVM "
+        + "more heap (-Xmx)", oom);
+    assertTrue(SluiceCommand.jvmError(new StackOverflowError(), parsed).startsWith("internal error: "));
+    assertEquals(null, SluiceCommand.jvmError(new IllegalStateException("x"), parsed));
+  }
+
+  @Test
   void aMemoryLimitTooSmallOrMalformedExitsTwoWithOneLine() {
     Run small = run("read", data.toString(), "--batch", "7", "--memory-limit", "2k");
     assertEquals(2, small.code(), small.err());
     assertEquals(1, small.err().lines().count(), small.err());
-    assertTrue(small.err().startsWith("sluice: stage 'batch' asked for "), small.err());
-    assertTrue(small.err().contains("(a buffer of 4.0 KiB (4096 bytes))"), small.err());
+    assertTrue(small.err().startsWith("sluice: --batch 7: one batch of 7 rows needs 8.0 KiB"), small.err());
+    assertTrue(small.err().contains("label 4.0 KiB, x 4.0 KiB"), small.err());
     assertTrue(small.err().contains("the memory limit is 2.0 KiB"), small.err());
     assertEquals(dev.sluice.core.MemoryManager.UNLIMITED, dev.sluice.core.MemoryManager.shared().limit());
 
