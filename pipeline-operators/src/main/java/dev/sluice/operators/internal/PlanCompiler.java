@@ -322,8 +322,8 @@ public final class PlanCompiler {
     }
 
     /**
-     * Fails the pass before any work when the batches of the head (index or columnar path), or of
-     * the {@code batch} stage at {@code i} on the element path, cannot be built: a buffer larger
+     * Fails the pass before any work when the batches of the head (index or columnar path;
+     * {@code i} = -1), or of the {@code batch} stage at {@code i} on the element path, cannot be built: a buffer larger
      * than a buffer can be, or one batch's buffers more than the memory limit. The one place the
      * planner checks sizes; the largest batch is the batch size, or fewer rows when the pass has
      * fewer ({@link BatchBuilder#checkFits}).
@@ -332,7 +332,7 @@ public final class PlanCompiler {
       BatchStage b;
       Schema schema;
       long rows;
-      if (i < next) {
+      if (i < 0) {
         if (!headBatches) {
           return;
         }
@@ -348,7 +348,7 @@ public final class PlanCompiler {
           return;
         }
       } else {
-        if (!(ordered.get(i) instanceof BatchStage stage) || schemaBefore[i] == null) {
+        if (i < next || i >= ordered.size() || !(ordered.get(i) instanceof BatchStage stage) || schemaBefore[i] == null) {
           return;
         }
         b = stage;
@@ -362,7 +362,7 @@ public final class PlanCompiler {
 
     /** The head's output without its first {@code skip} elements. */
     private Flux<?> head(long skip) {
-      checkBatches(0);
+      checkBatches(-1);
       return switch (head) {
         case REPEAT -> probe(repeat(skip), metrics, next, ordered.get(next - 1).operator());
         case INDEX -> probeSource(source, IndexPlan.plan((RandomAccessDataset<?>) source, ordered, options, ctx, skip, offset)
