@@ -7,6 +7,7 @@ import dev.sluice.core.DatasetFormatException;
 import dev.sluice.core.DatasetIOException;
 import dev.sluice.core.MemoryManager;
 import dev.sluice.core.Schema;
+import dev.sluice.core.internal.AtomicOutput;
 import dev.sluice.core.internal.shardfile.FieldLayout;
 import dev.sluice.core.internal.shardfile.ShardFile;
 import dev.sluice.core.internal.shardfile.ShardFileReader;
@@ -18,9 +19,9 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -682,19 +683,12 @@ final class CacheStore {
     if (Files.exists(meta)) {
       return;
     }
-    try {
-      Path temp = Files.createTempFile(dir, "." + META_FILE + ".", ".tmp");
-      try {
-        Files.writeString(temp, description, StandardCharsets.UTF_8);
-        PrivateDirs.restrict(temp);
-        Files.move(temp, meta, StandardCopyOption.ATOMIC_MOVE);
-      } catch (IOException raced) {
-        if (!Files.exists(meta)) {
-          throw raced;
-        }
-      } finally {
-        Files.deleteIfExists(temp);
-      }
+    try (AtomicOutput out = AtomicOutput.file(meta, PrivateDirs.fileAttributes(dir))) {
+      Files.writeString(out.temp(), description, StandardCharsets.UTF_8);
+      PrivateDirs.restrict(out.temp());
+      out.commitNew();
+    } catch (FileAlreadyExistsException raced) {
+      // another process described the cache first: the same description
     } catch (IOException e) {
       throw new CacheException(dir.toString(), "cannot write " + META_FILE + ": " + e, e);
     }
@@ -721,7 +715,7 @@ final class CacheStore {
     try (DirectoryStream<Path> files = Files.newDirectoryStream(dir)) {
       for (Path f : files) {
         String name = f.getFileName().toString();
-        boolean temp = name.startsWith("." + SEGMENT_PREFIX) && (name.endsWith(".tmp") || name.endsWith(".spill"));
+        boolean temp = name.startsWith("." + SEGMENT_PREFIX); // a segment's temporary or spill file
         boolean segment = name.startsWith(SEGMENT_PREFIX) && name.endsWith(SEGMENT_SUFFIX);
         if (temp || segment && !referenced.contains(name)) {
           deleteQuietly(f);
