@@ -21,6 +21,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -437,6 +438,7 @@ final class CacheStore {
     }
     Path file = dir.resolve(segmentName(block, e.nonce()));
     int rows = geometry.blockSize(block);
+    PrivateDirs.tighten(file);
     ShardFileReader r = ShardFileReader.open(file, layouts, Integer.MAX_VALUE, new Published(e, rows));
     try {
       if (verify) {
@@ -680,7 +682,8 @@ final class CacheStore {
 
   private static void writeDescription(Path dir, String description) {
     Path meta = dir.resolve(META_FILE);
-    if (Files.exists(meta)) {
+    if (Files.exists(meta, LinkOption.NOFOLLOW_LINKS)) {
+      PrivateDirs.tighten(meta);
       return;
     }
     try (AtomicOutput out = AtomicOutput.file(meta, PrivateDirs.fileAttributes(dir))) {
