@@ -1,5 +1,6 @@
 package dev.sluice.examples.cli;
 
+import dev.sluice.core.DatasetIOException;
 import dev.sluice.core.internal.AtomicOutput;
 import dev.sluice.operators.internal.cache.CacheAdmin;
 import java.io.BufferedInputStream;
@@ -88,17 +89,22 @@ final class Stager {
     try (AtomicOutput out = AtomicOutput.directory(target,
         PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")))) {
       Path temp = out.temp();
-      if (Files.isDirectory(source)) {
-        for (Item i : items) {
-          write(temp, i, null);
+      try {
+        if (Files.isDirectory(source)) {
+          for (Item i : items) {
+            write(temp, i, null);
+          }
+        } else {
+          extract(temp, items);
         }
-      } else {
-        extract(temp, items);
+        Path marker = temp.resolve(MARKER);
+        Files.deleteIfExists(marker); // an archive's own entry of that name is replaced, never written through
+        Files.writeString(marker, stamp, StandardCharsets.UTF_8, StandardOpenOption.CREATE_NEW,
+            StandardOpenOption.WRITE);
+        Files.setPosixFilePermissions(marker, PosixFilePermissions.fromString("rw-------"));
+      } catch (IOException e) {
+        throw new DatasetIOException(target.toString(), "cannot stage " + source + ": " + AtomicOutput.reason(e), e);
       }
-      Path marker = temp.resolve(MARKER);
-      Files.deleteIfExists(marker); // an archive's own entry of that name is replaced, never written through
-      Files.writeString(marker, stamp, StandardCharsets.UTF_8, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
-      Files.setPosixFilePermissions(marker, PosixFilePermissions.fromString("rw-------"));
       try {
         out.commitNew();
       } catch (FileAlreadyExistsException raced) {
