@@ -11,16 +11,15 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.exc.MismatchedInputException;
 import com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException;
 import com.fasterxml.jackson.databind.json.JsonMapper;
+import dev.sluice.core.internal.AtomicOutput;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -528,59 +527,32 @@ public final class PipelineState {
 
   /**
    * Replaces {@code file} with this state, atomically: the JSON is written to a temporary file in
-   * the same directory and forced to disk, the temporary file is renamed over {@code file}, and the
-   * directory is forced, so that a crash at any moment leaves either the previous checkpoint or
-   * this one, never a mix.
+   * the same directory ({@code .<name>.tmp-<pid>-<random>}) and forced to disk, the temporary file
+   * is renamed over {@code file}, and the directory is forced, so that a crash at any moment leaves
+   * either the previous checkpoint or this one, never a mix. The temporary files that writers of
+   * {@code file} killed mid-write left behind are deleted first.
    *
    * @throws DatasetIOException if the file cannot be written (the previous one is then left as it was)
    */
   public void write(Path file) {
     Objects.requireNonNull(file, "file");
-    Path target = file.toAbsolutePath();
-    Path dir = target.getParent();
+    Path dir = file.toAbsolutePath().getParent();
     byte[] bytes = (toJson() + "\n").getBytes(StandardCharsets.UTF_8);
-    Path tmp = null;
-    try {
-      tmp = Files.createTempFile(dir, "." + target.getFileName() + ".", ".tmp");
-      try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
+    try (AtomicOutput out = AtomicOutput.file(file)) {
+      try (FileChannel ch = FileChannel.open(out.temp(), StandardOpenOption.WRITE)) {
         ByteBuffer buf = ByteBuffer.wrap(bytes);
         while (buf.hasRemaining()) {
           ch.write(buf);
         }
         ch.force(true);
       }
-      try {
-        Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-      } catch (AtomicMoveNotSupportedException e) {
-        throw new IOException("the file system of " + dir + " cannot rename atomically", e);
-      }
-      tmp = null;
-      forceDirectory(dir);
+      out.commit();
     } catch (IOException | UncheckedIOException e) {
       String why = dir == null || Files.isDirectory(dir) ? e.getMessage() : "the directory " + dir + " does not exist";
       throw new DatasetIOException(file.toString(), "cannot write the checkpoint: " + why, e);
-    } finally {
-      if (tmp != null) {
-        try {
-          Files.deleteIfExists(tmp);
-        } catch (IOException ignored) {
-          // the write already failed; that is the error reported
-        }
-      }
     }
   }
 
-  /** Forces a directory's entries to disk, where the platform allows opening a directory (Linux does). */
-  private static void forceDirectory(Path dir) throws IOException {
-    try (FileChannel ch = FileChannel.open(dir, StandardOpenOption.READ)) {
-      ch.force(true);
-    } catch (IOException e) {
-      if (!System.getProperty("os.name", "").toLowerCase(java.util.Locale.ROOT).startsWith("windows")) {
-        throw e;
-      }
-      // Windows cannot open a directory as a channel; its rename is durable on its own
-    }
-  }
 
   @Override
   public boolean equals(Object o) {

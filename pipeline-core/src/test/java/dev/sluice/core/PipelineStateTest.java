@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.sluice.core.internal.HoldsTemporary;
+import dev.sluice.core.testing.ChildJvm;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -112,6 +114,26 @@ class PipelineStateTest {
     assertThatThrownBy(() -> s.write(missingDir)).isInstanceOf(DatasetIOException.class)
         .hasMessageContaining("cannot write the checkpoint")
         .hasMessageContaining("the directory " + missingDir.getParent() + " does not exist");
+  }
+
+  @Test
+  void theNextWriteRemovesTheTemporaryOfAWriterKilledMidWrite(@TempDir Path dir) throws Exception {
+    Path file = dir.resolve("ckpt.json");
+    state().write(file);
+    Path left;
+    try (ChildJvm writer = ChildJvm.start(HoldsTemporary.class, file.toString())) {
+      String line = writer.nextLine(60);
+      assertThat(line).as(writer.stderr()).isNotNull();
+      left = Path.of(line);
+      writer.kill(); // SIGKILL while its checkpoint is half written
+    }
+    assertThat(left).exists();
+    assertThat(left.getFileName().toString()).startsWith(".ckpt.json.tmp-");
+    assertEquals(state(), PipelineState.read(file), "the kill left the previous checkpoint whole");
+    state().at(3, 2000, 0).write(file);
+    try (Stream<Path> files = Files.list(dir)) {
+      assertThat(files.map(p -> p.getFileName().toString())).containsExactly("ckpt.json");
+    }
   }
 
   @Test

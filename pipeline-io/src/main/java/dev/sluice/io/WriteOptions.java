@@ -12,8 +12,11 @@ import java.util.function.LongConsumer;
  * @param rowGroupBytes target row group size in bytes (Parquet), or 0 for the format's default
  * @param progress told the number of rows written each time some are (from any writer thread, so
  *     it must be thread-safe); never null
+ * @param existing what to do when the output path already holds something (default
+ *     {@link ExistingOutput#REPLACE})
  */
-public record WriteOptions(int numShards, int workers, String codec, long rowGroupBytes, LongConsumer progress) {
+public record WriteOptions(int numShards, int workers, String codec, long rowGroupBytes, LongConsumer progress,
+    ExistingOutput existing) {
   private static final LongConsumer NO_PROGRESS = rows -> { };
 
   /** Write options; throws {@link IllegalArgumentException} naming the first value out of range. */
@@ -28,6 +31,12 @@ public record WriteOptions(int numShards, int workers, String codec, long rowGro
       throw new IllegalArgumentException("rowGroupBytes >= 0 required but it was " + rowGroupBytes);
     }
     Objects.requireNonNull(progress, "progress");
+    Objects.requireNonNull(existing, "existing");
+  }
+
+  /** Write options that replace an existing output. */
+  public WriteOptions(int numShards, int workers, String codec, long rowGroupBytes, LongConsumer progress) {
+    this(numShards, workers, codec, rowGroupBytes, progress, ExistingOutput.REPLACE);
   }
 
   /** Write options without a progress listener. */
@@ -42,26 +51,31 @@ public record WriteOptions(int numShards, int workers, String codec, long rowGro
 
   /** These options with {@code n} output shards or files. */
   public WriteOptions withNumShards(int n) {
-    return new WriteOptions(n, workers, codec, rowGroupBytes, progress);
+    return new WriteOptions(n, workers, codec, rowGroupBytes, progress, existing);
   }
 
   /** These options with {@code n} writer threads. */
   public WriteOptions withWorkers(int n) {
-    return new WriteOptions(numShards, n, codec, rowGroupBytes, progress);
+    return new WriteOptions(numShards, n, codec, rowGroupBytes, progress, existing);
   }
 
   /** These options with codec {@code c} (null for the format's default). */
   public WriteOptions withCodec(String c) {
-    return new WriteOptions(numShards, workers, c, rowGroupBytes, progress);
+    return new WriteOptions(numShards, workers, c, rowGroupBytes, progress, existing);
   }
 
   /** These options with row groups of about {@code b} bytes (0 for the format's default). */
   public WriteOptions withRowGroupBytes(long b) {
-    return new WriteOptions(numShards, workers, codec, b, progress);
+    return new WriteOptions(numShards, workers, codec, b, progress, existing);
   }
 
   /** These options with a progress listener (see {@link #progress()}). */
   public WriteOptions withProgress(LongConsumer listener) {
-    return new WriteOptions(numShards, workers, codec, rowGroupBytes, listener);
+    return new WriteOptions(numShards, workers, codec, rowGroupBytes, listener, existing);
+  }
+
+  /** These options with policy {@code e} for an output path that already holds something. */
+  public WriteOptions withExisting(ExistingOutput e) {
+    return new WriteOptions(numShards, workers, codec, rowGroupBytes, progress, e);
   }
 }

@@ -54,7 +54,7 @@ final class CacheCommand implements Runnable {
         out.println("no caches or staged data under " + r);
       }
       for (CacheAdmin.Entry e : entries) {
-        String what = e.kind() == CacheAdmin.Kind.CACHE ? summary(e.description()) : "staged";
+        String what = e.kind() == CacheAdmin.Kind.CACHE ? summary(e.description(), e.path()) : "staged";
         out.printf(Locale.ROOT, "%-6s %10s  %s  %s%n", e.kind().name().toLowerCase(Locale.ROOT),
             Stager.bytes(e.bytes()), e.path(), what);
       }
@@ -78,7 +78,8 @@ final class CacheCommand implements Runnable {
       if (!CacheAdmin.isCache(dir)) {
         throw new IllegalArgumentException(dir + ": not a cache directory (no cache.json); sluice cache ls lists them");
       }
-      JsonNode description = json(Files.readString(dir.resolve("cache.json")));
+      Path meta = dir.resolve("cache.json");
+      JsonNode description = json(Files.readString(meta), meta);
       CacheAdmin.Index index = CacheAdmin.index(dir, CacheSpec.DEFAULT_TIMEOUT.toNanos());
       out.println("cache     " + dir.toAbsolutePath().normalize());
       out.println("key       " + description.path("key").asText());
@@ -100,15 +101,16 @@ final class CacheCommand implements Runnable {
     }
   }
 
-  /** {@code sluice cache rm PATH... | --all [DIR]}. */
+  /** {@code sluice cache rm PATH... | --all [DIR]} ({@code --all --dir DIR} is the same as {@code --all DIR}). */
   @Command(name = "rm", mixinStandardHelpOptions = true,
       description = "Remove caches or staged datasets. A cache another process uses is refused unless --force (its "
           + "readers keep the data they mapped; their later reads fall back to the source).")
   static final class Rm implements Callable<Integer> {
-    @Parameters(arity = "0..*", paramLabel = "PATH", description = "Cache or staged directories (as sluice cache ls prints them).")
+    @Parameters(arity = "0..*", paramLabel = "PATH",
+        description = "Cache or staged directories (as sluice cache ls prints them); with --all, the directory caches live under.")
     List<Path> paths = List.of();
 
-    @Option(names = "--all", description = "Every cache and staged dataset under the default directory (or --dir).")
+    @Option(names = "--all", description = "Every cache and staged dataset under the default directory (or DIR).")
     boolean all;
 
     @Option(names = "--dir", paramLabel = "DIR", description = "With --all: the directory caches live under.")
@@ -122,11 +124,10 @@ final class CacheCommand implements Runnable {
     @Override
     public Integer call() {
       PrintWriter out = spec.commandLine().getOut();
-      List<Path> targets = all ? CacheAdmin.list(root != null ? root : CacheSpec.defaultDirectory()).stream()
-          .map(CacheAdmin.Entry::path).toList() : paths;
       if (!all && paths.isEmpty()) {
         throw new IllegalArgumentException("give the directories to remove, or --all");
       }
+      List<Path> targets = all ? CacheAdmin.list(allRoot()).stream().map(CacheAdmin.Entry::path).toList() : paths;
       for (Path p : targets) {
         boolean cache = CacheAdmin.isCache(p);
         boolean staged = Files.isRegularFile(p.resolve(Stager.MARKER));
@@ -140,17 +141,49 @@ final class CacheCommand implements Runnable {
         CacheAdmin.remove(p);
         out.println("removed " + p.toAbsolutePath().normalize());
       }
+      if (all && targets.isEmpty()) {
+        out.println("no caches or staged data under " + allRoot());
+      }
       out.flush();
       return 0;
     }
+
+    /** The directory {@code --all} empties: DIR, {@code --dir DIR} or the default; checked to be one caches live under. */
+    private Path allRoot() {
+      if (paths.size() > 1 || paths.size() == 1 && root != null) {
+        throw new IllegalArgumentException("--all takes one DIR, the directory caches live under, but got "
+            + (root != null ? "--dir " + root + " and " : "") + paths);
+      }
+      Path r = paths.size() == 1 ? paths.get(0) : root != null ? root : CacheSpec.defaultDirectory();
+      if (paths.isEmpty() && root == null && !Files.exists(r)) {
+        return r; // nothing cached yet
+      }
+      if (!Files.isDirectory(r)) {
+        throw new IllegalArgumentException(r + ": " + (Files.exists(r) ? "not a directory" : "no such directory")
+            + "; --all DIR names the directory caches live under");
+      }
+      if (CacheAdmin.isCache(r) || Files.isRegularFile(r.resolve(Stager.MARKER))) {
+        throw new IllegalArgumentException(r + " is a cache or staged dataset itself, not the directory caches live"
+            + " under; remove it with sluice cache rm " + r);
+      }
+      return r;
+    }
   }
 
-  /** {@code 1000000 rows, 63 blocks of parquet: /data/train.parquet}, from a cache's {@code cache.json}. */
-  static String summary(String description) {
+  /**
+   * {@code 1000000 rows, 63 blocks of parquet: /data/train.parquet}, from the {@code cache.json} of
+   * the cache {@code dir}; says so when it is missing or damaged.
+   */
+  static String summary(String description, Path dir) {
     if (description == null) {
       return "(no cache.json)";
     }
-    JsonNode j = json(description);
+    JsonNode j;
+    try {
+      j = json(description, dir.resolve("cache.json"));
+    } catch (IllegalArgumentException damaged) {
+      return "(cache.json is damaged; sluice cache rm removes the cache)";
+    }
     List<String> up = lines(j);
     String kind = up.size() > 3 ? up.get(3) : "?";
     List<String> files = up.stream().filter(l -> l.startsWith("file ") || l.startsWith("uri ")).toList();
@@ -159,11 +192,20 @@ final class CacheCommand implements Runnable {
         + (first.isEmpty() ? "" : ": " + first + (files.size() > 1 ? " (+" + (files.size() - 1) + " files)" : ""));
   }
 
-  static JsonNode json(String text) {
+  /** The JSON of {@code file}, the {@code cache.json} of a cache, from its {@code text}. */
+  static JsonNode json(String text, Path file) {
     try {
-      return new ObjectMapper().readTree(text);
+      JsonNode j = new ObjectMapper().readTree(text);
+      if (j == null || !j.isObject()) {
+        throw new IllegalArgumentException(file + ": the description of the cache " + file.getParent()
+            + " is empty or not a JSON object (truncated or damaged); remove the cache (sluice cache rm "
+            + file.getParent() + ")");
+      }
+      return j;
     } catch (JsonProcessingException e) {
-      throw new IllegalArgumentException("cache.json is not valid JSON: " + e.getOriginalMessage());
+      throw new IllegalArgumentException(file + ": the description of the cache " + file.getParent()
+          + " is not valid JSON (truncated or damaged: " + e.getOriginalMessage() + "); remove the cache (sluice"
+          + " cache rm " + file.getParent() + ")", e);
     }
   }
 

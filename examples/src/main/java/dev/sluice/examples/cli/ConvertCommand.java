@@ -81,7 +81,7 @@ final class ConvertCommand implements Callable<Integer> {
     Path path = OutputPaths.target(target, out);
     Dataset<Example> data = source.open(in);
     try {
-      OutputPaths.makeRoom(dataset, force); // only once IN opened: a failed open leaves OUT as it was
+      OutputPaths.check(dataset, force);
       long total = DatasetRun.knownRows(data);
       AtomicLong written = new AtomicLong();
       long t0 = System.nanoTime();
@@ -91,7 +91,7 @@ final class ConvertCommand implements Callable<Integer> {
               written.addAndGet(n);
               progress.step(n);
             });
-        target.write(data, path, options);
+        OutputPaths.write(target, data, dataset, path, force, options);
       }
       double seconds = (System.nanoTime() - t0) / 1e9;
       long rows = total >= 0 ? total : written.get();

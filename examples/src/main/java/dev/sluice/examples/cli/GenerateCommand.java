@@ -23,6 +23,8 @@ import picocli.CommandLine.Spec;
  * or {@code OUT/part-0.<format>} when {@code OUT} ends in {@code /} or is an existing directory. An
  * existing dataset is replaced only with {@code --force}, and then only when {@code OUT} is a file
  * or a directory of files that holds a dataset Sluice recognizes; an empty directory is used as is.
+ * The dataset is written under a temporary name beside {@code OUT} and renamed into place when
+ * complete: a failure leaves nothing at {@code OUT}.
  */
 @Command(name = "generate", mixinStandardHelpOptions = true,
     description = "Write a seeded synthetic dataset: x float32[D], label int64 = row index.")
@@ -65,9 +67,8 @@ final class GenerateCommand implements Callable<Integer> {
           + Formats.all().stream().filter(DatasetFormat::canWrite).map(DatasetFormat::name).toList());
     }
     Path target = OutputPaths.target(f, out);
-    OutputPaths.makeRoom(Path.of(out), force);
     try (Progress progress = Progress.start("generate", rows, "rows", System.err)) {
-      f.write(Datasets.synthetic(rows, dim, seed), target,
+      OutputPaths.write(f, Datasets.synthetic(rows, dim, seed), Path.of(out), target, force,
           WriteOptions.defaults().withRowGroupBytes(rowGroupBytes).withProgress(progress::step));
     }
     spec.commandLine().getOut().printf(Locale.ROOT, "wrote %d rows (x float32[%d], label int64) to %s as %s%n",

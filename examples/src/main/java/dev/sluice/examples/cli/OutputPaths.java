@@ -1,18 +1,27 @@
 package dev.sluice.examples.cli;
 
+import dev.sluice.core.Dataset;
 import dev.sluice.core.DatasetIOException;
+import dev.sluice.core.Example;
+import dev.sluice.core.internal.AtomicOutput;
 import dev.sluice.io.DatasetFormat;
+import dev.sluice.io.ExistingOutput;
 import dev.sluice.io.Formats;
+import dev.sluice.io.WriteOptions;
 import java.io.File;
 import java.io.IOException;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.stream.Stream;
 
 /**
  * Where a command that writes a dataset ({@code generate}, {@code convert}) puts it, and how it
- * treats one already there: the same rules for every such command.
+ * treats one already there: the same rules for every such command. The dataset is written under a
+ * temporary name beside it and renamed into place when complete; of two commands writing one
+ * {@code OUT} without {@code --force}, exactly one succeeds.
  */
 final class OutputPaths {
   private OutputPaths() {}
@@ -29,37 +38,87 @@ final class OutputPaths {
   }
 
   /**
-   * Leaves {@code dataset} absent or an empty directory: refuses an existing one without
-   * {@code force}, and with it deletes a file, or the files of a directory that holds a
-   * recognized dataset and no subdirectory.
+   * Checks before writing that {@code dataset} may be written: absent or an empty directory, or,
+   * with {@code force}, a file or a directory without subdirectories that holds a dataset Sluice
+   * recognizes. Nothing is deleted here: the writer replaces the old dataset only once the new one
+   * is complete.
    *
    * @throws IllegalArgumentException naming the path and what to do
    */
-  static void makeRoom(Path dataset, boolean force) {
-    if (!Files.exists(dataset) || isEmptyDirectory(dataset)) {
+  static void check(Path dataset, boolean force) {
+    if (!Files.exists(dataset, LinkOption.NOFOLLOW_LINKS) || isEmptyDirectory(dataset)) {
       return;
     }
     if (!force) {
-      throw new IllegalArgumentException(dataset + " already exists; pass --force to replace it");
+      throw alreadyExists(dataset);
     }
-    try {
-      if (!Files.isDirectory(dataset)) {
-        Files.delete(dataset);
-        return;
-      }
-      List<Path> entries;
-      try (Stream<Path> s = Files.list(dataset)) {
-        entries = s.toList();
-      }
-      if (entries.stream().anyMatch(Files::isDirectory) || !holdsDataset(dataset)) {
-        throw new IllegalArgumentException(dataset + " is a directory that does not hold a dataset Sluice recognizes;"
-            + " not replacing it even with --force (remove it yourself or choose another OUT)");
-      }
-      for (Path p : entries) {
-        Files.delete(p);
-      }
+    if (!Files.isDirectory(dataset)) {
+      return;
+    }
+    List<Path> entries;
+    try (Stream<Path> s = Files.list(dataset)) {
+      entries = s.toList();
     } catch (IOException e) {
       throw new DatasetIOException(dataset.toString(), "cannot replace: " + e.getMessage(), e);
+    }
+    if (entries.stream().anyMatch(Files::isDirectory) || !holdsDataset(dataset)) {
+      throw new IllegalArgumentException(dataset + " is a directory that does not hold a dataset Sluice recognizes;"
+          + " not replacing it even with --force (remove it yourself or choose another OUT)");
+    }
+  }
+
+  /**
+   * Writes {@code data} in {@code format} to {@code target} for the dataset {@code dataset} (the
+   * same path, or the directory holding {@code target}): under a temporary name, renamed into place
+   * when complete, so that a failure leaves nothing at {@code dataset}. Without {@code force} an
+   * existing dataset is never replaced, also when another process completed it meanwhile; with it,
+   * the old dataset is replaced, and the other files of a directory that {@code target} was written
+   * into are deleted once {@code target} is in place.
+   *
+   * @throws IllegalArgumentException {@code "<dataset> already exists; ..."} when it exists without {@code force}
+   */
+  static void write(DatasetFormat format, Dataset<Example> data, Path dataset, Path target, boolean force,
+      WriteOptions options) {
+    check(dataset, force);
+    boolean existed = Files.exists(dataset, LinkOption.NOFOLLOW_LINKS);
+    try {
+      format.write(data, target, options.withExisting(force ? ExistingOutput.REPLACE : ExistingOutput.FAIL));
+    } catch (RuntimeException e) {
+      if (!existed && !target.equals(dataset) && isEmptyDirectory(dataset)) {
+        try {
+          Files.deleteIfExists(dataset); // the directory the write created for target
+        } catch (IOException ignored) {
+          // best effort: the error of the write is the one to report
+        }
+      }
+      if (e instanceof DatasetIOException && e.getCause() instanceof FileAlreadyExistsException) {
+        IllegalArgumentException taken = alreadyExists(dataset);
+        taken.initCause(e);
+        throw taken;
+      }
+      throw e;
+    }
+    if (force && !target.equals(dataset) && Files.isDirectory(dataset)) {
+      removeOthers(dataset, target);
+    }
+  }
+
+  private static IllegalArgumentException alreadyExists(Path dataset) {
+    return new IllegalArgumentException(dataset + " already exists; pass --force to replace it");
+  }
+
+  /** Deletes the files of the old dataset in {@code dir} beside {@code kept}. */
+  private static void removeOthers(Path dir, Path kept) {
+    try (Stream<Path> s = Files.list(dir)) {
+      for (Path p : s.toList()) {
+        if (!p.getFileName().equals(kept.getFileName()) && !AtomicOutput.isTemporary(p.getFileName().toString())
+            && !Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS)) {
+          Files.deleteIfExists(p);
+        }
+      }
+    } catch (IOException e) {
+      throw new DatasetIOException(dir.toString(), "wrote " + kept.getFileName() + " but cannot remove the files of"
+          + " the dataset it replaces: " + e.getMessage(), e);
     }
   }
 

@@ -1,17 +1,19 @@
 package dev.sluice.examples.cli;
 
+import dev.sluice.core.DatasetIOException;
+import dev.sluice.core.internal.AtomicOutput;
 import dev.sluice.operators.internal.cache.CacheAdmin;
 import java.io.BufferedInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.SimpleFileVisitor;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.FileTime;
@@ -36,8 +38,10 @@ import org.apache.commons.compress.compressors.CompressorStreamFactory;
  * name, a {@code ..} component, a link whose target lies outside the staged directory (or is
  * absolute), an entry whose path runs through a link, and a device file or FIFO are refused naming
  * the entry. The free space is checked against the entries' sizes as they are read. The data is
- * written to a temporary directory beside the target and renamed into place when complete, so a
- * staging that fails leaves nothing behind, and nothing is ever written outside the target.
+ * written to a temporary directory beside the target ({@link AtomicOutput}) and renamed into place
+ * when complete, so a staging that fails leaves nothing behind (a killed one leaves a temporary
+ * that the next staging to the target deletes), and nothing is ever written outside the target.
+ * Of two stagings to one target, one writes it and the other finds it staged.
  */
 final class Stager {
   /** The file in a staged directory that says what it was staged from. */
@@ -76,40 +80,48 @@ final class Stager {
     }
     String stamp = stamp();
     if (Files.exists(target, LinkOption.NOFOLLOW_LINKS)) {
-      Path marker = target.resolve(MARKER);
-      if (Files.isRegularFile(marker) && Files.readString(marker).equals(stamp)) {
-        return false;
-      }
-      throw new StageException(target + " already exists and holds something else; remove it (sluice cache rm "
-          + target + ") or stage to another directory with --to");
+      return alreadyStaged(stamp);
     }
     long free = usable(target);
     List<Item> items = Files.isDirectory(source) ? scanDirectory(free) : scanArchive(free);
     Path parent = target.toAbsolutePath().getParent();
     Files.createDirectories(parent);
-    Path temp = Files.createTempDirectory(parent, "." + target.getFileName() + ".staging-",
-        PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
-    boolean done = false;
-    try {
-      if (Files.isDirectory(source)) {
-        for (Item i : items) {
-          write(temp, i, null);
+    try (AtomicOutput out = AtomicOutput.directory(target,
+        PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")))) {
+      Path temp = out.temp();
+      try {
+        if (Files.isDirectory(source)) {
+          for (Item i : items) {
+            write(temp, i, null);
+          }
+        } else {
+          extract(temp, items);
         }
-      } else {
-        extract(temp, items);
+        Path marker = temp.resolve(MARKER);
+        Files.deleteIfExists(marker); // an archive's own entry of that name is replaced, never written through
+        Files.writeString(marker, stamp, StandardCharsets.UTF_8, StandardOpenOption.CREATE_NEW,
+            StandardOpenOption.WRITE);
+        Files.setPosixFilePermissions(marker, PosixFilePermissions.fromString("rw-------"));
+      } catch (IOException e) {
+        throw new DatasetIOException(target.toString(), "cannot stage " + source + ": " + AtomicOutput.reason(e), e);
       }
-      Path marker = temp.resolve(MARKER);
-      Files.deleteIfExists(marker); // an archive's own entry of that name is replaced, never written through
-      Files.writeString(marker, stamp, StandardCharsets.UTF_8, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
-      Files.setPosixFilePermissions(marker, PosixFilePermissions.fromString("rw-------"));
-      Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE);
-      done = true;
+      try {
+        out.commitNew();
+      } catch (FileAlreadyExistsException raced) {
+        return alreadyStaged(stamp); // another stager completed it meanwhile
+      }
       return true;
-    } finally {
-      if (!done) {
-        deleteTree(temp);
-      }
     }
+  }
+
+  /** False when the existing target holds this source; else the target holds something else. */
+  private boolean alreadyStaged(String stamp) throws IOException {
+    Path marker = target.resolve(MARKER);
+    if (Files.isRegularFile(marker) && Files.readString(marker).equals(stamp)) {
+      return false;
+    }
+    throw new StageException(target + " already exists and holds something else; remove it (sluice cache rm "
+        + target + ") or stage to another directory with --to");
   }
 
   /** The source's path, size and modification time: what the marker records. */
@@ -366,14 +378,6 @@ final class Stager {
           Files.setLastModifiedTime(p, FileTime.from(Files.getLastModifiedTime(i.from()).toInstant()));
         }
       }
-    }
-  }
-
-  private static void deleteTree(Path dir) {
-    try {
-      CacheAdmin.deleteTree(dir);
-    } catch (IOException ignored) {
-      // best effort: a leftover temporary directory starts with '.' and is never read
     }
   }
 }

@@ -11,6 +11,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
 import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
@@ -122,6 +124,69 @@ class CacheCommandsTest {
     assertThat(Files.exists(npy)).isTrue();
     ok("cache", "rm", cache.toString());
     assertThat(Files.exists(cache)).isFalse();
+  }
+
+  private Path onlyCache() throws Exception {
+    try (Stream<Path> s = Files.list(root)) {
+      return s.filter(p -> p.getFileName().toString().startsWith("cache-")).findFirst().orElseThrow();
+    }
+  }
+
+  private static List<Path> files(Path d) throws Exception {
+    try (Stream<Path> s = Files.list(d)) {
+      return s.filter(Files::isRegularFile).sorted().toList();
+    }
+  }
+
+  @Test
+  void cacheFilesFoundOpenToOthersAreMadePrivateAgain() throws Exception {
+    String plain = ok("read", npy.toString(), "--print-indices", "--cache", root.toString()).out();
+    Path cache = onlyCache();
+    List<Path> files = files(cache);
+    assertThat(files.stream().map(p -> p.getFileName().toString())).contains("cache.json")
+        .anyMatch(n -> n.endsWith(".shard"));
+    int i = 0;
+    for (Path f : files) {
+      Files.setPosixFilePermissions(f, PosixFilePermissions.fromString(i++ % 2 == 0 ? "rw-rw-rw-" : "rw-r--r--"));
+    }
+    // another process (this one keeps the cache it filled open): it opens the index and every segment
+    Path out = dir.resolve("second.txt");
+    Process second = KillAndResumeTest.sluice(List.of("read", npy.toString(), "--print-indices", "--cache",
+        root.toString())).redirectOutput(out.toFile()).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+    assertThat(second.waitFor(2, TimeUnit.MINUTES)).isTrue();
+    assertThat(second.exitValue()).isZero();
+    assertThat(Files.readString(out)).isEqualTo(plain);
+    for (Path f : files) {
+      assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(f))).as(f.toString()).isEqualTo("rw-------");
+    }
+  }
+
+  @Test
+  void rmAllRemovesWhatLivesUnderTheDirectoryItIsGivenAndRefusesADirectoryThatIsNoCacheRoot() throws Exception {
+    ok("read", npy.toString(), "--cache", root.toString());
+    Path cache = onlyCache();
+    failsWithOneLine(CliRun.of("cache", "rm", "--all", cache.toString()), "is a cache or staged dataset itself");
+    failsWithOneLine(CliRun.of("cache", "rm", "--all", dir.resolve("none").toString()), "no such directory");
+    failsWithOneLine(CliRun.of("cache", "rm", "--all", root.toString(), npy.toString()), "--all takes one DIR");
+    assertThat(Files.exists(cache)).isTrue();
+    assertThat(ok("cache", "rm", "--all", root.toString()).out()).contains("removed " + cache);
+    assertThat(Files.exists(cache)).isFalse();
+    assertThat(ok("cache", "rm", "--all", root.toString()).out()).startsWith("no caches or staged data under " + root);
+  }
+
+  @Test
+  void aDamagedCacheDescriptionIsNamedWithItsCache() throws Exception {
+    ok("read", npy.toString(), "--cache", root.toString());
+    Path cache = onlyCache();
+    Path meta = cache.resolve("cache.json");
+    String json = Files.readString(meta);
+    Files.writeString(meta, json.substring(0, json.length() / 2));
+    failsWithOneLine(CliRun.of("cache", "info", cache.toString()), meta.toString());
+    assertThat(CliRun.of("cache", "info", cache.toString()).err()).contains("the cache " + cache);
+    assertThat(ok("cache", "ls", root.toString()).out()).contains(cache.toString()).contains("cache.json is damaged");
+    Files.writeString(meta, "{\"key\": \"x\"}");
+    failsWithOneLine(CliRun.of("cache", "info", cache.toString()), meta.toString());
+    assertThat(CliRun.of("cache", "info", cache.toString()).err()).contains("no \"blocks\"");
   }
 
   @Test

@@ -6,19 +6,20 @@ import dev.sluice.core.DatasetIOException;
 import dev.sluice.core.Example;
 import dev.sluice.core.MemoryManager;
 import dev.sluice.core.Schema;
+import dev.sluice.core.internal.AtomicOutput;
+import dev.sluice.io.ExistingOutput;
 import dev.sluice.io.arrow.internal.ArrowFileDataset;
 import dev.sluice.io.arrow.internal.ArrowSink;
 import dev.sluice.io.arrow.internal.ArrowStreamDataset;
+import dev.sluice.io.internal.Outputs;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.channels.Channels;
 import java.nio.channels.FileChannel;
 import java.nio.channels.WritableByteChannel;
-import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.Iterator;
 import java.util.Objects;
@@ -86,8 +87,10 @@ public final class Arrow {
   }
 
   /**
-   * Writes every example of {@code data} (one pass, source order) to the file {@code out}, replaced
-   * if it exists: the file is written under a temporary name beside it and renamed when complete.
+   * Writes every example of {@code data} (one pass, source order) to the file {@code out}: under a
+   * temporary name beside it ({@code .<name>.tmp-<pid>-<random>}), renamed to {@code out} when
+   * complete (a failure deletes it), replacing a file already there or refusing it as
+   * {@link ArrowWriteOptions#existing()} says.
    * A random-access source is read with bulk gathers. The fields are the source's schema
    * ({@link dev.sluice.core.HasSchema}), else those of its first example.
    *
@@ -97,7 +100,7 @@ public final class Arrow {
    */
   public static long write(Dataset<Example> data, Path out, ArrowWriteOptions options) {
     Objects.requireNonNull(data, "data");
-    return toFile(out, (channel, resource) -> {
+    return toFile(out, options.existing(), (channel, resource) -> {
       Example first = null;
       Schema schema;
       if (data instanceof dev.sluice.core.HasSchema h) {
@@ -118,7 +121,7 @@ public final class Arrow {
 
   /**
    * Writes {@code batches} (every one of {@code schema}'s fields, in order; each batch one record
-   * batch) to the file {@code out}, replaced if it exists, as {@link #write(Dataset, Path,
+   * batch) to the file {@code out}, replaced or refused if it exists, as {@link #write(Dataset, Path,
    * ArrowWriteOptions)} does. Every batch is closed, also those not written after a failure.
    *
    * @return the rows written
@@ -126,7 +129,7 @@ public final class Arrow {
   public static long write(Schema schema, Publisher<Batch> batches, Path out, ArrowWriteOptions options) {
     Objects.requireNonNull(schema, "schema");
     Objects.requireNonNull(batches, "batches");
-    return toFile(out, (channel, resource) -> writeBatches(schema, batches, channel, resource, options));
+    return toFile(out, options.existing(), (channel, resource) -> writeBatches(schema, batches, channel, resource, options));
   }
 
   /**
@@ -164,32 +167,19 @@ public final class Arrow {
     }
   }
 
-  /** Writes to a temporary file beside {@code out}, then moves it into place. */
-  private static long toFile(Path out, Writer body) {
+  /** Writes to a temporary file beside {@code out}, then renames it into place ({@link Outputs}). */
+  private static long toFile(Path out, ExistingOutput existing, Writer body) {
     Objects.requireNonNull(out, "out");
     String resource = out.toString();
-    Path dir = out.toAbsolutePath().getParent();
-    Path tmp = dir.resolve("." + out.getFileName() + ".tmp-" + ProcessHandle.current().pid() + "-" + System.nanoTime());
-    try {
-      Files.createDirectories(dir);
+    try (AtomicOutput file = Outputs.file(out, existing)) {
       long rows;
-      try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+      try (FileChannel ch = FileChannel.open(file.temp(), StandardOpenOption.WRITE)) {
         rows = body.write(ch, resource);
       }
-      try {
-        Files.move(tmp, out, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
-      } catch (AtomicMoveNotSupportedException e) {
-        Files.move(tmp, out, StandardCopyOption.REPLACE_EXISTING);
-      }
+      Outputs.commit(file, existing, resource);
       return rows;
     } catch (IOException e) {
-      throw new DatasetIOException(resource, "cannot write: " + e.getMessage(), e);
-    } finally {
-      try {
-        Files.deleteIfExists(tmp);
-      } catch (IOException ignored) {
-        // best effort: the temporary file of a failed write
-      }
+      throw new DatasetIOException(resource, "cannot write: " + Outputs.reason(e), e);
     }
   }
 

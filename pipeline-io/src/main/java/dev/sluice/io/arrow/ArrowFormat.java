@@ -76,7 +76,8 @@ public final class ArrowFormat implements DatasetFormat {
   }
 
   /**
-   * Writes every example of {@code dataset} to the file {@code out} (replaced if it exists): the IPC
+   * Writes every example of {@code dataset} to the file {@code out} (replaced or refused if it
+   * exists, as {@link WriteOptions#existing()} says; written under a temporary name and renamed): the IPC
    * stream format when its name ends in {@code .arrows}, else the file format. The codec
    * ({@link WriteOptions#codec()}) is {@code none} (default), {@code lz4} ({@code lz4_frame}) or
    * {@code zstd}; record batches hold about {@link WriteOptions#rowGroupBytes()} bytes of
@@ -95,6 +96,7 @@ public final class ArrowFormat implements DatasetFormat {
         .compression(ArrowCompression.parse(options.codec()))
         .batchRows(rows)
         .progress(options.progress())
+        .existing(options.existing())
         .build());
   }
 }

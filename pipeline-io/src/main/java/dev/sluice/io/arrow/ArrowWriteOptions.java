@@ -1,5 +1,6 @@
 package dev.sluice.io.arrow;
 
+import dev.sluice.io.ExistingOutput;
 import java.util.Map;
 import java.util.Objects;
 import java.util.function.LongConsumer;
@@ -14,9 +15,11 @@ import java.util.function.LongConsumer;
  *     {@link #DEFAULT_BATCH_ROWS}); batches given to the writer keep their own size
  * @param metadata key-value metadata of the schema (empty by default)
  * @param progress told the number of rows written each time some are
+ * @param existing what writing to a file does when the file exists (default
+ *     {@link ExistingOutput#REPLACE})
  */
 public record ArrowWriteOptions(IpcFormat format, ArrowCompression compression, int batchRows,
-    Map<String, String> metadata, LongConsumer progress) {
+    Map<String, String> metadata, LongConsumer progress, ExistingOutput existing) {
   /** Default rows per record batch when writing examples. */
   public static final int DEFAULT_BATCH_ROWS = 65_536;
 
@@ -25,6 +28,7 @@ public record ArrowWriteOptions(IpcFormat format, ArrowCompression compression, 
     Objects.requireNonNull(format, "format");
     Objects.requireNonNull(compression, "compression");
     Objects.requireNonNull(progress, "progress");
+    Objects.requireNonNull(existing, "existing");
     metadata = Map.copyOf(metadata);
     if (batchRows <= 0) {
       throw new IllegalArgumentException("batchRows > 0 required but it was " + batchRows);
@@ -48,6 +52,7 @@ public record ArrowWriteOptions(IpcFormat format, ArrowCompression compression, 
     private int batchRows = DEFAULT_BATCH_ROWS;
     private Map<String, String> metadata = Map.of();
     private LongConsumer progress = rows -> { };
+    private ExistingOutput existing = ExistingOutput.REPLACE;
 
     private Builder() {}
 
@@ -81,9 +86,15 @@ public record ArrowWriteOptions(IpcFormat format, ArrowCompression compression, 
       return this;
     }
 
+    /** What writing to a file does when the file exists. */
+    public Builder existing(ExistingOutput e) {
+      this.existing = e;
+      return this;
+    }
+
     /** The options. */
     public ArrowWriteOptions build() {
-      return new ArrowWriteOptions(format, compression, batchRows, metadata, progress);
+      return new ArrowWriteOptions(format, compression, batchRows, metadata, progress, existing);
     }
   }
 }

@@ -82,10 +82,13 @@ public final class Npy {
   /**
    * Writes every example of {@code dataset} (one pass, source order) into {@code dir} as one
    * C-order little-endian {@code .npy} file per field ({@code <field>.npy}, shape
-   * {@code [rows] + field shape}). Fields must be fixed-length and non-null.
+   * {@code [rows] + field shape}). Fields must be fixed-length and non-null. The files are written
+   * into a temporary directory beside {@code dir} that replaces {@code dir} when complete (a failed
+   * write leaves {@code dir} as it was); {@link NpyFormat#write} also offers
+   * {@link dev.sluice.io.ExistingOutput#FAIL}.
    *
-   * @throws IllegalArgumentException for a variable-length or null field, or when {@code dir} holds
-   *     other {@code .npy} files
+   * @throws IllegalArgumentException for a variable-length or null field, or when {@code dir} is a
+   *     file, or a directory that holds something other than a dataset
    */
   public static void write(Dataset<Example> dataset, Path dir) {
     NpyWriter.write(dataset, dir);

@@ -50,9 +50,9 @@ public final class NpyFormat implements DatasetFormat {
     return true;
   }
 
-  /** One {@code .npy} per field in directory {@code out}; of the options only the progress listener applies. */
+  /** One {@code .npy} per field in directory {@code out}; of the options the progress listener and the existing-output policy apply. */
   @Override
   public void write(Dataset<Example> dataset, Path out, WriteOptions options) {
-    NpyWriter.write(dataset, out, options.progress());
+    NpyWriter.write(dataset, out, options.existing(), options.progress());
   }
 }

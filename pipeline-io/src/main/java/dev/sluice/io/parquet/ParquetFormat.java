@@ -5,11 +5,14 @@ import dev.sluice.core.DatasetIOException;
 import dev.sluice.core.Example;
 import dev.sluice.core.HasSchema;
 import dev.sluice.core.Schema;
+import dev.sluice.core.internal.AtomicOutput;
 import dev.sluice.io.DatasetFormat;
 import dev.sluice.io.WriteOptions;
+import dev.sluice.io.internal.Outputs;
 import dev.sluice.io.parquet.internal.ExampleWriteSupport;
 import dev.sluice.io.parquet.internal.PageCodecs;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.channels.SeekableByteChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -103,7 +106,9 @@ public final class ParquetFormat implements DatasetFormat {
   }
 
   /**
-   * Writes every example of {@code dataset} to the file {@code out} (replaced if it exists).
+   * Writes every example of {@code dataset} to the file {@code out}: under a temporary name beside
+   * it, renamed to {@code out} when complete (a failure deletes it), replacing a file already there
+   * or refusing it as {@link WriteOptions#existing()} says.
    * Fields with a shape become 3-level LIST columns ({@code list} / {@code element}, pyarrow's
    * layout) whose concrete shape is declared in footer key {@code sluice.shape.<name>}; scalars
    * become primitive columns. Row groups target {@link WriteOptions#rowGroupBytes()} bytes
@@ -127,11 +132,8 @@ public final class ParquetFormat implements DatasetFormat {
       schema = schemaOf(first);
     }
     ExampleWriteSupport support = new ExampleWriteSupport(schema);
-    try {
-      if (out.getParent() != null) {
-        Files.createDirectories(out.getParent());
-      }
-      try (ParquetWriter<Example> w = new Builder(new LocalOutputFile(out), support)
+    try (AtomicOutput file = Outputs.file(out, options.existing())) {
+      try (ParquetWriter<Example> w = new Builder(new LocalOutputFile(file.temp()), support)
           .withConf(new PlainParquetConfiguration())
           .withCodecFactory(new PageCodecs()) // no Hadoop codecs: local writes need no Hadoop
           .withWriteMode(ParquetFileWriter.Mode.OVERWRITE)
@@ -145,8 +147,11 @@ public final class ParquetFormat implements DatasetFormat {
           w.write(it.next());
         }
       }
+      Outputs.commit(file, options.existing(), out.toString());
     } catch (IOException e) {
-      throw new DatasetIOException(out.toString(), "cannot write: " + e.getMessage(), e);
+      throw new DatasetIOException(out.toString(), "cannot write: " + Outputs.reason(e), e);
+    } catch (UncheckedIOException e) {
+      throw new DatasetIOException(out.toString(), "cannot write: " + Outputs.reason(e.getCause()), e.getCause());
     }
   }
 

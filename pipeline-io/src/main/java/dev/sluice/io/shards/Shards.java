@@ -62,9 +62,11 @@ public final class Shards {
    * Writes every row of {@code dataset} into the shard set {@code dir}, in source order, as
    * {@link WriteOptions#numShards()} shards of (almost) equal row counts, written by
    * {@link WriteOptions#workers()} writers at once. The files are byte for byte the same for the
-   * same rows and number of shards, whatever the number of workers. Each shard is written to a
-   * temporary name and renamed when complete; {@code metadata.json} is written last, the same way.
-   * A shard set already in {@code dir} is replaced.
+   * same rows and number of shards, whatever the number of workers. The whole set is built in a
+   * temporary directory beside {@code dir} ({@code .<name>.tmp-<pid>-<random>}) and renamed to
+   * {@code dir} when every shard and {@code metadata.json} are complete; a failure deletes it, and
+   * the next write to {@code dir} deletes what a killed writer left. A dataset already at
+   * {@code dir} is replaced, or refused, as {@link WriteOptions#existing()} says.
    *
    * <p>A random-access source, or a split source whose splits know their row counts, is read by
    * each writer for its own rows (so its {@code gather} or {@code read} is called from several
@@ -74,8 +76,10 @@ public final class Shards {
    * from its first example.
    *
    * @return the shards written, in order
-   * @throws IllegalArgumentException when a row does not fit the schema, or {@code dir} holds a
-   *     {@code metadata.json} that is not a shard set's
+   * @throws IllegalArgumentException when a row does not fit the schema, or {@code dir} is a file or
+   *     a directory that holds something other than a dataset
+   * @throws dev.sluice.core.DatasetIOException when the set cannot be written, or {@code dir} exists
+   *     under {@link dev.sluice.io.ExistingOutput#FAIL}
    * @throws UnsupportedOperationException for nested fields (lists of strings, lists of lists)
    */
   public static List<ShardInfo> write(Dataset<Example> dataset, Path dir, WriteOptions options) {

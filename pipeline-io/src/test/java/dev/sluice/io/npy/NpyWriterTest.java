@@ -16,12 +16,14 @@ import dev.sluice.core.Shape;
 import dev.sluice.core.Tensor;
 import dev.sluice.core.testing.NoLeaks;
 import dev.sluice.io.Checksums;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
@@ -115,10 +117,26 @@ class NpyWriterTest {
     Dataset<Example> empty = ctx -> Flux.empty();
     assertThrows(IllegalArgumentException.class, () -> Npy.write(empty, dir.resolve("y")));
     Files.createDirectories(dir.resolve("z"));
-    Files.write(dir.resolve("z").resolve("other.npy"), new byte[] {1});
+    Files.write(dir.resolve("z").resolve("notes.txt"), new byte[] {1});
     IllegalArgumentException o = assertThrows(IllegalArgumentException.class,
         () -> Npy.write(Datasets.range(3), dir.resolve("z")));
-    assertTrue(o.getMessage().contains("other.npy"), o.getMessage());
+    assertTrue(o.getMessage().contains("does not hold a dataset"), o.getMessage());
+    assertEquals(List.of("notes.txt"), names(dir.resolve("z")), "another program's directory is left as it was");
+  }
+
+  @Test
+  void writingOverADatasetOfOtherFieldsLeavesOnlyTheNewFields() throws Exception {
+    Path out = dir.resolve("swap");
+    Npy.write(Datasets.synthetic(4, 2, 1), out);
+    Npy.write(Datasets.range(3), out);
+    assertEquals(List.of("value.npy"), names(out));
+    assertEquals(List.of("swap"), names(dir), "no temporary left beside it");
+  }
+
+  private static List<String> names(Path d) throws IOException {
+    try (Stream<Path> s = Files.list(d)) {
+      return s.map(p -> p.getFileName().toString()).sorted().toList();
+    }
   }
 
   @Test

@@ -269,9 +269,10 @@ class ShardRoundTripTest {
       IllegalStateException e = assertThrows(IllegalStateException.class,
           () -> Shards.write(failing, out, WriteOptions.defaults().withNumShards(4).withWorkers(workers)));
       assertEquals("row 73 is broken", e.getMessage());
-      try (Stream<Path> s = Files.list(out)) {
-        assertEquals(List.of(), s.toList(), "nothing left behind");
-      }
+      assertFalse(Files.exists(out), "nothing at the shard set's path");
+    }
+    try (Stream<Path> s = Files.list(dir)) {
+      assertEquals(List.of(), s.toList(), "no temporary left behind");
     }
   }
 

@@ -7,6 +7,7 @@ import dev.sluice.core.DatasetIOException;
 import dev.sluice.core.PooledBuffer;
 import dev.sluice.core.Tensor;
 import dev.sluice.core.TensorSpec;
+import dev.sluice.core.internal.AtomicOutput;
 import dev.sluice.core.internal.shardfile.FieldLayout.Buffer;
 import dev.sluice.core.internal.shardfile.FieldLayout.Kind;
 import java.io.IOException;
@@ -14,7 +15,6 @@ import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
@@ -25,13 +25,16 @@ import java.util.zip.CRC32C;
  * whose size follows from them (validity, offsets, fixed-length values) is written in place as the
  * batches arrive; the first block whose size only the data tells streams after them, and any
  * further one goes to a spill file beside the shard and is appended when the shard completes. The
- * shard is written under a temporary name in the target's directory and renamed into place by
- * {@link #finish()}; {@link #close()} before that deletes everything it wrote.
+ * shard is written under a temporary name in the target's directory ({@link AtomicOutput}) and
+ * renamed into place by {@link #finish()}, replacing a file of that name; {@link #close()} before
+ * that deletes everything it wrote.
  */
 public final class ShardFileWriter implements AutoCloseable {
   private static final int STAGING_BYTES = 256 << 10;
 
   private final Path target;
+  private final String shown; // the shard's name in messages
+  private final AtomicOutput out;
   private final Path temp;
   private final FileChannel channel;
   private final List<FieldLayout> layouts;
@@ -42,8 +45,10 @@ public final class ShardFileWriter implements AutoCloseable {
   private long rowsWritten;
   private boolean done;
 
-  private ShardFileWriter(Path target, List<FieldLayout> layouts, long rows, BufferPool pool) throws IOException {
+  private ShardFileWriter(Path target, String shown, List<FieldLayout> layouts, long rows, BufferPool pool)
+      throws IOException {
     this.target = target;
+    this.shown = shown;
     this.layouts = layouts;
     this.rows = rows;
     this.pool = pool;
@@ -51,10 +56,16 @@ public final class ShardFileWriter implements AutoCloseable {
     for (int f = 0; f < layouts.size(); f++) {
       written[f] = new long[layouts.get(f).ragged() + 1];
     }
-    Path dir = target.toAbsolutePath().getParent();
-    String name = target.getFileName().toString();
-    this.temp = Files.createTempFile(dir, "." + name + ".", ".tmp");
-    this.channel = FileChannel.open(temp, StandardOpenOption.WRITE, StandardOpenOption.READ);
+    this.out = AtomicOutput.fileAmongMany(target);
+    this.temp = out.temp();
+    FileChannel ch;
+    try {
+      ch = FileChannel.open(temp, StandardOpenOption.WRITE, StandardOpenOption.READ);
+    } catch (IOException | RuntimeException e) {
+      out.close();
+      throw e;
+    }
+    this.channel = ch;
     int count = 0;
     for (FieldLayout l : layouts) {
       count += l.blockCount();
@@ -68,11 +79,20 @@ public final class ShardFileWriter implements AutoCloseable {
    * @param pool where the staging buffers come from (returned by {@link #finish()} and {@link #close()})
    */
   public static ShardFileWriter create(Path target, List<FieldLayout> layouts, long rows, BufferPool pool) {
+    return create(target, target.toString(), layouts, rows, pool);
+  }
+
+  /**
+   * {@link #create(Path, List, long, BufferPool)}, naming the shard {@code shown} in messages (where
+   * {@code target} lies in a temporary directory that becomes {@code shown}'s).
+   */
+  public static ShardFileWriter create(Path target, String shown, List<FieldLayout> layouts, long rows,
+      BufferPool pool) {
     ShardFileWriter w;
     try {
-      w = new ShardFileWriter(target, layouts, rows, pool);
+      w = new ShardFileWriter(target, shown, layouts, rows, pool);
     } catch (IOException e) {
-      throw new DatasetIOException(target.toString(), "cannot create a temporary file beside it: " + e, e);
+      throw new DatasetIOException(shown, "cannot create a temporary file beside it: " + AtomicOutput.reason(e), e);
     }
     try {
       w.layOut();
@@ -103,7 +123,7 @@ public final class ShardFileWriter implements AutoCloseable {
             blocks[l.block(b)] = new BlockOut(channel, null, at, -1);
             first = false;
           } else {
-            Path spill = Files.createTempFile(temp.getParent(), temp.getFileName().toString() + ".", ".spill");
+            Path spill = AtomicOutput.newTemporaryFile(target);
             FileChannel ch = FileChannel.open(spill, StandardOpenOption.WRITE, StandardOpenOption.READ);
             blocks[l.block(b)] = new BlockOut(ch, spill, -1, -1);
           }
@@ -296,7 +316,7 @@ public final class ShardFileWriter implements AutoCloseable {
       writeFully(channel, ShardFile.header(rows, table.size(), footerOffset, length), 0);
       channel.force(false);
       channel.close();
-      Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+      out.commit();
       done = true;
       releaseBlocks();
       return new ShardFile.Summary(target.getFileName().toString(), rows, length, checksum);
@@ -310,7 +330,7 @@ public final class ShardFileWriter implements AutoCloseable {
   }
 
   private DatasetIOException ioError(String what, IOException e) {
-    return new DatasetIOException(target.toString(), what + ": " + e, e);
+    return new DatasetIOException(shown, what + ": " + AtomicOutput.reason(e), e);
   }
 
   private void checkOpen() {
@@ -331,11 +351,7 @@ public final class ShardFileWriter implements AutoCloseable {
     } catch (IOException ignored) {
       // the write already failed; that error is the one to report
     }
-    try {
-      Files.deleteIfExists(temp);
-    } catch (IOException ignored) {
-      // best effort: an orphan temporary file is never read (its name is not a shard's)
-    }
+    out.close();
     releaseBlocks();
   }
 

@@ -7,88 +7,95 @@ import dev.sluice.core.HasSchema;
 import dev.sluice.core.Schema;
 import dev.sluice.core.Tensor;
 import dev.sluice.core.TensorSpec;
+import dev.sluice.core.internal.AtomicOutput;
+import dev.sluice.io.ExistingOutput;
+import dev.sluice.io.internal.Outputs;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Set;
 import java.util.function.LongConsumer;
-import java.util.stream.Collectors;
 import reactor.core.Exceptions;
 
 /**
  * Writes a dataset of examples as one C-order little-endian {@code .npy} file (format 1.0) per
  * field. The row count need not be known in advance: room for the largest count is reserved in the
  * header, which is rewritten (padded with spaces, as the format allows) when the pass completes.
+ * The files are written into a temporary directory ({@link AtomicOutput}) renamed into place when
+ * all are complete.
  */
 public final class NpyWriter {
   private static final int STAGING = 1 << 20;
   private static final int PROGRESS_ROWS = 4096;
 
   private final Path dir;
+  private final Path temp;
   private Schema schema;
   private final List<FieldOut> outs = new ArrayList<>();
   private long rows;
 
-  private NpyWriter(Path dir, Schema schema) {
+  private NpyWriter(Path dir, Path temp, Schema schema) {
     this.dir = dir;
+    this.temp = temp;
     this.schema = schema;
   }
 
-  /** Writes every example of {@code dataset} (one pass, source order) to {@code dir}. */
+  /** Writes every example of {@code dataset} (one pass, source order) to {@code dir}, replacing a dataset there. */
   public static void write(Dataset<Example> dataset, Path dir) {
-    write(dataset, dir, rows -> { });
+    write(dataset, dir, ExistingOutput.REPLACE, rows -> { });
   }
 
   /**
-   * {@link #write(Dataset, Path)}, telling {@code progress} the rows written every
-   * {@value #PROGRESS_ROWS} rows and at the end.
+   * {@link #write(Dataset, Path)} under the policy {@code existing} for a dataset already at
+   * {@code dir}, telling {@code progress} the rows written every {@value #PROGRESS_ROWS} rows and at
+   * the end. The files are written into a temporary directory beside {@code dir}, which is renamed
+   * to {@code dir} when every file is complete and deleted when the write fails.
    */
-  public static void write(Dataset<Example> dataset, Path dir, LongConsumer progress) {
-    try {
-      Files.createDirectories(dir);
-    } catch (IOException e) {
-      throw new DatasetIOException(dir.toString(), "cannot create directory: " + e, e);
-    }
-    NpyWriter w = new NpyWriter(dir, dataset instanceof HasSchema h ? h.schema() : null);
-    boolean ok = false;
-    try {
-      if (w.schema != null) {
-        w.start();
-      }
+  public static void write(Dataset<Example> dataset, Path dir, ExistingOutput existing, LongConsumer progress) {
+    NpyWriter w;
+    try (AtomicOutput out = Outputs.directory(dir, existing)) {
+      w = new NpyWriter(dir, out.temp(), dataset instanceof HasSchema h ? h.schema() : null);
       try {
-        long[] pending = {0};
-        dataset.flux().doOnNext(e -> {
-          w.append(e);
-          if (++pending[0] == PROGRESS_ROWS) {
-            progress.accept(pending[0]);
-            pending[0] = 0;
-          }
-        }).then().block();
-        progress.accept(pending[0]);
-      } catch (RuntimeException e) {
-        Throwable t = Exceptions.unwrap(e);
-        if (t instanceof UncheckedIOException u) {
-          throw new DatasetIOException(dir.toString(), "write failed: " + u.getCause(), u.getCause());
-        }
-        throw t instanceof RuntimeException r ? r : e;
+        w.writeAll(dataset, progress);
+      } finally {
+        w.closeAll();
       }
-      if (w.schema == null) {
-        throw new IllegalArgumentException("cannot write an empty dataset without a schema to " + dir
-            + ": nothing tells the fields (implement HasSchema)");
-      }
-      w.finish();
-      ok = true;
-    } finally {
-      w.closeAll(!ok);
+      Outputs.commit(out, existing, dir.toString());
     }
+  }
+
+  private void writeAll(Dataset<Example> dataset, LongConsumer progress) {
+    if (schema != null) {
+      start();
+    }
+    try {
+      long[] pending = {0};
+      dataset.flux().doOnNext(e -> {
+        append(e);
+        if (++pending[0] == PROGRESS_ROWS) {
+          progress.accept(pending[0]);
+          pending[0] = 0;
+        }
+      }).then().block();
+      progress.accept(pending[0]);
+    } catch (RuntimeException e) {
+      Throwable t = Exceptions.unwrap(e);
+      if (t instanceof UncheckedIOException u) {
+        throw new DatasetIOException(dir.toString(), "write failed: " + Outputs.reason(u.getCause()), u.getCause());
+      }
+      throw t instanceof RuntimeException r ? r : e;
+    }
+    if (schema == null) {
+      throw new IllegalArgumentException("cannot write an empty dataset without a schema to " + dir
+          + ": nothing tells the fields (implement HasSchema)");
+    }
+    finish();
   }
 
   private void start() {
@@ -104,15 +111,8 @@ public final class NpyWriter {
         throw new IllegalArgumentException("field '" + n + "' cannot be a file name");
       }
     }
-    Set<String> mine = schema.fields().stream().map(f -> f.name() + ".npy").collect(Collectors.toSet());
-    for (Path p : NpyLayout.npyFiles(dir)) {
-      if (!mine.contains(p.getFileName().toString())) {
-        throw new IllegalArgumentException(dir + " already holds " + p.getFileName()
-            + ", which is not a field of " + schema + "; write into an empty directory");
-      }
-    }
     for (TensorSpec s : schema.fields()) {
-      outs.add(new FieldOut(dir.resolve(s.name() + ".npy"), s));
+      outs.add(new FieldOut(temp.resolve(s.name() + ".npy"), dir.resolve(s.name() + ".npy"), s));
     }
   }
 
@@ -151,9 +151,9 @@ public final class NpyWriter {
     }
   }
 
-  private void closeAll(boolean delete) {
+  private void closeAll() {
     for (FieldOut o : outs) {
-      o.close(delete);
+      o.close();
     }
   }
 
@@ -178,13 +178,15 @@ public final class NpyWriter {
 
   private static final class FieldOut {
     final Path file;
+    final Path shown; // the file's name once in place, for messages
     final TensorSpec spec;
     final FileChannel ch;
     final ByteBuffer staging = ByteBuffer.allocateDirect(STAGING);
     final int headerBytes;
 
-    FieldOut(Path file, TensorSpec spec) {
+    FieldOut(Path file, Path shown, TensorSpec spec) {
       this.file = file;
+      this.shown = shown;
       this.spec = spec;
       this.headerBytes = header(spec.dtype().numpyDescr(), shapeFor(Long.MAX_VALUE), 0).length;
       try {
@@ -192,7 +194,7 @@ public final class NpyWriter {
             StandardOpenOption.TRUNCATE_EXISTING);
         ch.position(headerBytes);
       } catch (IOException e) {
-        throw new DatasetIOException(file.toString(), "cannot create: " + e, e);
+        throw new DatasetIOException(shown.toString(), "cannot create: " + Outputs.reason(e), e);
       }
     }
 
@@ -234,16 +236,13 @@ public final class NpyWriter {
         }
         ch.force(false);
       } catch (IOException e) {
-        throw new DatasetIOException(file.toString(), "write failed: " + e, e);
+        throw new DatasetIOException(shown.toString(), "write failed: " + Outputs.reason(e), e);
       }
     }
 
-    void close(boolean delete) {
+    void close() {
       try {
         ch.close();
-        if (delete) {
-          Files.deleteIfExists(file);
-        }
       } catch (IOException ignored) {
         // best effort on the failure path; the original error is reported
       }

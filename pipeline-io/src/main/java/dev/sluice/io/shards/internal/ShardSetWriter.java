@@ -15,24 +15,25 @@ import dev.sluice.core.Split;
 import dev.sluice.core.SplitDataset;
 import dev.sluice.core.Tensor;
 import dev.sluice.core.TensorSpec;
+import dev.sluice.core.internal.AtomicOutput;
 import dev.sluice.core.internal.Fatal;
 import dev.sluice.core.internal.RowRange;
 import dev.sluice.core.internal.shardfile.FieldLayout;
 import dev.sluice.core.internal.shardfile.ShardFile;
 import dev.sluice.core.internal.shardfile.ShardFileWriter;
 import dev.sluice.io.WriteOptions;
+import dev.sluice.io.internal.Outputs;
 import dev.sluice.io.shards.ShardInfo;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
+import java.nio.channels.FileChannel;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.LongConsumer;
@@ -82,13 +83,13 @@ public final class ShardSetWriter {
   }
 
   /**
-   * Writes every row of {@code source} into the shard set {@code dir} (created if needed) and
-   * returns its metadata. A shard set already in {@code dir} is replaced: its {@code metadata.json}
-   * is removed first, and its shard files that the new set does not overwrite once the new
-   * {@code metadata.json} is in place.
+   * Writes every row of {@code source} into the shard set {@code dir} and returns its metadata. The
+   * set is built in a temporary directory beside {@code dir} and renamed to {@code dir} when every
+   * shard and the {@code metadata.json} are complete; a failure deletes it. A dataset already at
+   * {@code dir} is handled as {@link WriteOptions#existing()} says.
    *
    * @throws IllegalArgumentException when the source's rows do not fit its schema, or {@code dir}
-   *     holds a {@code metadata.json} that is not a shard set's
+   *     holds something other than a dataset
    * @throws UnsupportedOperationException for nested fields
    */
   public static ShardMetadata write(Dataset<Example> source, Path dir, WriteOptions options) {
@@ -124,62 +125,21 @@ public final class ShardSetWriter {
 
   private ShardMetadata run() {
     int n = options.numShards();
-    Set<String> previous = prepareDirectory();
     List<String> names = new ArrayList<>(n);
     for (int k = 0; k < n; k++) {
       names.add(String.format(Locale.ROOT, "shard-%05d.shard", k));
     }
-    List<ShardInfo> infos;
-    boolean ok = false;
-    try {
-      infos = parallel() ? writeParallel(names) : writeSequential(names);
+    try (AtomicOutput out = Outputs.directory(dir, options.existing())) {
+      Path temp = out.temp();
+      List<ShardInfo> infos = parallel() ? writeParallel(temp, names) : writeSequential(temp, names);
       ShardMetadata meta = new ShardMetadata(null, schema, infos);
-      writeMetadata(meta);
-      ok = true;
-      previous.removeAll(names);
-      for (String stale : previous) {
-        Files.deleteIfExists(dir.resolve(stale));
-      }
+      writeMetadata(temp, meta);
+      Outputs.commit(out, options.existing(), dir.toString());
       return meta;
     } catch (IOException e) {
-      throw new DatasetIOException(dir.toString(), "cannot write: " + e, e);
-    } finally {
-      if (!ok) {
-        for (String name : names) {
-          try {
-            Files.deleteIfExists(dir.resolve(name));
-          } catch (IOException ignored) {
-            // best effort: without a metadata.json the files are no shard set
-          }
-        }
-      }
+      throw new DatasetIOException(dir.resolve(ShardMetadata.FILE_NAME).toString(), "cannot write: "
+          + Outputs.reason(e), e);
     }
-  }
-
-  /** Creates the directory and removes a previous set's metadata; returns that set's shard files. */
-  private Set<String> prepareDirectory() {
-    Set<String> previous = new HashSet<>();
-    try {
-      Files.createDirectories(dir);
-      Path meta = dir.resolve(ShardMetadata.FILE_NAME);
-      if (Files.exists(meta)) {
-        if (!ShardMetadata.looksLikeOurs(meta)) {
-          throw new IllegalArgumentException(dir + " holds a metadata.json that is not a Sluice shard set's; write"
-              + " the shard set into another directory");
-        }
-        try {
-          for (ShardInfo s : ShardMetadata.read(dir).shards()) {
-            previous.add(s.file());
-          }
-        } catch (RuntimeException unreadable) {
-          // a damaged set is replaced all the same; its files are overwritten where the names agree
-        }
-        Files.delete(meta);
-      }
-    } catch (IOException e) {
-      throw new DatasetIOException(dir.toString(), "cannot prepare the output directory: " + e, e);
-    }
-    return previous;
   }
 
   private boolean parallel() {
@@ -213,7 +173,7 @@ public final class ShardSetWriter {
     return k * (rows / shards) + Math.min(k, rows % shards);
   }
 
-  private List<ShardInfo> writeParallel(List<String> names) {
+  private List<ShardInfo> writeParallel(Path temp, List<String> names) {
     long total = rows();
     int n = names.size();
     AtomicBoolean failed = new AtomicBoolean();
@@ -221,7 +181,7 @@ public final class ShardSetWriter {
     try {
       return Flux.range(0, n)
           .flatMapSequential(k -> Mono.fromSupplier(Fatal.supplier("writing " + names.get(k),
-              () -> writeShard(dir.resolve(names.get(k)), start(total, n, k), start(total, n, k + 1), failed)))
+              () -> writeShard(temp, names.get(k), start(total, n, k), start(total, n, k + 1), failed)))
               .subscribeOn(workers), options.workers(), 1)
           .doOnError(e -> failed.set(true))
           .collectList()
@@ -234,9 +194,10 @@ public final class ShardSetWriter {
     }
   }
 
-  private ShardInfo writeShard(Path file, long from, long to, AtomicBoolean failed) {
+  private ShardInfo writeShard(Path temp, String name, long from, long to, AtomicBoolean failed) {
     LongConsumer progress = options.progress();
-    try (ShardFileWriter w = ShardFileWriter.create(file, layouts, to - from, pool)) {
+    try (ShardFileWriter w = ShardFileWriter.create(temp.resolve(name), dir.resolve(name).toString(), layouts,
+        to - from, pool)) {
       batches(from, to).doOnNext(b -> {
         try (b) {
           if (failed.get()) {
@@ -296,7 +257,7 @@ public final class ShardSetWriter {
     }
   }
 
-  private List<ShardInfo> writeSequential(List<String> names) {
+  private List<ShardInfo> writeSequential(Path temp, List<String> names) {
     long total = rows();
     int n = names.size();
     List<ShardInfo> out = new ArrayList<>(n);
@@ -305,7 +266,8 @@ public final class ShardSetWriter {
       long seen = 0;
       for (int k = 0; k < n; k++) {
         long rows = start(total, n, k + 1) - start(total, n, k);
-        try (ShardFileWriter w = ShardFileWriter.create(dir.resolve(names.get(k)), layouts, rows, pool)) {
+        try (ShardFileWriter w = ShardFileWriter.create(temp.resolve(names.get(k)), dir.resolve(names.get(k)).toString(),
+            layouts, rows, pool)) {
           long left = rows;
           while (left > 0) {
             int m = (int) Math.min(batchRows, left);
@@ -337,17 +299,11 @@ public final class ShardSetWriter {
     return out;
   }
 
-  private void writeMetadata(ShardMetadata meta) throws IOException {
-    Path temp = Files.createTempFile(dir, "." + ShardMetadata.FILE_NAME + ".", ".tmp");
-    try {
-      Files.write(temp, meta.toJson());
-      try (var ch = java.nio.channels.FileChannel.open(temp, java.nio.file.StandardOpenOption.WRITE)) {
-        ch.force(true);
-      }
-      Files.move(temp, dir.resolve(ShardMetadata.FILE_NAME), StandardCopyOption.ATOMIC_MOVE,
-          StandardCopyOption.REPLACE_EXISTING);
-    } finally {
-      Files.deleteIfExists(temp);
+  private static void writeMetadata(Path temp, ShardMetadata meta) throws IOException {
+    Path file = temp.resolve(ShardMetadata.FILE_NAME);
+    Files.write(file, meta.toJson(), StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+    try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE)) {
+      ch.force(true);
     }
   }
 

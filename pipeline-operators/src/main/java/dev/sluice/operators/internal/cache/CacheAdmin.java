@@ -109,10 +109,12 @@ public final class CacheAdmin {
     PrivateDirs.check(dir);
     JvmFlags.check(dir.toString());
     long blocks;
+    Path meta = dir.resolve(CacheStore.META_FILE);
     try {
-      blocks = number(Files.readString(dir.resolve(CacheStore.META_FILE)), "blocks");
+      PrivateDirs.tighten(meta);
+      blocks = number(Files.readString(meta), "blocks", meta);
     } catch (IOException e) {
-      throw new CacheException(dir.toString(), "cannot read " + CacheStore.META_FILE + ": " + e, e);
+      throw new CacheException(meta.toString(), "cannot read the cache's description: " + e, e);
     }
     CacheStore.release(dir); // one index per process and directory
     try (CacheIndex index = CacheIndex.open(dir, blocks + 8, waitNanos)) {
@@ -149,11 +151,16 @@ public final class CacheAdmin {
     }
   }
 
-  /** The integer value of {@code "name": N} in a {@code cache.json} text. */
-  static long number(String json, String name) {
+  /**
+   * The integer value of {@code "name": N} in the text of {@code file}, a {@code cache.json}.
+   *
+   * @throws CacheException naming the cache and {@code file} when the value is missing
+   */
+  static long number(String json, String name, Path file) {
     Matcher m = Pattern.compile("\"" + Pattern.quote(name) + "\"\\s*:\\s*(\\d+)").matcher(json);
     if (!m.find()) {
-      throw new CacheException(name, "no \"" + name + "\" in " + CacheStore.META_FILE, null);
+      throw new CacheException(file.toString(), "the description of the cache " + file.getParent() + " has no \""
+          + name + "\" (truncated or damaged); remove the cache (sluice cache rm " + file.getParent() + ")", null);
     }
     return Long.parseLong(m.group(1));
   }

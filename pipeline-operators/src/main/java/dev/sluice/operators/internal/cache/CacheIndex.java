@@ -96,6 +96,9 @@ final class CacheIndex implements AutoCloseable {
           users = FileChannel.open(usersFile, StandardOpenOption.WRITE, StandardOpenOption.READ);
           FileLock alone = users.tryLock(0, Long.MAX_VALUE, false);
           boolean exists = Files.exists(mapFile);
+          if (exists) {
+            PrivateDirs.tighten(mapFile);
+          }
           ChronicleMap<Long, byte[]> map;
           try {
             map = build(entries, exists && alone != null, mapFile.toFile());

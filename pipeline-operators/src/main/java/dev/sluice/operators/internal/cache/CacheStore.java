@@ -7,6 +7,7 @@ import dev.sluice.core.DatasetFormatException;
 import dev.sluice.core.DatasetIOException;
 import dev.sluice.core.MemoryManager;
 import dev.sluice.core.Schema;
+import dev.sluice.core.internal.AtomicOutput;
 import dev.sluice.core.internal.shardfile.FieldLayout;
 import dev.sluice.core.internal.shardfile.ShardFile;
 import dev.sluice.core.internal.shardfile.ShardFileReader;
@@ -18,9 +19,10 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -436,6 +438,7 @@ final class CacheStore {
     }
     Path file = dir.resolve(segmentName(block, e.nonce()));
     int rows = geometry.blockSize(block);
+    PrivateDirs.tighten(file);
     ShardFileReader r = ShardFileReader.open(file, layouts, Integer.MAX_VALUE, new Published(e, rows));
     try {
       if (verify) {
@@ -679,22 +682,16 @@ final class CacheStore {
 
   private static void writeDescription(Path dir, String description) {
     Path meta = dir.resolve(META_FILE);
-    if (Files.exists(meta)) {
+    if (Files.exists(meta, LinkOption.NOFOLLOW_LINKS)) {
+      PrivateDirs.tighten(meta);
       return;
     }
-    try {
-      Path temp = Files.createTempFile(dir, "." + META_FILE + ".", ".tmp");
-      try {
-        Files.writeString(temp, description, StandardCharsets.UTF_8);
-        PrivateDirs.restrict(temp);
-        Files.move(temp, meta, StandardCopyOption.ATOMIC_MOVE);
-      } catch (IOException raced) {
-        if (!Files.exists(meta)) {
-          throw raced;
-        }
-      } finally {
-        Files.deleteIfExists(temp);
-      }
+    try (AtomicOutput out = AtomicOutput.file(meta, PrivateDirs.fileAttributes(dir))) {
+      Files.writeString(out.temp(), description, StandardCharsets.UTF_8);
+      PrivateDirs.restrict(out.temp());
+      out.commitNew();
+    } catch (FileAlreadyExistsException raced) {
+      // another process described the cache first: the same description
     } catch (IOException e) {
       throw new CacheException(dir.toString(), "cannot write " + META_FILE + ": " + e, e);
     }
@@ -721,7 +718,7 @@ final class CacheStore {
     try (DirectoryStream<Path> files = Files.newDirectoryStream(dir)) {
       for (Path f : files) {
         String name = f.getFileName().toString();
-        boolean temp = name.startsWith("." + SEGMENT_PREFIX) && (name.endsWith(".tmp") || name.endsWith(".spill"));
+        boolean temp = name.startsWith("." + SEGMENT_PREFIX); // a segment's temporary or spill file
         boolean segment = name.startsWith(SEGMENT_PREFIX) && name.endsWith(SEGMENT_SUFFIX);
         if (temp || segment && !referenced.contains(name)) {
           deleteQuietly(f);

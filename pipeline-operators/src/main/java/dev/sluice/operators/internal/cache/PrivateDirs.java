@@ -118,11 +118,50 @@ public final class PrivateDirs {
     }
   }
 
-  /** Creates {@code file} empty with mode 0600 when missing. */
+  /**
+   * Checks a file of a cache found on disk (a segment, the index, its lock files, {@code
+   * cache.json}) and takes group and others' permissions away when it has any: a file that is not
+   * a link, owned by this process's user, mode 0600 afterwards.
+   *
+   * @throws CacheException naming the file when it is a link, belongs to another user, or its mode
+   *     cannot be read or changed
+   */
+  static void tighten(Path file) {
+    if (!posix(file)) {
+      return;
+    }
+    try {
+      PosixFileAttributes a = Files.readAttributes(file, PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+      if (a.isSymbolicLink()) {
+        throw new CacheException(file.toString(), "is a symbolic link; the files of a cache must be its own", null);
+      }
+      UserPrincipal me = currentUser(file.toAbsolutePath().getParent());
+      if (me != null && !a.owner().equals(me)) {
+        throw new CacheException(file.toString(), "belongs to user " + a.owner().getName() + ", not to " + me.getName()
+            + " who runs this process; a cache is private to its user: remove the cache (sluice cache rm)", null);
+      }
+      Set<PosixFilePermission> open = EnumSet.noneOf(PosixFilePermission.class);
+      open.addAll(a.permissions());
+      open.retainAll(OTHERS);
+      if (!open.isEmpty()) {
+        Set<PosixFilePermission> mine = EnumSet.noneOf(PosixFilePermission.class);
+        mine.addAll(a.permissions());
+        mine.removeAll(OTHERS);
+        Files.setPosixFilePermissions(file, mine);
+      }
+    } catch (java.nio.file.NoSuchFileException gone) {
+      // removed meanwhile: whoever opens it next finds out
+    } catch (IOException e) {
+      throw new CacheException(file.toString(), "cannot read or restrict its owner and permissions: " + e, e);
+    }
+  }
+
+  /** Creates {@code file} empty with mode 0600 when missing, else {@link #tighten}s it. */
   static void createFile(Path file) throws IOException {
     try {
       Files.createFile(file, fileAttributes(file));
     } catch (FileAlreadyExistsException exists) {
+      tighten(file);
       return;
     }
     restrict(file);
