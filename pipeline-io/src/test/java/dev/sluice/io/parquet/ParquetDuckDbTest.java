@@ -22,8 +22,8 @@ import org.opentest4j.TestAbortedException;
 /**
  * Files written by DuckDB itself (through Node, {@link DuckDb}), covering what DuckDB writes: every
  * primitive type, decimals of each physical width, dates, times and timestamps of every unit,
- * intervals, UUIDs, enums, huge integers, long strings, lists, fixed-size arrays (null arrays
- * included), structs, maps, lists of structs, nulls at every level, every codec DuckDB offers, v1
+ * intervals, UUIDs, enums, huge integers, long strings, geometries, variants, lists, fixed-size
+ * arrays (null arrays included), structs, maps, lists of structs, nulls at every level, every codec DuckDB offers, v1
  * and v2 pages (v2 brings DELTA and BYTE_STREAM_SPLIT encodings), small and large row groups and
  * empty files. Each file is read by Sluice, batch by batch, and compared value by value with
  * parquet-java's Group reader, and its checksum with the canonical bytes of parquet-java's values.
@@ -138,6 +138,12 @@ class ParquetDuckDbTest {
            ELSE list_transform(range(x + 1), q -> (q + i) / 4.0) END})) END AS ml
       FROM range(ROWS) t(i)""";
 
+  private static final String GEOMETRY_VARIANT = """
+      SELECT i AS id,
+       CASE WHEN i % 4 = 0 THEN NULL ELSE ('POINT(' || i::VARCHAR || ' ' || (i / 3)::VARCHAR || ')')::GEOMETRY END AS g,
+       CASE WHEN i % 5 = 0 THEN NULL WHEN i % 2 = 0 THEN i::VARIANT ELSE ('s' || i::VARCHAR)::VARIANT END AS v
+      FROM range(ROWS) t(i)""";
+
   /** One file: its name, query, rows and COPY options. */
   private record DuckFile(String name, String query, int rows, String options) {
     String copy(Path dir) {
@@ -169,6 +175,7 @@ class ParquetDuckDbTest {
       new DuckFile("structs_v2", STRUCTS, 4000, "COMPRESSION uncompressed, PARQUET_VERSION v2"),
       new DuckFile("maps_v1", MAPS, 4000, "COMPRESSION gzip"),
       new DuckFile("maps_v2", MAPS, 4000, "COMPRESSION zstd, PARQUET_VERSION v2"),
+      new DuckFile("geometry_variant", GEOMETRY_VARIANT, 1000, "COMPRESSION zstd"),
       new DuckFile("empty", PRIMITIVES.replace("FROM range(ROWS) t(i)", "FROM range(ROWS) t(i) WHERE i < 0"), 10,
           "COMPRESSION snappy"),
       new DuckFile("empty_nested", STRUCTS.replace("FROM range(ROWS) t(i)", "FROM range(ROWS) t(i) WHERE i < 0"), 10, ""));
