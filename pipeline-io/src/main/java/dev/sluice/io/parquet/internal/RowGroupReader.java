@@ -27,6 +27,9 @@ import org.apache.parquet.hadoop.ParquetFileReader;
  * decoded first in growing runs of rows, the fixed-width columns then in one run of as many rows.
  */
 public final class RowGroupReader implements AutoCloseable {
+  /** The value bytes of one variable-length column after which {@link #next} ends a batch: 1 GiB. */
+  public static final long DEFAULT_BATCH_BYTES = 1L << 30;
+
   private final ParquetFileInfo file;
   private final int rowGroup;
   private final List<ColumnPlan> plans;
@@ -41,9 +44,6 @@ public final class RowGroupReader implements AutoCloseable {
   private long position; // rows of the row group consumed
   private final int[] columnRows; // per field: rows decoded past position by decodeColumn
   private final long batchBytes;
-
-  /** The value bytes of one variable-length column after which {@link #next} ends a batch: 1 GiB. */
-  public static final long DEFAULT_BATCH_BYTES = 1L << 30;
 
   /**
    * Opens the file and reads the row group's column chunks (pages are decompressed lazily).
