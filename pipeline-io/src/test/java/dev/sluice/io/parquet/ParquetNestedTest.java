@@ -13,13 +13,10 @@ import dev.sluice.core.testing.NoLeaks;
 import dev.sluice.io.Checksums;
 import dev.sluice.io.parquet.ParquetTestFiles.Config;
 import dev.sluice.io.parquet.internal.ColumnPlan;
-import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.Path;
-import java.security.MessageDigest;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import org.apache.parquet.column.ParquetProperties.WriterVersion;
@@ -133,7 +130,7 @@ class ParquetNestedTest {
               ParquetTestFiles.actual(examples.get(r), spec), c + " row path: row " + r + ", column " + spec.name());
         }
       }
-      assertEquals(canonicalSha(groups, plans), Checksums.sha256(ds), c + ": checksum");
+      assertEquals(ParquetTestFiles.canonicalSha(groups, plans), Checksums.sha256(ds), c + ": checksum");
       // the file holds every case at every level of the three-level column
       ColumnPlan grid = plans.stream().filter(p -> p.name().equals("grid")).findFirst().orElseThrow();
       List<Object> values = groups.stream().map(g -> ParquetTestFiles.expected(g, grid)).toList();
@@ -154,7 +151,7 @@ class ParquetNestedTest {
     assertEquals(0, e.rowCount());
     assertEquals(LAYOUTS.getColumns().size(), e.schema().size());
     assertEquals(0L, e.flux().count().block());
-    assertEquals(canonicalSha(List.of(), ParquetTestFiles.plans(e, empty)), Checksums.sha256(e));
+    assertEquals(ParquetTestFiles.canonicalSha(List.of(), ParquetTestFiles.plans(e, empty)), Checksums.sha256(e));
 
     Path one = dir.resolve("one.parquet");
     ParquetTestFiles.write(one, LAYOUTS, Map.of(), config(2), 1, 100, 100, 4);
@@ -298,80 +295,5 @@ class ParquetNestedTest {
       case 2 -> new Config(CompressionCodecName.UNCOMPRESSED, WriterVersion.PARQUET_1_0, false, true, true);
       default -> new Config(CompressionCodecName.GZIP, WriterVersion.PARQUET_2_0, true, true, true);
     };
-  }
-
-  // ------------------------------------------------------------------ canonical bytes, from the Group reader
-
-  /**
-   * The SHA-256 of the canonical bytes (fields in name order; a list is its count then its
-   * elements, a flag byte before each where the level is nullable), written from the values
-   * parquet-java's Group reader gives, not from Sluice's tensors.
-   */
-  private static String canonicalSha(List<Group> groups, List<ColumnPlan> plans) throws Exception {
-    List<ColumnPlan> sorted = new ArrayList<>(plans);
-    sorted.sort((a, b) -> a.name().compareTo(b.name()));
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    for (Group g : groups) {
-      for (ColumnPlan p : sorted) {
-        Object v = ParquetTestFiles.expected(g, p);
-        TensorSpec spec = p.spec();
-        if (spec.nullable()) {
-          out.write(v == null ? 0 : 1);
-        }
-        if (v == null) {
-          if (spec.isFixedLength()) {
-            out.writeBytes(new byte[(int) spec.rowBytes()]);
-          } else {
-            count(out, 0);
-          }
-        } else {
-          item(out, spec, 0, v);
-        }
-      }
-    }
-    return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(out.toByteArray()));
-  }
-
-  private static void item(ByteArrayOutputStream out, TensorSpec spec, int depth, Object v) {
-    if (depth == spec.raggedRank()) {
-      leaf(out, spec, v);
-      return;
-    }
-    List<?> list = (List<?>) v;
-    count(out, list.size());
-    for (Object e : list) {
-      if (spec.elementsNullable(depth)) {
-        out.write(e == null ? 0 : 1);
-      }
-      if (e != null) {
-        item(out, spec, depth + 1, e);
-      } else if (depth + 1 == spec.raggedRank() && !spec.dtype().isVariableLength()) {
-        out.writeBytes(new byte[spec.dtype().byteSize()]);
-      } else {
-        count(out, 0);
-      }
-    }
-  }
-
-  private static void leaf(ByteArrayOutputStream out, TensorSpec spec, Object v) {
-    ByteBuffer b = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN);
-    switch (spec.dtype()) {
-      case STRING, BYTES -> {
-        byte[] bytes = HexFormat.of().parseHex((String) v);
-        count(out, bytes.length);
-        out.writeBytes(bytes);
-        return;
-      }
-      case FLOAT32 -> b.putFloat((float) (double) (Double) v);
-      case FLOAT64 -> b.putDouble((Double) v);
-      case INT32 -> b.putInt((int) (long) (Long) v);
-      case INT64 -> b.putLong((Long) v);
-      default -> throw new IllegalStateException("leaf of " + spec);
-    }
-    out.write(b.array(), 0, spec.dtype().byteSize());
-  }
-
-  private static void count(ByteArrayOutputStream out, long n) {
-    out.writeBytes(ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(n).array());
   }
 }

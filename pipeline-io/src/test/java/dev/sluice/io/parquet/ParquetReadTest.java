@@ -264,4 +264,36 @@ class ParquetReadTest {
       }
     }
   }
+
+  /**
+   * Spark writes a timestamp beyond the int96 nanosecond range (year 290000) with a Julian day
+   * whose int32 is negative; Spark and parquet-java read that day signed, and so does Sluice (the
+   * nanoseconds then wrap as any int64 arithmetic would).
+   */
+  @Test
+  void int96DaysAreSignedAsSparkAndParquetJavaReadThem() throws Exception {
+    org.apache.parquet.schema.MessageType schema = org.apache.parquet.schema.MessageTypeParser.parseMessageType(
+        "message spark_schema { optional int96 a; }");
+    Path f = dir.resolve("int96.parquet");
+    org.apache.parquet.example.data.simple.SimpleGroupFactory groups =
+        new org.apache.parquet.example.data.simple.SimpleGroupFactory(schema);
+    int[] days = {2_460_311, 0xF9B0ABA8, 5_373_484, -1, 0};
+    long[] nanos = {45_296_123_456_000L, -7_605_000_000_000L, 82_800_000_000_000L, 0, 1};
+    try (var w = ParquetTestFiles.writer(f, schema, java.util.Map.of(), ParquetTestFiles.pairwise().get(0), 100, 100)) {
+      for (int i = 0; i < days.length; i++) {
+        w.write(groups.newGroup().append("a", new org.apache.parquet.example.data.simple.NanoTime(days[i], nanos[i])));
+      }
+    }
+    List<Group> expected = ParquetTestFiles.readGroups(f);
+    ParquetDataset ds = Parquet.open(f);
+    List<ColumnPlan> plans = ParquetTestFiles.plans(ds, f);
+    List<Batch> batches = ds.batches(10).collectList().block();
+    try {
+      assertEquals(days.length, ParquetTestFiles.assertBatchesMatch(batches, expected, 0, plans, "int96"));
+      assertEquals((0xF9B0ABA8 - 2_440_588L) * 86_400_000_000_000L - 7_605_000_000_000L,
+          batches.get(0).column(0).row(1).getLong(0));
+    } finally {
+      batches.forEach(Batch::close);
+    }
+  }
 }

@@ -24,6 +24,7 @@ import java.math.BigInteger;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.Path;
+import java.security.MessageDigest;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
@@ -261,10 +262,14 @@ final class ParquetTestFiles {
 
   // ------------------------------------------------------------------ reading with parquet-java
 
-  /** Every row of {@code file} through parquet-java's own Group reader. */
+  /**
+   * Every row of {@code file} through parquet-java's own Group reader (its own codecs; Brotli, which
+   * it lacks, through Sluice's).
+   */
   static List<Group> readGroups(Path file) throws IOException {
     List<Group> out = new ArrayList<>();
-    try (ParquetReader<Group> r = new GroupReaderBuilder(new LocalInputFile(file)).build()) {
+    try (ParquetReader<Group> r = new GroupReaderBuilder(new LocalInputFile(file))
+        .withCodecFactory(new TestCodecs(false)).build()) {
       Group g;
       while ((g = r.read()) != null) {
         out.add(g);
@@ -493,5 +498,83 @@ final class ParquetTestFiles {
     } finally {
       open.forEach(ColumnCursor::close);
     }
+  }
+
+  // ------------------------------------------------------------------ canonical bytes, from the Group reader
+
+  /**
+   * The SHA-256 of the canonical bytes (fields in name order; a list is its count then its
+   * elements, a flag byte before each where the level is nullable), written from the values
+   * parquet-java's Group reader gives, not from Sluice's tensors.
+   */
+  static String canonicalSha(List<Group> groups, List<ColumnPlan> plans) throws Exception {
+    List<ColumnPlan> sorted = new ArrayList<>(plans);
+    sorted.sort((a, b) -> a.name().compareTo(b.name()));
+    MessageDigest md = MessageDigest.getInstance("SHA-256");
+    for (Group g : groups) {
+      for (ColumnPlan p : sorted) {
+        Object v = expected(g, p);
+        TensorSpec spec = p.spec();
+        if (spec.nullable()) {
+          md.update((byte) (v == null ? 0 : 1));
+        }
+        if (v == null) {
+          if (spec.isFixedLength()) {
+            md.update(new byte[(int) spec.rowBytes()]);
+          } else {
+            count(md, 0);
+          }
+        } else if (spec.isFixedLength() && spec.shape().rank() > 0) {
+          for (Object e : (List<?>) v) {
+            leaf(md, spec, e);
+          }
+        } else {
+          item(md, spec, 0, v);
+        }
+      }
+    }
+    return HexFormat.of().formatHex(md.digest());
+  }
+
+  private static void item(MessageDigest md, TensorSpec spec, int depth, Object v) {
+    if (depth == spec.raggedRank()) {
+      leaf(md, spec, v);
+      return;
+    }
+    List<?> list = (List<?>) v;
+    count(md, list.size());
+    for (Object e : list) {
+      if (spec.elementsNullable(depth)) {
+        md.update((byte) (e == null ? 0 : 1));
+      }
+      if (e != null) {
+        item(md, spec, depth + 1, e);
+      } else if (depth + 1 == spec.raggedRank() && !spec.dtype().isVariableLength()) {
+        md.update(new byte[spec.dtype().byteSize()]);
+      } else {
+        count(md, 0);
+      }
+    }
+  }
+
+  private static void leaf(MessageDigest md, TensorSpec spec, Object v) {
+    ByteBuffer b = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN);
+    switch (spec.dtype()) {
+      case STRING, BYTES -> {
+        byte[] bytes = HexFormat.of().parseHex((String) v);
+        count(md, bytes.length);
+        md.update(bytes);
+        return;
+      }
+      case FLOAT16 -> b.putShort(Float16.fromFloat((float) (double) (Double) v));
+      case FLOAT32 -> b.putFloat((float) (double) (Double) v);
+      case FLOAT64 -> b.putDouble((Double) v);
+      default -> b.putLong((Long) v); // integers and booleans: the low bytes, little-endian
+    }
+    md.update(b.array(), 0, spec.dtype().byteSize());
+  }
+
+  private static void count(MessageDigest md, long n) {
+    md.update(ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(n).array());
   }
 }

@@ -40,6 +40,9 @@ final class TestCodecs implements CompressionCodecFactory {
 
   @Override
   public BytesInputDecompressor getDecompressor(CompressionCodecName codec) {
+    if (codec == CompressionCodecName.BROTLI) {
+      return new dev.sluice.io.parquet.internal.PageCodecs().getDecompressor(codec); // parquet-java has none
+    }
     return parquet.getDecompressor(codec);
   }
 

@@ -77,6 +77,9 @@ final class FixedListAssembler {
         }
       } else if (row < 0) {
         throw d.ctx.error("list data starts in the middle of a row (repetition level " + r + ")", null);
+      } else if (def < repDef && elems <= 0) {
+        lv.pos++; // a filler level of a null or empty list, as DuckDB writes for a null array
+        continue;
       }
       // an element at def >= repDef
       if (elems >= len) {

@@ -8,6 +8,11 @@ import dev.sluice.core.ColumnBuilder;
  * repetition level names, down to where its definition level says the value is null, an empty
  * list, or a leaf value. Items go into a {@link ColumnBuilder}: a list per level, nulls kept as
  * nulls at every level, runs of fixed-width leaf values copied in bulk.
+ *
+ * <p>A level that repeats a list which is null or empty, and whose definition level says that
+ * list holds nothing, adds nothing: DuckDB writes a null fixed-size array as that many such
+ * filler levels after the row's first one, and parquet-java's record reader ignores them too. A
+ * repetition level into a missing list with a definition level that claims a value is corrupt.
  */
 final class ListAssembler {
   private final ColumnChunkDecoder d;
@@ -56,6 +61,10 @@ final class ListAssembler {
         continue;
       }
       if (r > open) {
+        if (def <= definedAt[r - 1]) {
+          lv.pos++; // a filler level of a null or empty list (below)
+          continue;
+        }
         throw d.ctx.rowError(d.rowsDone + started - 1, "repetition level " + r + " adds to a list that is empty, null "
             + "or not started (corrupt levels)");
       }

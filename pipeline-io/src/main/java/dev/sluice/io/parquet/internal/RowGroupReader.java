@@ -20,8 +20,16 @@ import org.apache.parquet.hadoop.ParquetFileReader;
 /**
  * Reads one row group of one file and decodes it, batch by batch, into pooled memory. Not
  * thread-safe: one subscription owns one reader and closes it.
+ *
+ * <p>A batch column holds at most 2 GiB of values, so {@link #next} ends a batch early, at a row
+ * boundary, once a variable-length column (strings, bytes, lists) holds {@link #DEFAULT_BATCH_BYTES}
+ * of values: rows of up to that size are read whatever the batch size asked for. Those columns are
+ * decoded first in growing runs of rows, the fixed-width columns then in one run of as many rows.
  */
 public final class RowGroupReader implements AutoCloseable {
+  /** The value bytes of one variable-length column after which {@link #next} ends a batch: 1 GiB. */
+  public static final long DEFAULT_BATCH_BYTES = 1L << 30;
+
   private final ParquetFileInfo file;
   private final int rowGroup;
   private final List<ColumnPlan> plans;
@@ -35,6 +43,7 @@ public final class RowGroupReader implements AutoCloseable {
   private final ColumnChunkDecoder[] decoders;
   private long position; // rows of the row group consumed
   private final int[] columnRows; // per field: rows decoded past position by decodeColumn
+  private final long batchBytes;
 
   /**
    * Opens the file and reads the row group's column chunks (pages are decompressed lazily).
@@ -43,6 +52,22 @@ public final class RowGroupReader implements AutoCloseable {
    */
   public RowGroupReader(ParquetFileInfo file, int rowGroup, List<ColumnPlan> plans, Schema schema, BufferPool pool,
       long firstRow, NullPolicy nullPolicy, boolean verifyChecksums) {
+    this(file, rowGroup, plans, schema, pool, firstRow, nullPolicy, verifyChecksums, DEFAULT_BATCH_BYTES);
+  }
+
+  /**
+   * As the other constructor, with the value bytes of a variable-length column after which a batch
+   * ends early.
+   *
+   * @param batchBytes &gt; 0, at most {@link #DEFAULT_BATCH_BYTES}
+   */
+  public RowGroupReader(ParquetFileInfo file, int rowGroup, List<ColumnPlan> plans, Schema schema, BufferPool pool,
+      long firstRow, NullPolicy nullPolicy, boolean verifyChecksums, long batchBytes) {
+    if (batchBytes <= 0 || batchBytes > DEFAULT_BATCH_BYTES) {
+      throw new IllegalArgumentException("batchBytes in [1, " + DEFAULT_BATCH_BYTES + "] required but it was "
+          + batchBytes);
+    }
+    this.batchBytes = batchBytes;
     this.file = file;
     this.rowGroup = rowGroup;
     this.plans = plans;
@@ -137,19 +162,58 @@ public final class RowGroupReader implements AutoCloseable {
     }
   }
 
-  /** The next {@code n} rows (at most {@link #remaining()}) as a batch that the caller closes. */
+  /**
+   * The next {@code n} rows (at most {@link #remaining()}; fewer when a variable-length column
+   * reaches the batch's value bytes first, but at least one) as a batch that the caller closes.
+   */
   public Batch next(int n) {
     int rows = (int) Math.min(n, remaining());
     try (BatchBuilder builder = BatchBuilder.create(schema, Math.max(rows, 1), pool)) {
+      int done = decodeVariable(builder, rows);
       for (int i = 0; i < decoders.length; i++) {
-        decoders[i].decode(builder.column(i), 0, rows);
+        if (builder.column(i).isFixedLength()) {
+          decoders[i].decode(builder.column(i), 0, done);
+        }
       }
-      builder.commitRange(firstRow + position, rows);
-      position += rows;
+      builder.commitRange(firstRow + position, done);
+      position += done;
       return builder.build();
     } catch (RuntimeException e) {
       throw translate(e, file.name(), "row group " + rowGroup);
     }
+  }
+
+  /**
+   * Decodes the variable-length columns of up to {@code rows} rows in runs that grow while their
+   * values stay under {@link #batchBytes}; returns the rows decoded ({@code rows} when there are
+   * no such columns).
+   */
+  private int decodeVariable(BatchBuilder builder, int rows) {
+    int done = 0;
+    int step = 1;
+    while (done < rows) {
+      int k = Math.min(step, rows - done);
+      long bytes = 0;
+      boolean any = false;
+      for (int i = 0; i < decoders.length; i++) {
+        ColumnBuilder c = builder.column(i);
+        if (!c.isFixedLength()) {
+          any = true;
+          decoders[i].decode(c, done, k);
+          bytes = Math.max(bytes, c.valueBytes());
+        }
+      }
+      if (!any) {
+        return rows;
+      }
+      done += k;
+      if (bytes >= batchBytes) {
+        break;
+      }
+      long perRow = Math.max(1, (bytes + done - 1) / done);
+      step = (int) Math.max(1, Math.min(2L * step, (batchBytes - bytes) / perRow));
+    }
+    return done;
   }
 
   /** The global index of the next row. */

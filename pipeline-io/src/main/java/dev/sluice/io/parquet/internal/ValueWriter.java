@@ -61,7 +61,7 @@ final class ValueWriter {
       case INT96_TO_NANOS -> {
         ByteBuffer b = values.nextBinary().toByteBuffer().order(ByteOrder.LITTLE_ENDIAN);
         long nanosOfDay = b.getLong(b.position());
-        long julianDay = Integer.toUnsignedLong(b.getInt(b.position() + 8));
+        long julianDay = b.getInt(b.position() + 8); // signed, as Spark and parquet-java read it
         dst.putLong(off, (julianDay - JULIAN_EPOCH_DAY) * NANOS_PER_DAY + nanosOfDay);
       }
       case DECIMAL_INT32 -> dst.putDouble(off, BigDecimal.valueOf(values.nextInt(), (int) scale).doubleValue());
