@@ -36,6 +36,18 @@ import org.apache.arrow.vector.Float2Vector;
 import org.apache.arrow.vector.Float4Vector;
 import org.apache.arrow.vector.Float8Vector;
 import org.apache.arrow.vector.IntVector;
+import org.apache.arrow.vector.IntervalDayVector;
+import org.apache.arrow.vector.IntervalMonthDayNanoVector;
+import org.apache.arrow.vector.IntervalYearVector;
+import org.apache.arrow.vector.TimeNanoVector;
+import org.apache.arrow.vector.TimeSecVector;
+import org.apache.arrow.vector.ViewVarBinaryVector;
+import org.apache.arrow.vector.ViewVarCharVector;
+import org.apache.arrow.vector.complex.DenseUnionVector;
+import org.apache.arrow.vector.complex.LargeListViewVector;
+import org.apache.arrow.vector.complex.ListViewVector;
+import org.apache.arrow.vector.complex.RunEndEncodedVector;
+import org.apache.arrow.vector.complex.UnionVector;
 import org.apache.arrow.vector.LargeVarBinaryVector;
 import org.apache.arrow.vector.LargeVarCharVector;
 import org.apache.arrow.vector.SmallIntVector;
@@ -498,8 +510,13 @@ final class ArrowTestFiles {
       while (reader.loadNextBatch()) {
         for (int i = 0; i < root.getRowCount(); i++) {
           Map<String, Object> row = new LinkedHashMap<>();
-          for (FieldVector v : root.getFieldVectors()) {
-            row.putAll(values(v.getName(), v.getField(), v, i, reader));
+          List<Field> fields = root.getSchema().getFields(); // the file's own (Arrow Java renumbers union type ids)
+          java.util.Set<String> seen = new java.util.HashSet<>();
+          for (int c = 0; c < fields.size(); c++) {
+            Field field = fields.get(c);
+            String name = field.getName() == null || field.getName().isEmpty() ? "_" + c : field.getName();
+            name = seen.add(name) ? name : name + "#" + c;
+            row.putAll(values(name, field, root.getVector(c), i, reader));
           }
           rows.add(row);
         }
@@ -516,7 +533,13 @@ final class ArrowTestFiles {
       } else {
         Dictionary d = dicts.lookup(f.getDictionary().getId());
         int index = (int) ((BaseIntVector) v).getValueAsLong(i);
-        out.put(name, scalar(d.getVector(), index));
+        FieldVector dv = d.getVector();
+        Field df = dv.getField();
+        if (df.getType() instanceof ArrowType.Struct || df.getType() instanceof ArrowType.List
+            || df.getType() instanceof ArrowType.LargeList || df.getType() instanceof ArrowType.FixedSizeList) {
+          return values(name, df, dv, index, dicts);
+        }
+        out.put(name, scalar(dv, index));
       }
       return out;
     }
@@ -528,6 +551,79 @@ final class ArrowTestFiles {
         }
         out.putAll(child);
       }
+      return out;
+    }
+    if (v instanceof IntervalDayVector d) {
+      boolean isNull = d.isNull(i);
+      out.put(name + ".days", isNull ? null : (long) d.getDataBuffer().getInt((long) i * 8));
+      out.put(name + ".milliseconds", isNull ? null : (long) d.getDataBuffer().getInt((long) i * 8 + 4));
+      return out;
+    }
+    if (v instanceof IntervalMonthDayNanoVector d) {
+      boolean isNull = d.isNull(i);
+      out.put(name + ".months", isNull ? null : (long) d.getDataBuffer().getInt((long) i * 16));
+      out.put(name + ".days", isNull ? null : (long) d.getDataBuffer().getInt((long) i * 16 + 4));
+      out.put(name + ".nanoseconds", isNull ? null : d.getDataBuffer().getLong((long) i * 16 + 8));
+      return out;
+    }
+    if (v instanceof UnionVector u) {
+      byte type = (byte) u.getTypeValue(i);
+      out.put(name + ".type_id", (long) type);
+      ArrowType.Union ut = (ArrowType.Union) f.getType();
+      for (int k = 0; k < f.getChildren().size(); k++) {
+        Field c = f.getChildren().get(k);
+        int id = ut.getTypeIds() == null ? k : ut.getTypeIds()[k];
+        Map<String, Object> child = values(name + "." + c.getName(), c, u.getChildrenFromFields().get(k), i, dicts);
+        if (id != type) {
+          child.replaceAll((key, x) -> null);
+        }
+        out.putAll(child);
+      }
+      return out;
+    }
+    if (v instanceof DenseUnionVector u) {
+      byte type = u.getTypeId(i);
+      out.put(name + ".type_id", (long) type);
+      ArrowType.Union ut = (ArrowType.Union) f.getType();
+      for (int k = 0; k < f.getChildren().size(); k++) {
+        Field c = f.getChildren().get(k);
+        int id = ut.getTypeIds() == null ? k : ut.getTypeIds()[k];
+        Map<String, Object> child;
+        if (id == type) {
+          child = values(name + "." + c.getName(), c, u.getChildrenFromFields().get(k), u.getOffset(i), dicts);
+        } else {
+          child = new LinkedHashMap<>();
+          for (String leaf : leaves(name + "." + c.getName(), c)) {
+            child.put(leaf, null);
+          }
+        }
+        out.putAll(child);
+      }
+      return out;
+    }
+    if (v instanceof RunEndEncodedVector ree) {
+      Field valuesField = f.getChildren().get(1);
+      int physical = ree.getPhysicalIndex(i);
+      return values(name, valuesField, ree.getValuesVector(), physical, dicts);
+    }
+    if (v instanceof ListViewVector || v instanceof LargeListViewVector) {
+      Field childField = f.getChildren().get(0);
+      boolean large = v instanceof LargeListViewVector;
+      FieldVector lv = (FieldVector) v;
+      ValueVector data = large ? ((LargeListViewVector) v).getDataVector() : ((ListViewVector) v).getDataVector();
+      long start = large ? lv.getOffsetBuffer().getLong((long) i * 8) : lv.getOffsetBuffer().getInt((long) i * 4);
+      long size = large ? ((LargeListViewVector) v).getSizeBuffer().getLong((long) i * 8)
+          : ((ListViewVector) v).getSizeBuffer().getInt((long) i * 4);
+      Map<String, List<Object>> lists = new LinkedHashMap<>();
+      for (String leaf : leaves(name, childField)) {
+        lists.put(leaf, new ArrayList<>());
+      }
+      if (!v.isNull(i)) {
+        for (long j = start; j < start + size; j++) {
+          values(name, childField, data, (int) j, dicts).forEach((k, x) -> lists.get(k).add(x));
+        }
+      }
+      lists.forEach((k, l) -> out.put(k, v.isNull(i) ? null : l));
       return out;
     }
     if (v instanceof ListVector || v instanceof LargeListVector || v instanceof FixedSizeListVector) {
@@ -577,6 +673,28 @@ final class ArrowTestFiles {
       }
       return out;
     }
+    if (f.getDictionary() == null && f.getType() instanceof ArrowType.Union) {
+      List<String> out = new ArrayList<>();
+      out.add(name + ".type_id");
+      for (Field c : f.getChildren()) {
+        out.addAll(leaves(name + "." + c.getName(), c));
+      }
+      return out;
+    }
+    if (f.getDictionary() == null && f.getType() instanceof ArrowType.Interval iv) {
+      return switch (iv.getUnit()) {
+        case YEAR_MONTH -> List.of(name);
+        case DAY_TIME -> List.of(name + ".days", name + ".milliseconds");
+        case MONTH_DAY_NANO -> List.of(name + ".months", name + ".days", name + ".nanoseconds");
+      };
+    }
+    if (f.getDictionary() == null && f.getType() instanceof ArrowType.RunEndEncoded) {
+      return leaves(name, f.getChildren().get(1));
+    }
+    if (f.getDictionary() == null && (f.getType() instanceof ArrowType.ListView
+        || f.getType() instanceof ArrowType.LargeListView)) {
+      return leaves(name, f.getChildren().get(0));
+    }
     if (f.getDictionary() == null && f.getType() instanceof ArrowType.Map) {
       return leaves(name, f.getChildren().get(0));
     }
@@ -605,19 +723,28 @@ final class ArrowTestFiles {
       return x.get(i);
     }
     if (v instanceof DateMilliVector d) {
-      return Math.floorDiv(d.get(i), 86_400_000L);
+      return d.get(i);
+    }
+    if (v instanceof TimeSecVector t) {
+      return (long) t.get(i);
     }
     if (v instanceof TimeMilliVector t) {
-      return t.get(i) * 1_000_000L;
+      return (long) t.getDataBuffer().getInt((long) i * 4);
     }
     if (v instanceof TimeMicroVector t) {
-      return t.get(i) * 1_000L;
+      return t.get(i);
+    }
+    if (v instanceof TimeNanoVector t) {
+      return t.get(i);
     }
     if (v instanceof TimeStampVector t) {
-      return t.get(i) * 1_000L; // the rich file's timestamps are in microseconds
+      return t.get(i);
     }
     if (v instanceof DurationVector d) {
-      return DurationVector.get(d.getDataBuffer(), i) * 1_000_000L; // milliseconds
+      return DurationVector.get(d.getDataBuffer(), i);
+    }
+    if (v instanceof IntervalYearVector y) {
+      return (long) y.get(i);
     }
     if (v instanceof DecimalVector d) {
       return d.getObject(i).doubleValue();
@@ -630,6 +757,12 @@ final class ArrowTestFiles {
     }
     if (v instanceof BaseIntVector x) {
       return x.getValueAsLong(i);
+    }
+    if (v instanceof ViewVarCharVector s) {
+      return new String(s.get(i), StandardCharsets.UTF_8);
+    }
+    if (v instanceof ViewVarBinaryVector b) {
+      return HexFormat.of().formatHex(b.get(i));
     }
     if (v instanceof VarCharVector s) {
       return new String(s.get(i), StandardCharsets.UTF_8);
