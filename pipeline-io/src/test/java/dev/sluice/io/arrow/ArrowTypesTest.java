@@ -1,6 +1,7 @@
 package dev.sluice.io.arrow;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.sluice.core.Batch;
 import dev.sluice.core.DType;
@@ -368,6 +369,59 @@ class ArrowTypesTest {
       assertThat(ArrowTestFiles.sluiceRow(ds.get(3))).containsEntry("sv", "v3 is longer than twelve bytes")
           .containsEntry("lv", List.of(9L, 16L, 25L)).containsEntry("ree", null);
       assertThat(ArrowTestFiles.sluiceRow(ds.get(6))).containsEntry("ree", "long run value");
+    }
+  }
+
+  // ------------------------------------------------------------------ fixed-size lists of nullable items
+
+  @Test
+  void fixedSizeListsOfNullableItemsAreReadWholeAsNullableElementsOnRequest() throws Exception {
+    List<Field> fields = List.of(
+        nullable("fsl", new ArrowType.FixedSizeList(3), nullable("item", new ArrowType.Int(32, true))),
+        nullable("clean", new ArrowType.FixedSizeList(2), nullable("item", new ArrowType.Int(64, true))));
+    Path f = write("fsl", fields, root -> {
+      FixedSizeListVector fsl = (FixedSizeListVector) root.getVector("fsl");
+      IntVector items = (IntVector) fsl.getDataVector();
+      FixedSizeListVector clean = (FixedSizeListVector) root.getVector("clean");
+      BigIntVector cleanItems = (BigIntVector) clean.getDataVector();
+      for (int i = 0; i < ROWS; i++) {
+        clean.setNotNull(i);
+        cleanItems.setSafe(i * 2, i);
+        cleanItems.setSafe(i * 2 + 1, -i);
+        if (i == 4) {
+          fsl.setNull(i);
+          continue;
+        }
+        fsl.setNotNull(i);
+        for (int j = 0; j < 3; j++) {
+          if ((i + j) % 4 == 1) {
+            items.setNull(i * 3 + j);
+          } else {
+            items.setSafe(i * 3 + j, i * 10 + j);
+          }
+        }
+      }
+      items.setValueCount(ROWS * 3);
+      cleanItems.setValueCount(ROWS * 2);
+    }, IpcFormat.FILE);
+    try (ArrowDataset ds = Arrow.open(f)) {
+      assertThat(ds.schema().field("fsl")).isEqualTo(new TensorSpec("fsl", DType.INT32, Shape.of(3), true));
+      assertThatThrownBy(() -> ds.get(0)).isInstanceOf(dev.sluice.core.UnsupportedFormatException.class)
+          .hasMessageContaining("column 'fsl'").hasMessageContaining("fixedSizeListNulls(NULLABLE_ELEMENTS)");
+    }
+    try (ArrowDataset ds = Arrow.open(f, ArrowOptions.builder().columns("clean").build())) {
+      assertThat(ds.schema().field("clean")).isEqualTo(new TensorSpec("clean", DType.INT64, Shape.of(2), true));
+      assertThat(ds.get(2).tensor("clean").getLong(1)).isEqualTo(-2);
+    }
+    ArrowOptions asElements = ArrowOptions.builder().fixedSizeListNulls(FixedSizeListNulls.NULLABLE_ELEMENTS).build();
+    List<Map<String, Object>> expected = ArrowTestFiles.arrowRows(f, IpcFormat.FILE);
+    try (ArrowDataset ds = Arrow.open(f, asElements)) {
+      assertThat(ds.schema().field("fsl")).isEqualTo(new TensorSpec("fsl", DType.INT32, Shape.of(-1), true, 1));
+      assertThat(ds.schema().field("clean")).isEqualTo(new TensorSpec("clean", DType.INT64, Shape.of(-1), true, 1));
+      for (int i = 0; i < ROWS; i++) {
+        assertThat(ArrowTestFiles.sluiceRow(ds.get(i))).as("row %d", i).isEqualTo(expected.get(i));
+      }
+      assertThat(ArrowTestFiles.sluiceRow(ds.get(0))).containsEntry("fsl", java.util.Arrays.asList(0L, null, 2L));
     }
   }
 

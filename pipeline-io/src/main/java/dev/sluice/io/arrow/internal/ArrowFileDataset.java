@@ -94,7 +94,7 @@ public final class ArrowFileDataset implements ArrowDataset {
     try {
       IpcFile ipc = IpcFile.read(f);
       MappedReads.endRead();
-      SchemaPlan plan = SchemaPlan.of(ipc.schema(), ipc.bigEndian());
+      SchemaPlan plan = SchemaPlan.of(ipc.schema(), ipc.bigEndian(), options.fixedSizeListNulls());
       List<FieldPlan> fields = plan.select(path.toString(), options.columns());
       checkRowSizes(path.toString(), ipc, fields);
       return new ArrowFileDataset(path, f, ipc, plan, fields, options);

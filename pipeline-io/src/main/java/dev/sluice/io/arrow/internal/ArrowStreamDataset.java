@@ -47,7 +47,7 @@ public final class ArrowStreamDataset implements ArrowStream {
     this.name = name;
     this.input = input;
     this.arrow = arrow;
-    this.plan = SchemaPlan.of(arrow, bigEndian);
+    this.plan = SchemaPlan.of(arrow, bigEndian, options.fixedSizeListNulls());
     this.fields = plan.select(name, options.columns());
     this.schema = SchemaPlan.schemaOf(fields);
     this.options = options;

@@ -199,7 +199,8 @@ final class ColumnAssembler {
       for (long j = 0; j < mul; j++) {
         if (!bit(bits, base + j)) {
           throw unsupported("item " + i + " holds a null inside a fixed-size list (array '" + s.name()
-              + "'); a fixed-shape Sluice tensor has no null elements");
+              + "'); a fixed-shape Sluice tensor has no null elements (read such lists with "
+              + "ArrowOptions.fixedSizeListNulls(NULLABLE_ELEMENTS))");
         }
       }
     }

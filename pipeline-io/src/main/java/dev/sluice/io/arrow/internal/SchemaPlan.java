@@ -5,6 +5,7 @@ import dev.sluice.core.Schema;
 import dev.sluice.core.Shape;
 import dev.sluice.core.TensorSpec;
 import dev.sluice.core.UnsupportedFormatException;
+import dev.sluice.io.arrow.FixedSizeListNulls;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -38,20 +39,27 @@ public final class SchemaPlan implements NodeLayout {
   private final Set<String> names = new HashSet<>();
 
   private final boolean bigEndian;
+  private final FixedSizeListNulls fixedSizeListNulls;
 
-  private SchemaPlan(org.apache.arrow.vector.types.pojo.Schema arrow, boolean bigEndian) {
+  private SchemaPlan(org.apache.arrow.vector.types.pojo.Schema arrow, boolean bigEndian,
+      FixedSizeListNulls fixedSizeListNulls) {
     this.arrow = arrow;
     this.bigEndian = bigEndian;
+    this.fixedSizeListNulls = fixedSizeListNulls;
   }
 
   /** The plan of {@code arrow}, whose record batches hold little-endian data. */
   public static SchemaPlan of(org.apache.arrow.vector.types.pojo.Schema arrow) {
-    return of(arrow, false);
+    return of(arrow, false, FixedSizeListNulls.FIXED_DIMENSION);
   }
 
-  /** The plan of {@code arrow}, whose record batches hold big-endian data when {@code bigEndian}. */
-  public static SchemaPlan of(org.apache.arrow.vector.types.pojo.Schema arrow, boolean bigEndian) {
-    SchemaPlan p = new SchemaPlan(arrow, bigEndian);
+  /**
+   * The plan of {@code arrow}, whose record batches hold big-endian data when {@code bigEndian},
+   * reading fixed-size lists of nullable items as {@code fixedSizeListNulls} says.
+   */
+  public static SchemaPlan of(org.apache.arrow.vector.types.pojo.Schema arrow, boolean bigEndian,
+      FixedSizeListNulls fixedSizeListNulls) {
+    SchemaPlan p = new SchemaPlan(arrow, bigEndian, fixedSizeListNulls);
     List<Field> top = arrow.getFields();
     Set<String> seen = new HashSet<>();
     for (int i = 0; i < top.size(); i++) {
@@ -383,8 +391,11 @@ public final class SchemaPlan implements NodeLayout {
     for (int i = n - 1; i >= 0; i--) {
       Raw r = path.get(i);
       FieldPlan.Kind k = r.kind();
-      if (k == FieldPlan.Kind.FIXED && !fixedBelow) {
+      boolean nullableItems = fixedSizeListNulls == FixedSizeListNulls.NULLABLE_ELEMENTS && i + 1 < n
+          && path.get(i + 1).field().isNullable();
+      if (k == FieldPlan.Kind.FIXED && (!fixedBelow || nullableItems)) {
         k = FieldPlan.Kind.FIXED_RAGGED;
+        fixedBelow = false;
       }
       if (k == FieldPlan.Kind.LIST32 || k == FieldPlan.Kind.LIST64 || k == FieldPlan.Kind.VIEW32
           || k == FieldPlan.Kind.VIEW64) {
