@@ -36,6 +36,8 @@ import org.apache.arrow.vector.Float2Vector;
 import org.apache.arrow.vector.Float4Vector;
 import org.apache.arrow.vector.Float8Vector;
 import org.apache.arrow.vector.IntVector;
+import org.apache.arrow.vector.NullVector;
+import org.apache.arrow.vector.BitVectorHelper;
 import org.apache.arrow.vector.IntervalDayVector;
 import org.apache.arrow.vector.IntervalMonthDayNanoVector;
 import org.apache.arrow.vector.IntervalYearVector;
@@ -186,6 +188,136 @@ final class ArrowTestFiles {
         w.end();
       }
     }
+  }
+
+  /**
+   * The other types: a sparse and a dense union, a binary and a string view, a list view, a
+   * run-end encoded string, a null column, day-time and month-day-nano intervals, a timestamp in
+   * seconds; record batches of the given row counts, compressed with {@code codec}.
+   */
+  static void writeOtherTypes(Path out, IpcFormat format, CompressionUtil.CodecType codec, int[] batchRows)
+      throws IOException {
+    int intId = org.apache.arrow.vector.types.Types.MinorType.INT.ordinal();
+    int strId = org.apache.arrow.vector.types.Types.MinorType.VARCHAR.ordinal();
+    Schema schema = new Schema(List.of(
+        required("sparse", new ArrowType.Union(org.apache.arrow.vector.types.UnionMode.Sparse, new int[] {intId, strId}),
+            f("i", new ArrowType.Int(32, true)), f("s", ArrowType.Utf8.INSTANCE)),
+        required("dense", new ArrowType.Union(org.apache.arrow.vector.types.UnionMode.Dense, new int[] {3, 1}),
+            f("d", new ArrowType.FloatingPoint(FloatingPointPrecision.DOUBLE)), f("b", new ArrowType.Int(8, true))),
+        f("sv", ArrowType.Utf8View.INSTANCE), f("bv", ArrowType.BinaryView.INSTANCE),
+        f("lv", ArrowType.ListView.INSTANCE, f("item", new ArrowType.Int(16, true))),
+        f("ree", ArrowType.RunEndEncoded.INSTANCE, required("run_ends", new ArrowType.Int(16, true)),
+            f("values", ArrowType.Utf8.INSTANCE)),
+        f("n", ArrowType.Null.INSTANCE),
+        f("dt", new ArrowType.Interval(org.apache.arrow.vector.types.IntervalUnit.DAY_TIME)),
+        f("mdn", new ArrowType.Interval(org.apache.arrow.vector.types.IntervalUnit.MONTH_DAY_NANO)),
+        f("ts", new ArrowType.Timestamp(TimeUnit.SECOND, null))));
+    try (BufferAllocator alloc = new RootAllocator();
+        VectorSchemaRoot root = VectorSchemaRoot.create(schema, alloc);
+        FileChannel ch = FileChannel.open(out, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
+            StandardOpenOption.WRITE)) {
+      org.apache.arrow.vector.compression.CompressionCodec.Factory factory = codec == CompressionUtil.CodecType.NO_COMPRESSION
+          ? org.apache.arrow.vector.compression.CompressionCodec.Factory.INSTANCE : CommonsCompressionFactory.INSTANCE;
+      ArrowWriter w = format == IpcFormat.FILE
+          ? new ArrowFileWriter(root, null, ch, null, IpcOption.DEFAULT, factory, codec)
+          : new ArrowStreamWriter(root, null, ch, IpcOption.DEFAULT, factory, codec);
+      try (w) {
+        w.start();
+        int first = 0;
+        for (int n : batchRows) {
+          root.clear(); // view vectors keep their data buffers through allocateNew alone
+          root.allocateNew();
+          fillOtherTypes(root, n, first, intId, strId);
+          root.setRowCount(n);
+          w.writeBatch();
+          first += n;
+        }
+        w.end();
+      }
+    }
+  }
+
+  private static void fillOtherTypes(VectorSchemaRoot root, int n, int first, int intId, int strId) {
+    UnionVector sparse = (UnionVector) root.getVector("sparse");
+    IntVector si = (IntVector) sparse.getChildrenFromFields().get(0);
+    VarCharVector ss = (VarCharVector) sparse.getChildrenFromFields().get(1);
+    DenseUnionVector dense = (DenseUnionVector) root.getVector("dense");
+    Float8Vector dd = (Float8Vector) dense.getChildrenFromFields().get(0);
+    TinyIntVector db = (TinyIntVector) dense.getChildrenFromFields().get(1);
+    ViewVarCharVector sv = (ViewVarCharVector) root.getVector("sv");
+    ViewVarBinaryVector bv = (ViewVarBinaryVector) root.getVector("bv");
+    ListViewVector lv = (ListViewVector) root.getVector("lv");
+    SmallIntVector lvItems = (SmallIntVector) lv.getDataVector();
+    IntervalDayVector dt = (IntervalDayVector) root.getVector("dt");
+    IntervalMonthDayNanoVector mdn = (IntervalMonthDayNanoVector) root.getVector("mdn");
+    TimeStampVector ts = (TimeStampVector) root.getVector("ts");
+    int nd = 0;
+    int nb = 0;
+    for (int j = 0; j < 2 * n + 1; j++) {
+      lvItems.setSafe(j, (short) (first + j));
+    }
+    lvItems.setValueCount(2 * n + 1);
+    for (int i = 0; i < n; i++) {
+      int r = first + i;
+      boolean nul = isNull(r, 1);
+      sparse.getTypeBuffer().setByte(i, r % 2 == 0 ? intId : strId);
+      si.setSafe(i, r * 3);
+      ss.setSafe(i, (WORDS[r % WORDS.length] + r).getBytes(StandardCharsets.UTF_8));
+      if (r % 3 == 0) {
+        dense.setTypeId(i, (byte) 3);
+        dense.getOffsetBuffer().setInt(i * 4L, nd);
+        dd.setSafe(nd++, r / 7.0);
+      } else {
+        dense.setTypeId(i, (byte) 1);
+        dense.getOffsetBuffer().setInt(i * 4L, nb);
+        db.setSafe(nb++, (byte) r);
+      }
+      if (nul) {
+        sv.setNull(i);
+        bv.setNull(i);
+        lv.setNull(i);
+        dt.setNull(i);
+        mdn.setNull(i);
+        ts.setNull(i);
+        continue;
+      }
+      sv.setSafe(i, ("view " + r + (r % 2 == 0 ? "" : " long enough to leave the view")).getBytes(StandardCharsets.UTF_8));
+      bv.setSafe(i, new byte[] {(byte) r, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, (byte) (r >> 8)}, 0, 1 + r % 14);
+      BitVectorHelper.setBit(lv.getValidityBuffer(), i);
+      lv.getOffsetBuffer().setInt(i * 4L, (2 * n - i) % (2 * n + 1));
+      lv.getSizeBuffer().setInt(i * 4L, Math.min(r % 3, 2 * n + 1 - (2 * n - i) % (2 * n + 1)));
+      dt.setSafe(i, r, -r * 1000);
+      mdn.setSafe(i, r, -r, r * 1_000_000_007L);
+      ts.setSafe(i, r % 2 == 0 ? -62_135_596_800L : 253_402_214_400L + r);
+    }
+    si.setValueCount(n);
+    ss.setValueCount(n);
+    sparse.setValueCount(n);
+    dd.setValueCount(nd);
+    db.setValueCount(nb);
+    dense.setValueCount(n);
+    dd.setValueCount(nd);
+    db.setValueCount(nb);
+    sv.setValueCount(n);
+    bv.setValueCount(n);
+    lv.setValueCount(n);
+    ((NullVector) root.getVector("n")).setValueCount(n);
+    RunEndEncodedVector ree = (RunEndEncodedVector) root.getVector("ree");
+    SmallIntVector ends = (SmallIntVector) ree.getRunEndsVector();
+    VarCharVector values = (VarCharVector) ree.getValuesVector();
+    int runs = 0;
+    for (int end = Math.min(n, 2); end <= n && n > 0; end = end == n ? n + 1 : Math.min(n, end + 1 + runs)) {
+      ends.setSafe(runs, (short) end);
+      if (runs % 3 == 2) {
+        values.setNull(runs);
+      } else {
+        values.setSafe(runs, ("run " + (first + runs)).getBytes(StandardCharsets.UTF_8));
+      }
+      runs++;
+    }
+    ends.setValueCount(runs);
+    values.setValueCount(runs);
+    ree.setValueCount(n);
   }
 
   /** The dictionaries of the rich file. */

@@ -781,8 +781,9 @@ final class ColumnAssembler {
                 + blocks.length);
           }
           if (blocks[block] == null) {
-            blocks[block] = data.buffer(s.node(), 2 + block, 0, 0, spec.name(), "data buffer " + block + " of array '"
-                + s.name() + "'");
+            // no bound from the views alone: a compressed data buffer is held to the memory budget instead
+            blocks[block] = data.buffer(s.node(), 2 + block, 0, Integer.MAX_VALUE - 8, spec.name(), "data buffer "
+                + block + " of array '" + s.name() + "'");
           }
           if (start + size > blocks[block].remaining()) {
             throw format("view " + i + " of array '" + s.name() + "' spans bytes [" + start + ", " + (start + size)
