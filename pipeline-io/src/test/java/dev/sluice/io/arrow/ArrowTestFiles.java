@@ -676,10 +676,14 @@ final class ArrowTestFiles {
       return out;
     }
     if (v instanceof StructVector st) {
-      for (Field c : f.getChildren()) {
-        Map<String, Object> child = values(name + "." + c.getName(), c, st.getChild(c.getName()), i, dicts);
+      java.util.Set<String> seen = new java.util.HashSet<>();
+      for (int k = 0; k < f.getChildren().size(); k++) {
+        Field c = f.getChildren().get(k);
+        String cname = c.getName() == null || c.getName().isEmpty() ? "_" + k : c.getName();
+        cname = seen.add(cname) ? cname : cname + "#" + k;
+        Map<String, Object> child = values(name + "." + cname, c, st.getChildrenFromFields().get(k), i, dicts);
         if (st.isNull(i)) {
-          child.replaceAll((k, x) -> null);
+          child.replaceAll((key, x) -> null);
         }
         out.putAll(child);
       }
@@ -800,8 +804,12 @@ final class ArrowTestFiles {
   private static List<String> leaves(String name, Field f) {
     if (f.getDictionary() == null && f.getType() instanceof ArrowType.Struct) {
       List<String> out = new ArrayList<>();
-      for (Field c : f.getChildren()) {
-        out.addAll(leaves(name + "." + c.getName(), c));
+      java.util.Set<String> seen = new java.util.HashSet<>();
+      for (int k = 0; k < f.getChildren().size(); k++) {
+        Field c = f.getChildren().get(k);
+        String cname = c.getName() == null || c.getName().isEmpty() ? "_" + k : c.getName();
+        cname = seen.add(cname) ? cname : cname + "#" + k;
+        out.addAll(leaves(name + "." + cname, c));
       }
       return out;
     }

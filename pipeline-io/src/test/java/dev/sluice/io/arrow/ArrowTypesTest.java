@@ -137,7 +137,24 @@ class ArrowTypesTest {
   }
 
   private static void assertReadsAsArrowJava(Path f, IpcFormat format) throws IOException {
-    assertRows(f, ArrowTestFiles.arrowRows(f, format));
+    List<Map<String, Object>> expected = ArrowTestFiles.arrowRows(f, format);
+    assertRows(f, expected);
+    // the bridge builds the same columns from Arrow Java's vectors
+    List<Map<String, Object>> bridged = new ArrayList<>();
+    try (BufferAllocator alloc = new RootAllocator();
+        FileChannel ch = FileChannel.open(f, StandardOpenOption.READ);
+        org.apache.arrow.vector.ipc.ArrowReader reader = format == IpcFormat.FILE
+            ? new org.apache.arrow.vector.ipc.ArrowFileReader(ch, alloc)
+            : new org.apache.arrow.vector.ipc.ArrowStreamReader(ch, alloc)) {
+      while (reader.loadNextBatch()) {
+        try (Batch b = ArrowBridge.fromArrow(reader.getVectorSchemaRoot())) {
+          for (int r = 0; r < b.size(); r++) {
+            bridged.add(ArrowTestFiles.sluiceRow(b.copyRow(r)));
+          }
+        }
+      }
+    }
+    assertThat(bridged).isEqualTo(expected);
   }
 
   private static Schema schemaOf(Path f) {
@@ -426,16 +443,37 @@ class ArrowTypesTest {
   }
 
   @Test
-  void duplicateColumnNamesGetTheirPosition() throws Exception {
-    List<Field> fields = List.of(nullable("x", new ArrowType.Int(32, true)), nullable("x", ArrowType.Utf8.INSTANCE));
+  void duplicateAndEmptyNamesGetTheirPosition() throws Exception {
+    List<Field> fields = List.of(nullable("x", new ArrowType.Int(32, true)), nullable("x", ArrowType.Utf8.INSTANCE),
+        nullable("st", ArrowType.Struct.INSTANCE, nullable("p", new ArrowType.Int(32, true)),
+            nullable("q", ArrowType.Utf8.INSTANCE)));
     Path f = write("dup", fields, root -> {
+      StructVector st = (StructVector) root.getFieldVectors().get(2);
       for (int i = 0; i < ROWS; i++) {
         ((IntVector) root.getFieldVectors().get(0)).setSafe(i, i);
         ((VarCharVector) root.getFieldVectors().get(1)).setSafe(i, ("s" + i).getBytes(StandardCharsets.UTF_8));
+        st.setIndexDefined(i);
+        ((IntVector) st.getChild("p")).setSafe(i, -i);
+        ((VarCharVector) st.getChild("q")).setSafe(i, ("q" + i).getBytes(StandardCharsets.UTF_8));
       }
-    }, IpcFormat.FILE);
-    assertReadsAsArrowJava(f, IpcFormat.FILE);
-    assertThat(schemaOf(f).fields().stream().map(TensorSpec::name)).containsExactly("x", "x#1");
+    }, IpcFormat.STREAM);
+    assertReadsAsArrowJava(f, IpcFormat.STREAM);
+    assertThat(schemaOf(f).fields().stream().map(TensorSpec::name)).containsExactly("x", "x#1", "st.p", "st.q");
+    // the same data with the struct's fields both unnamed (Arrow Java's struct vectors cannot hold that)
+    byte[] s = Files.readAllBytes(f);
+    List<Field> unnamed = List.of(fields.get(0), fields.get(1), nullable("st", ArrowType.Struct.INSTANCE,
+        nullable("", new ArrowType.Int(32, true)), nullable("", ArrowType.Utf8.INSTANCE)));
+    Path g = dir.resolve("unnamed.arrows");
+    Files.write(g, IpcBytes.replaceMetadata(s, IpcBytes.messages(s).get(0),
+        IpcBytes.schemaMessage(unnamed, org.apache.arrow.flatbuf.Endianness.Little)));
+    List<Map<String, Object>> expected = new ArrayList<>();
+    for (Map<String, Object> row : ArrowTestFiles.arrowRows(f, IpcFormat.STREAM)) {
+      Map<String, Object> renamed = new java.util.LinkedHashMap<>(row);
+      renamed.put("st._0", renamed.remove("st.p"));
+      renamed.put("st._1", renamed.remove("st.q"));
+      expected.add(renamed);
+    }
+    assertRows(g, expected);
   }
 
   // ------------------------------------------------------------------ big-endian

@@ -71,8 +71,8 @@ public final class SchemaPlan implements NodeLayout {
   }
 
   /**
-   * The Sluice name of top-level column {@code i}: its Arrow name; {@code _i} when it has none;
-   * {@code name#i} when an earlier column has the same name.
+   * The Sluice name of top-level column (or struct field) {@code i}: its Arrow name; {@code _i}
+   * when it has none; {@code name#i} when an earlier one has the same name.
    */
   static String columnName(Field f, int i, Set<String> seen) {
     String name = f.getName() == null || f.getName().isEmpty() ? "_" + i : f.getName();
@@ -250,8 +250,10 @@ public final class SchemaPlan implements NodeLayout {
     switch (t.getTypeID()) {
       case Struct -> {
         List<Raw> p = append(path, new Raw(node, f, FieldPlan.Kind.STRUCT, 0));
-        for (Field c : f.getChildren()) {
-          visit(c, name + "." + c.getName(), p, topType);
+        Set<String> seen = new HashSet<>();
+        for (int i = 0; i < f.getChildren().size(); i++) {
+          Field c = f.getChildren().get(i);
+          visit(c, name + "." + columnName(c, i, seen), p, topType);
         }
         if (f.getChildren().isEmpty()) {
           refuse(name, "a struct without fields holds no values");
