@@ -4,7 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.sluice.core.Batch;
+import dev.sluice.core.BatchBuilder;
 import dev.sluice.core.DType;
+import dev.sluice.core.MemoryManager;
 import dev.sluice.core.Schema;
 import dev.sluice.core.Shape;
 import dev.sluice.core.Split;
@@ -133,6 +135,21 @@ class ArrowTypesTest {
         }
       }
       assertThat(fromBatches).isEqualTo(expected);
+      // the index path: a gather in scattered order
+      int n = expected.size();
+      long[] indices = new long[n];
+      for (int i = 0; i < n; i++) {
+        indices[i] = (i * 5L + 3) % n;
+      }
+      try (BatchBuilder bb = BatchBuilder.create(ds.schema(), n, MemoryManager.shared().pool("test"))) {
+        ds.gather(indices, 0, n, bb);
+        try (Batch b = bb.build()) {
+          for (int i = 0; i < n; i++) {
+            assertThat(ArrowTestFiles.sluiceRow(b.copyRow(i))).as("gathered row %d", indices[i])
+                .isEqualTo(expected.get((int) indices[i]));
+          }
+        }
+      }
     }
   }
 
