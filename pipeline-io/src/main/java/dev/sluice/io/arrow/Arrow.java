@@ -53,8 +53,8 @@ public final class Arrow {
    *
    * @throws dev.sluice.core.DatasetFormatException naming the file and the position when it is not
    *     Arrow IPC, is truncated or damaged
-   * @throws dev.sluice.core.UnsupportedFormatException for a big-endian file, or a selected column
-   *     Sluice cannot read (every column when none is selected), naming it and its type
+   * @throws dev.sluice.core.UnsupportedFormatException for a selected column Sluice cannot read
+   *     (every column when none is selected), naming it and its type
    * @throws IllegalArgumentException naming a selected column the file does not have
    */
   public static ArrowDataset open(Path file, ArrowOptions options) {

@@ -14,8 +14,11 @@ import java.util.Objects;
  *     mapped on its own
  * @param memory the memory manager whose stage {@value #STAGE} holds what decoding cannot share
  *     with the file (default {@link MemoryManager#shared()})
+ * @param fixedSizeListNulls how a fixed-size list of items declared nullable is read (default
+ *     {@link FixedSizeListNulls#FIXED_DIMENSION})
  */
-public record ArrowOptions(List<String> columns, long maxChunkBytes, MemoryManager memory) {
+public record ArrowOptions(List<String> columns, long maxChunkBytes, MemoryManager memory,
+    FixedSizeListNulls fixedSizeListNulls) {
   /** Default largest mapping: 1 GiB. */
   public static final long DEFAULT_MAX_CHUNK_BYTES = 1L << 30;
   /** The memory-manager stage batches are decoded into. */
@@ -25,6 +28,7 @@ public record ArrowOptions(List<String> columns, long maxChunkBytes, MemoryManag
   public ArrowOptions {
     columns = List.copyOf(columns);
     Objects.requireNonNull(memory, "memory");
+    Objects.requireNonNull(fixedSizeListNulls, "fixedSizeListNulls");
     if (maxChunkBytes < 1 || maxChunkBytes > Integer.MAX_VALUE) {
       throw new IllegalArgumentException("maxChunkBytes in [1, " + Integer.MAX_VALUE + "] required but it was "
           + maxChunkBytes);
@@ -43,7 +47,8 @@ public record ArrowOptions(List<String> columns, long maxChunkBytes, MemoryManag
 
   /** A builder starting from these options. */
   public Builder toBuilder() {
-    return new Builder().columns(columns).maxChunkBytes(maxChunkBytes).memory(memory);
+    return new Builder().columns(columns).maxChunkBytes(maxChunkBytes).memory(memory)
+        .fixedSizeListNulls(fixedSizeListNulls);
   }
 
   /** Builds {@link ArrowOptions}. */
@@ -51,6 +56,7 @@ public record ArrowOptions(List<String> columns, long maxChunkBytes, MemoryManag
     private List<String> columns = List.of();
     private long maxChunkBytes = DEFAULT_MAX_CHUNK_BYTES;
     private MemoryManager memory = MemoryManager.shared();
+    private FixedSizeListNulls fixedSizeListNulls = FixedSizeListNulls.FIXED_DIMENSION;
 
     private Builder() {}
 
@@ -77,9 +83,15 @@ public record ArrowOptions(List<String> columns, long maxChunkBytes, MemoryManag
       return this;
     }
 
+    /** How a fixed-size list of items declared nullable is read. */
+    public Builder fixedSizeListNulls(FixedSizeListNulls policy) {
+      this.fixedSizeListNulls = policy;
+      return this;
+    }
+
     /** The options. */
     public ArrowOptions build() {
-      return new ArrowOptions(columns, maxChunkBytes, memory);
+      return new ArrowOptions(columns, maxChunkBytes, memory, fixedSizeListNulls);
     }
   }
 }

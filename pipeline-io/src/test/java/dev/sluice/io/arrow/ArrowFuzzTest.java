@@ -74,6 +74,39 @@ class ArrowFuzzTest {
     assertTrue(READ.get() > 50 && REFUSED.get() > 200, "read " + READ + ", refused " + REFUSED);
   }
 
+  @Test
+  void damagedFilesOfTheOtherTypesFailWithTypedErrorsOnly() throws Exception {
+    Random rnd = new Random(20261127L);
+    Config[] configs = {
+        new Config(IpcFormat.FILE, CodecType.NO_COMPRESSION),
+        new Config(IpcFormat.STREAM, CodecType.ZSTD)};
+    int trial = 0;
+    for (Config c : configs) {
+      Path clean = dir.resolve("other-" + trial + ".arrow");
+      ArrowTestFiles.writeOtherTypes(clean, c.format(), c.codec(), new int[] {9, 0, 13});
+      java.util.List<java.util.Map<String, Object>> expected = ArrowTestFiles.arrowRows(clean, c.format());
+      try (ArrowDataset ds = Arrow.open(clean)) {
+        java.util.List<java.util.Map<String, Object>> rows = new java.util.ArrayList<>();
+        for (long i = 0; i < ds.size(); i++) {
+          rows.add(ArrowTestFiles.sluiceRow(ds.get(i)));
+        }
+        org.assertj.core.api.Assertions.assertThat(rows).as(c + ", undamaged").isEqualTo(expected);
+      }
+      byte[] good = Files.readAllBytes(clean);
+      for (int k = 0; k < CASES_PER_FILE; k++, trial++) {
+        Mutation m = mutate(good.clone(), rnd, k % 3);
+        byte[] bad = m.bytes();
+        Path f = dir.resolve("bad-other-" + trial + ".arrow");
+        Files.write(f, bad);
+        String label = c + ", other types, case " + trial + ": " + m.what();
+        assertTimeoutPreemptively(Duration.ofSeconds(60), () -> readEverything(f, label), label);
+        if (c.format() == IpcFormat.STREAM) {
+          assertTimeoutPreemptively(Duration.ofSeconds(60), () -> readAsInput(f, bad, label), label);
+        }
+      }
+    }
+  }
+
   private record Mutation(byte[] bytes, String what) { }
 
   /** Damages {@code b}: kind 0 flips bits, 1 truncates, 2 overwrites a 4- or 8-byte length field. */

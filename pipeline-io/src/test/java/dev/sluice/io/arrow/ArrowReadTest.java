@@ -132,7 +132,7 @@ class ArrowReadTest {
       assertThat(s.field("lbin").dtype()).isEqualTo(DType.BYTES);
       assertThat(s.field("fsb").dtype()).isEqualTo(DType.BYTES);
       assertThat(s.field("date32").dtype()).isEqualTo(DType.INT32);
-      assertThat(s.field("date64").dtype()).isEqualTo(DType.INT32);
+      assertThat(s.field("date64").dtype()).isEqualTo(DType.INT64);
       assertThat(s.field("ts").dtype()).isEqualTo(DType.INT64);
       assertThat(s.field("dec256").dtype()).isEqualTo(DType.FLOAT64);
       assertThat(s.field("list_i32")).isEqualTo(new TensorSpec("list_i32", DType.INT32, Shape.of(-1), true, 1));

@@ -36,6 +36,20 @@ import org.apache.arrow.vector.Float2Vector;
 import org.apache.arrow.vector.Float4Vector;
 import org.apache.arrow.vector.Float8Vector;
 import org.apache.arrow.vector.IntVector;
+import org.apache.arrow.vector.NullVector;
+import org.apache.arrow.vector.BitVectorHelper;
+import org.apache.arrow.vector.IntervalDayVector;
+import org.apache.arrow.vector.IntervalMonthDayNanoVector;
+import org.apache.arrow.vector.IntervalYearVector;
+import org.apache.arrow.vector.TimeNanoVector;
+import org.apache.arrow.vector.TimeSecVector;
+import org.apache.arrow.vector.ViewVarBinaryVector;
+import org.apache.arrow.vector.ViewVarCharVector;
+import org.apache.arrow.vector.complex.DenseUnionVector;
+import org.apache.arrow.vector.complex.LargeListViewVector;
+import org.apache.arrow.vector.complex.ListViewVector;
+import org.apache.arrow.vector.complex.RunEndEncodedVector;
+import org.apache.arrow.vector.complex.UnionVector;
 import org.apache.arrow.vector.LargeVarBinaryVector;
 import org.apache.arrow.vector.LargeVarCharVector;
 import org.apache.arrow.vector.SmallIntVector;
@@ -174,6 +188,136 @@ final class ArrowTestFiles {
         w.end();
       }
     }
+  }
+
+  /**
+   * The other types: a sparse and a dense union, a binary and a string view, a list view, a
+   * run-end encoded string, a null column, day-time and month-day-nano intervals, a timestamp in
+   * seconds; record batches of the given row counts, compressed with {@code codec}.
+   */
+  static void writeOtherTypes(Path out, IpcFormat format, CompressionUtil.CodecType codec, int[] batchRows)
+      throws IOException {
+    int intId = org.apache.arrow.vector.types.Types.MinorType.INT.ordinal();
+    int strId = org.apache.arrow.vector.types.Types.MinorType.VARCHAR.ordinal();
+    Schema schema = new Schema(List.of(
+        required("sparse", new ArrowType.Union(org.apache.arrow.vector.types.UnionMode.Sparse, new int[] {intId, strId}),
+            f("i", new ArrowType.Int(32, true)), f("s", ArrowType.Utf8.INSTANCE)),
+        required("dense", new ArrowType.Union(org.apache.arrow.vector.types.UnionMode.Dense, new int[] {3, 1}),
+            f("d", new ArrowType.FloatingPoint(FloatingPointPrecision.DOUBLE)), f("b", new ArrowType.Int(8, true))),
+        f("sv", ArrowType.Utf8View.INSTANCE), f("bv", ArrowType.BinaryView.INSTANCE),
+        f("lv", ArrowType.ListView.INSTANCE, f("item", new ArrowType.Int(16, true))),
+        f("ree", ArrowType.RunEndEncoded.INSTANCE, required("run_ends", new ArrowType.Int(16, true)),
+            f("values", ArrowType.Utf8.INSTANCE)),
+        f("n", ArrowType.Null.INSTANCE),
+        f("dt", new ArrowType.Interval(org.apache.arrow.vector.types.IntervalUnit.DAY_TIME)),
+        f("mdn", new ArrowType.Interval(org.apache.arrow.vector.types.IntervalUnit.MONTH_DAY_NANO)),
+        f("ts", new ArrowType.Timestamp(TimeUnit.SECOND, null))));
+    try (BufferAllocator alloc = new RootAllocator();
+        VectorSchemaRoot root = VectorSchemaRoot.create(schema, alloc);
+        FileChannel ch = FileChannel.open(out, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
+            StandardOpenOption.WRITE)) {
+      org.apache.arrow.vector.compression.CompressionCodec.Factory factory = codec == CompressionUtil.CodecType.NO_COMPRESSION
+          ? org.apache.arrow.vector.compression.CompressionCodec.Factory.INSTANCE : CommonsCompressionFactory.INSTANCE;
+      ArrowWriter w = format == IpcFormat.FILE
+          ? new ArrowFileWriter(root, null, ch, null, IpcOption.DEFAULT, factory, codec)
+          : new ArrowStreamWriter(root, null, ch, IpcOption.DEFAULT, factory, codec);
+      try (w) {
+        w.start();
+        int first = 0;
+        for (int n : batchRows) {
+          root.clear(); // view vectors keep their data buffers through allocateNew alone
+          root.allocateNew();
+          fillOtherTypes(root, n, first, intId, strId);
+          root.setRowCount(n);
+          w.writeBatch();
+          first += n;
+        }
+        w.end();
+      }
+    }
+  }
+
+  private static void fillOtherTypes(VectorSchemaRoot root, int n, int first, int intId, int strId) {
+    UnionVector sparse = (UnionVector) root.getVector("sparse");
+    IntVector si = (IntVector) sparse.getChildrenFromFields().get(0);
+    VarCharVector ss = (VarCharVector) sparse.getChildrenFromFields().get(1);
+    DenseUnionVector dense = (DenseUnionVector) root.getVector("dense");
+    Float8Vector dd = (Float8Vector) dense.getChildrenFromFields().get(0);
+    TinyIntVector db = (TinyIntVector) dense.getChildrenFromFields().get(1);
+    ViewVarCharVector sv = (ViewVarCharVector) root.getVector("sv");
+    ViewVarBinaryVector bv = (ViewVarBinaryVector) root.getVector("bv");
+    ListViewVector lv = (ListViewVector) root.getVector("lv");
+    SmallIntVector lvItems = (SmallIntVector) lv.getDataVector();
+    IntervalDayVector dt = (IntervalDayVector) root.getVector("dt");
+    IntervalMonthDayNanoVector mdn = (IntervalMonthDayNanoVector) root.getVector("mdn");
+    TimeStampVector ts = (TimeStampVector) root.getVector("ts");
+    int nd = 0;
+    int nb = 0;
+    for (int j = 0; j < 2 * n + 1; j++) {
+      lvItems.setSafe(j, (short) (first + j));
+    }
+    lvItems.setValueCount(2 * n + 1);
+    for (int i = 0; i < n; i++) {
+      int r = first + i;
+      boolean nul = isNull(r, 1);
+      sparse.getTypeBuffer().setByte(i, r % 2 == 0 ? intId : strId);
+      si.setSafe(i, r * 3);
+      ss.setSafe(i, (WORDS[r % WORDS.length] + r).getBytes(StandardCharsets.UTF_8));
+      if (r % 3 == 0) {
+        dense.setTypeId(i, (byte) 3);
+        dense.getOffsetBuffer().setInt(i * 4L, nd);
+        dd.setSafe(nd++, r / 7.0);
+      } else {
+        dense.setTypeId(i, (byte) 1);
+        dense.getOffsetBuffer().setInt(i * 4L, nb);
+        db.setSafe(nb++, (byte) r);
+      }
+      if (nul) {
+        sv.setNull(i);
+        bv.setNull(i);
+        lv.setNull(i);
+        dt.setNull(i);
+        mdn.setNull(i);
+        ts.setNull(i);
+        continue;
+      }
+      sv.setSafe(i, ("view " + r + (r % 2 == 0 ? "" : " long enough to leave the view")).getBytes(StandardCharsets.UTF_8));
+      bv.setSafe(i, new byte[] {(byte) r, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, (byte) (r >> 8)}, 0, 1 + r % 14);
+      BitVectorHelper.setBit(lv.getValidityBuffer(), i);
+      lv.getOffsetBuffer().setInt(i * 4L, (2 * n - i) % (2 * n + 1));
+      lv.getSizeBuffer().setInt(i * 4L, Math.min(r % 3, 2 * n + 1 - (2 * n - i) % (2 * n + 1)));
+      dt.setSafe(i, r, -r * 1000);
+      mdn.setSafe(i, r, -r, r * 1_000_000_007L);
+      ts.setSafe(i, r % 2 == 0 ? -62_135_596_800L : 253_402_214_400L + r);
+    }
+    si.setValueCount(n);
+    ss.setValueCount(n);
+    sparse.setValueCount(n);
+    dd.setValueCount(nd);
+    db.setValueCount(nb);
+    dense.setValueCount(n);
+    dd.setValueCount(nd);
+    db.setValueCount(nb);
+    sv.setValueCount(n);
+    bv.setValueCount(n);
+    lv.setValueCount(n);
+    ((NullVector) root.getVector("n")).setValueCount(n);
+    RunEndEncodedVector ree = (RunEndEncodedVector) root.getVector("ree");
+    SmallIntVector ends = (SmallIntVector) ree.getRunEndsVector();
+    VarCharVector values = (VarCharVector) ree.getValuesVector();
+    int runs = 0;
+    for (int end = Math.min(n, 2); end <= n && n > 0; end = end == n ? n + 1 : Math.min(n, end + 1 + runs)) {
+      ends.setSafe(runs, (short) end);
+      if (runs % 3 == 2) {
+        values.setNull(runs);
+      } else {
+        values.setSafe(runs, ("run " + (first + runs)).getBytes(StandardCharsets.UTF_8));
+      }
+      runs++;
+    }
+    ends.setValueCount(runs);
+    values.setValueCount(runs);
+    ree.setValueCount(n);
   }
 
   /** The dictionaries of the rich file. */
@@ -498,8 +642,13 @@ final class ArrowTestFiles {
       while (reader.loadNextBatch()) {
         for (int i = 0; i < root.getRowCount(); i++) {
           Map<String, Object> row = new LinkedHashMap<>();
-          for (FieldVector v : root.getFieldVectors()) {
-            row.putAll(values(v.getName(), v.getField(), v, i, reader));
+          List<Field> fields = root.getSchema().getFields(); // the file's own (Arrow Java renumbers union type ids)
+          java.util.Set<String> seen = new java.util.HashSet<>();
+          for (int c = 0; c < fields.size(); c++) {
+            Field field = fields.get(c);
+            String name = field.getName() == null || field.getName().isEmpty() ? "_" + c : field.getName();
+            name = seen.add(name) ? name : name + "#" + c;
+            row.putAll(values(name, field, root.getVector(c), i, reader));
           }
           rows.add(row);
         }
@@ -516,18 +665,101 @@ final class ArrowTestFiles {
       } else {
         Dictionary d = dicts.lookup(f.getDictionary().getId());
         int index = (int) ((BaseIntVector) v).getValueAsLong(i);
-        out.put(name, scalar(d.getVector(), index));
+        FieldVector dv = d.getVector();
+        Field df = dv.getField();
+        if (df.getType() instanceof ArrowType.Struct || df.getType() instanceof ArrowType.List
+            || df.getType() instanceof ArrowType.LargeList || df.getType() instanceof ArrowType.FixedSizeList) {
+          return values(name, df, dv, index, dicts);
+        }
+        out.put(name, scalar(dv, index));
       }
       return out;
     }
     if (v instanceof StructVector st) {
-      for (Field c : f.getChildren()) {
-        Map<String, Object> child = values(name + "." + c.getName(), c, st.getChild(c.getName()), i, dicts);
+      java.util.Set<String> seen = new java.util.HashSet<>();
+      for (int k = 0; k < f.getChildren().size(); k++) {
+        Field c = f.getChildren().get(k);
+        String cname = c.getName() == null || c.getName().isEmpty() ? "_" + k : c.getName();
+        cname = seen.add(cname) ? cname : cname + "#" + k;
+        Map<String, Object> child = values(name + "." + cname, c, st.getChildrenFromFields().get(k), i, dicts);
         if (st.isNull(i)) {
-          child.replaceAll((k, x) -> null);
+          child.replaceAll((key, x) -> null);
         }
         out.putAll(child);
       }
+      return out;
+    }
+    if (v instanceof IntervalDayVector d) {
+      boolean isNull = d.isNull(i);
+      out.put(name + ".days", isNull ? null : (long) d.getDataBuffer().getInt((long) i * 8));
+      out.put(name + ".milliseconds", isNull ? null : (long) d.getDataBuffer().getInt((long) i * 8 + 4));
+      return out;
+    }
+    if (v instanceof IntervalMonthDayNanoVector d) {
+      boolean isNull = d.isNull(i);
+      out.put(name + ".months", isNull ? null : (long) d.getDataBuffer().getInt((long) i * 16));
+      out.put(name + ".days", isNull ? null : (long) d.getDataBuffer().getInt((long) i * 16 + 4));
+      out.put(name + ".nanoseconds", isNull ? null : d.getDataBuffer().getLong((long) i * 16 + 8));
+      return out;
+    }
+    if (v instanceof UnionVector u) {
+      byte type = (byte) u.getTypeValue(i);
+      out.put(name + ".type_id", (long) type);
+      ArrowType.Union ut = (ArrowType.Union) f.getType();
+      for (int k = 0; k < f.getChildren().size(); k++) {
+        Field c = f.getChildren().get(k);
+        int id = ut.getTypeIds() == null ? k : ut.getTypeIds()[k];
+        Map<String, Object> child = values(name + "." + c.getName(), c, u.getChildrenFromFields().get(k), i, dicts);
+        if (id != type) {
+          child.replaceAll((key, x) -> null);
+        }
+        out.putAll(child);
+      }
+      return out;
+    }
+    if (v instanceof DenseUnionVector u) {
+      byte type = u.getTypeId(i);
+      out.put(name + ".type_id", (long) type);
+      ArrowType.Union ut = (ArrowType.Union) f.getType();
+      for (int k = 0; k < f.getChildren().size(); k++) {
+        Field c = f.getChildren().get(k);
+        int id = ut.getTypeIds() == null ? k : ut.getTypeIds()[k];
+        Map<String, Object> child;
+        if (id == type) {
+          child = values(name + "." + c.getName(), c, u.getChildrenFromFields().get(k), u.getOffset(i), dicts);
+        } else {
+          child = new LinkedHashMap<>();
+          for (String leaf : leaves(name + "." + c.getName(), c)) {
+            child.put(leaf, null);
+          }
+        }
+        out.putAll(child);
+      }
+      return out;
+    }
+    if (v instanceof RunEndEncodedVector ree) {
+      Field valuesField = f.getChildren().get(1);
+      int physical = ree.getPhysicalIndex(i);
+      return values(name, valuesField, ree.getValuesVector(), physical, dicts);
+    }
+    if (v instanceof ListViewVector || v instanceof LargeListViewVector) {
+      Field childField = f.getChildren().get(0);
+      boolean large = v instanceof LargeListViewVector;
+      FieldVector lv = (FieldVector) v;
+      ValueVector data = large ? ((LargeListViewVector) v).getDataVector() : ((ListViewVector) v).getDataVector();
+      long start = large ? lv.getOffsetBuffer().getLong((long) i * 8) : lv.getOffsetBuffer().getInt((long) i * 4);
+      long size = large ? ((LargeListViewVector) v).getSizeBuffer().getLong((long) i * 8)
+          : ((ListViewVector) v).getSizeBuffer().getInt((long) i * 4);
+      Map<String, List<Object>> lists = new LinkedHashMap<>();
+      for (String leaf : leaves(name, childField)) {
+        lists.put(leaf, new ArrayList<>());
+      }
+      if (!v.isNull(i)) {
+        for (long j = start; j < start + size; j++) {
+          values(name, childField, data, (int) j, dicts).forEach((k, x) -> lists.get(k).add(x));
+        }
+      }
+      lists.forEach((k, l) -> out.put(k, v.isNull(i) ? null : l));
       return out;
     }
     if (v instanceof ListVector || v instanceof LargeListVector || v instanceof FixedSizeListVector) {
@@ -572,10 +804,36 @@ final class ArrowTestFiles {
   private static List<String> leaves(String name, Field f) {
     if (f.getDictionary() == null && f.getType() instanceof ArrowType.Struct) {
       List<String> out = new ArrayList<>();
+      java.util.Set<String> seen = new java.util.HashSet<>();
+      for (int k = 0; k < f.getChildren().size(); k++) {
+        Field c = f.getChildren().get(k);
+        String cname = c.getName() == null || c.getName().isEmpty() ? "_" + k : c.getName();
+        cname = seen.add(cname) ? cname : cname + "#" + k;
+        out.addAll(leaves(name + "." + cname, c));
+      }
+      return out;
+    }
+    if (f.getDictionary() == null && f.getType() instanceof ArrowType.Union) {
+      List<String> out = new ArrayList<>();
+      out.add(name + ".type_id");
       for (Field c : f.getChildren()) {
         out.addAll(leaves(name + "." + c.getName(), c));
       }
       return out;
+    }
+    if (f.getDictionary() == null && f.getType() instanceof ArrowType.Interval iv) {
+      return switch (iv.getUnit()) {
+        case YEAR_MONTH -> List.of(name);
+        case DAY_TIME -> List.of(name + ".days", name + ".milliseconds");
+        case MONTH_DAY_NANO -> List.of(name + ".months", name + ".days", name + ".nanoseconds");
+      };
+    }
+    if (f.getDictionary() == null && f.getType() instanceof ArrowType.RunEndEncoded) {
+      return leaves(name, f.getChildren().get(1));
+    }
+    if (f.getDictionary() == null && (f.getType() instanceof ArrowType.ListView
+        || f.getType() instanceof ArrowType.LargeListView)) {
+      return leaves(name, f.getChildren().get(0));
     }
     if (f.getDictionary() == null && f.getType() instanceof ArrowType.Map) {
       return leaves(name, f.getChildren().get(0));
@@ -605,19 +863,28 @@ final class ArrowTestFiles {
       return x.get(i);
     }
     if (v instanceof DateMilliVector d) {
-      return Math.floorDiv(d.get(i), 86_400_000L);
+      return d.get(i);
+    }
+    if (v instanceof TimeSecVector t) {
+      return (long) t.get(i);
     }
     if (v instanceof TimeMilliVector t) {
-      return t.get(i) * 1_000_000L;
+      return (long) t.getDataBuffer().getInt((long) i * 4);
     }
     if (v instanceof TimeMicroVector t) {
-      return t.get(i) * 1_000L;
+      return t.get(i);
+    }
+    if (v instanceof TimeNanoVector t) {
+      return t.get(i);
     }
     if (v instanceof TimeStampVector t) {
-      return t.get(i) * 1_000L; // the rich file's timestamps are in microseconds
+      return t.get(i);
     }
     if (v instanceof DurationVector d) {
-      return DurationVector.get(d.getDataBuffer(), i) * 1_000_000L; // milliseconds
+      return DurationVector.get(d.getDataBuffer(), i);
+    }
+    if (v instanceof IntervalYearVector y) {
+      return (long) y.get(i);
     }
     if (v instanceof DecimalVector d) {
       return d.getObject(i).doubleValue();
@@ -630,6 +897,12 @@ final class ArrowTestFiles {
     }
     if (v instanceof BaseIntVector x) {
       return x.getValueAsLong(i);
+    }
+    if (v instanceof ViewVarCharVector s) {
+      return new String(s.get(i), StandardCharsets.UTF_8);
+    }
+    if (v instanceof ViewVarBinaryVector b) {
+      return HexFormat.of().formatHex(b.get(i));
     }
     if (v instanceof VarCharVector s) {
       return new String(s.get(i), StandardCharsets.UTF_8);

@@ -94,7 +94,7 @@ public final class ArrowFileDataset implements ArrowDataset {
     try {
       IpcFile ipc = IpcFile.read(f);
       MappedReads.endRead();
-      SchemaPlan plan = SchemaPlan.of(ipc.schema());
+      SchemaPlan plan = SchemaPlan.of(ipc.schema(), ipc.bigEndian(), options.fixedSizeListNulls());
       List<FieldPlan> fields = plan.select(path.toString(), options.columns());
       checkRowSizes(path.toString(), ipc, fields);
       return new ArrowFileDataset(path, f, ipc, plan, fields, options);
@@ -236,7 +236,7 @@ public final class ArrowFileDataset implements ArrowDataset {
       Memory memory = Memory.limited(Memory.heap(), Memory.budget(ipc.batches().get(k).message().bodyLength()));
       IpcBatchBuffers data = open(k, memory);
       d = new Decoded(assemble(data, k, 0, (int) data.rows(), memory));
-      if (whole != null && !data.compressed()) {
+      if (whole != null && !data.compressed() && !data.swapsBytes()) {
         long body = ipc.batches().get(k).message().bodyOffset();
         for (int f = 0; f < fields.size(); f++) {
           FieldPlan p = fields.get(f);

@@ -43,11 +43,11 @@ public final class ArrowStreamDataset implements ArrowStream {
   private final AtomicBoolean consumed = new AtomicBoolean();
 
   private ArrowStreamDataset(String name, Input input, org.apache.arrow.vector.types.pojo.Schema arrow,
-      ArrowOptions options) {
+      boolean bigEndian, ArrowOptions options) {
     this.name = name;
     this.input = input;
     this.arrow = arrow;
-    this.plan = SchemaPlan.of(arrow);
+    this.plan = SchemaPlan.of(arrow, bigEndian, options.fixedSizeListNulls());
     this.fields = plan.select(name, options.columns());
     this.schema = SchemaPlan.schemaOf(fields);
     this.options = options;
@@ -62,9 +62,9 @@ public final class ArrowStreamDataset implements ArrowStream {
         throw new DatasetFormatException(name, "byte 0", "an Arrow stream starts with a schema message but this one "
             + (first == null ? "is empty" : "starts with a " + IpcMessages.typeName(first.type)));
       }
-      org.apache.arrow.vector.types.pojo.Schema arrow =
-          IpcMessages.schema(IpcMessages.schemaHeader(first.message, name, "schema message"), name);
-      return new ArrowStreamDataset(name, input, arrow, options);
+      org.apache.arrow.flatbuf.Schema fb = IpcMessages.schemaHeader(first.message, name, "schema message");
+      org.apache.arrow.vector.types.pojo.Schema arrow = IpcMessages.schema(fb, name);
+      return new ArrowStreamDataset(name, input, arrow, IpcMessages.bigEndian(fb), options);
     } catch (RuntimeException e) {
       try {
         in.close();
@@ -203,7 +203,7 @@ public final class ArrowStreamDataset implements ArrowStream {
       copy.put(0, body, 0, body.remaining());
       body = copy;
     }
-    Column values = DictionaryValues.decode(name, where, d, body, leaf);
+    Column values = DictionaryValues.decode(name, where, d, body, leaf, plan.bigEndian());
     Column previous = state.dictionaries.get(id);
     if (d.isDelta()) {
       if (previous == null) {

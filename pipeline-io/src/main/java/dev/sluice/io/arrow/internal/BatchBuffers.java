@@ -23,6 +23,9 @@ interface BatchBuffers {
   /** Null count of array {@code node}. */
   long nullCount(int node);
 
+  /** Number of buffers of array {@code node} (for a view array, 2 plus its variadic data buffers). */
+  int bufferCount(int node);
+
   /**
    * Buffer {@code which} of array {@code node} (0 the validity bitmap, then the type's buffers in
    * order): a little-endian view of at least {@code required} bytes, decompressed when the batch is

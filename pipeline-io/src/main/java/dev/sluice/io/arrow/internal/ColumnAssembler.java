@@ -22,8 +22,9 @@ import java.util.List;
  * fixed-size lists), int64 offsets that start at 0 (large lists, large strings and binaries), and
  * the bytes of strings and binaries. The rest is written to {@link Memory}: validity bitmaps become
  * one byte per item (the validities of the struct arrays on the way are combined with the level's
- * own), int32 offsets are widened, booleans unpacked, times scaled to nanoseconds, decimals
- * converted, dictionary indices replaced by their values. Arrow lets a null slot hold anything; a
+ * own), int32 offsets are widened, booleans unpacked, decimals converted, interval parts split out,
+ * dictionary indices replaced by their values, list views, binary views and run-end encoded arrays
+ * materialized, union members nulled where a row holds another member. Arrow lets a null slot hold anything; a
  * Sluice null is zeros or empty, so a null's values are zeroed and a null list or string that
  * spans values has them cut out.
  *
@@ -87,12 +88,24 @@ final class ColumnAssembler {
       if (used > len) {
         throw format("array '" + s.name() + "' has " + len + " slots but the arrays above it use " + used);
       }
-      if (s.insideItem()) {
+      if (!s.hasValidity()) {
+        // unions, run-end encoded and null arrays: no bitmap (a null array's items are nulled at the leaf)
+      } else if (s.insideItem()) {
         checkNoNulls(s, cur, mul, valid[depth]);
       } else {
         valid[depth] = and(valid[depth], s, cur);
       }
-      if (s.isList()) {
+      if (s.kind() == FieldPlan.Kind.SPARSE_MEMBER || s.kind() == FieldPlan.Kind.DENSE_MEMBER) {
+        if (mul != 1) {
+          throw unsupported("a union inside a fixed-size list (array '" + s.name() + "') is not supported");
+        }
+        cur = member(s, cur, valid, depth);
+      } else if (s.kind() == FieldPlan.Kind.RUN_ENDS) {
+        if (mul != 1) {
+          throw unsupported("a run-end encoded array inside a fixed-size list (array '" + s.name() + "') is not supported");
+        }
+        cur = runs(s, cur, valid[depth]);
+      } else if (s.isList()) {
         checkNullable(depth, valid[depth], cur.size());
         FieldPlan.Step next = steps.get(k + 1);
         ListLevel l = list(s, cur, valid[depth], data.length(next.node()));
@@ -132,7 +145,11 @@ final class ColumnAssembler {
     ByteBuffer bits = bitmap(s);
     int n = cur.size();
     for (int i = 0; i < n; i++) {
-      if (!bit(bits, cur.at(i))) {
+      long slot = cur.at(i);
+      if (slot < 0) {
+        continue; // absent (an unselected union member): already null
+      }
+      if (!bit(bits, slot)) {
         if (v == null) {
           v = ones(n);
         }
@@ -182,7 +199,8 @@ final class ColumnAssembler {
       for (long j = 0; j < mul; j++) {
         if (!bit(bits, base + j)) {
           throw unsupported("item " + i + " holds a null inside a fixed-size list (array '" + s.name()
-              + "'); a fixed-shape Sluice tensor has no null elements");
+              + "'); a fixed-shape Sluice tensor has no null elements (read such lists with "
+              + "ArrowOptions.fixedSizeListNulls(NULLABLE_ELEMENTS))");
         }
       }
     }
@@ -207,6 +225,9 @@ final class ColumnAssembler {
   /** The int64 offsets of the items {@code cur} of list array {@code s}, and the slots of their elements. */
   private ListLevel list(FieldPlan.Step s, Slots cur, ByteBuffer v, long childLength) {
     int n = cur.size();
+    if (s.kind() == FieldPlan.Kind.VIEW32 || s.kind() == FieldPlan.Kind.VIEW64) {
+      return listView(s, cur, v, childLength);
+    }
     int w = s.kind() == FieldPlan.Kind.LIST32 ? 4 : s.kind() == FieldPlan.Kind.LIST64 ? 8 : 0;
     long size = s.size();
     ByteBuffer ob = null;
@@ -219,6 +240,9 @@ final class ColumnAssembler {
     long first = 0;
     for (int i = 0; i < n; i++) {
       long slot = cur.at(i);
+      if (slot < 0) {
+        continue;
+      }
       long st = w == 0 ? slot * size : offset(ob, w, slot);
       long en = w == 0 ? st + size : offset(ob, w, slot + 1);
       if (i == 0) {
@@ -321,10 +345,31 @@ final class ColumnAssembler {
         }
         return fixedValues(out, n);
       }
-      case SCALED:
-      case DATE64:
+      case PART:
       case DECIMAL:
         return converted(s, leaf, cur, mul, valid[depth], n, len);
+      case TYPE_ID: {
+        ByteBuffer ids = data.buffer(s.node(), 0, cur.limit(), len, spec.name(), "type ids of array '" + s.name() + "'");
+        ByteBuffer out = memory.allocate(n);
+        for (int i = 0; i < n; i++) {
+          out.put(i, valid(valid[depth], i) ? ids.get((int) cur.at(i)) : 0);
+        }
+        return fixedValues(out, n);
+      }
+      case NULL: {
+        if (mul != 1) {
+          throw unsupported("null values inside a fixed-size list (array '" + s.name() + "'); a fixed-shape Sluice "
+              + "tensor has no null elements");
+        }
+        ByteBuffer none = memory.allocate(n);
+        zero(none, 0, n);
+        valid[depth] = none;
+        ByteBuffer out = memory.allocate(n);
+        zero(out, 0, n);
+        return fixedValues(out, n);
+      }
+      case VIEW:
+        return views(s, cur, valid[depth], n, len, offsets);
       case BINARY32:
       case BINARY64:
         return binary(s, leaf, cur, valid[depth], n, len, offsets);
@@ -360,18 +405,10 @@ final class ColumnAssembler {
           continue;
         }
         int p = (int) ((base + j) * w);
-        switch (leaf.kind()) {
-          case SCALED -> {
-            long x = w == 4 ? vb.getInt(p) : vb.getLong(p);
-            try {
-              out.putLong(at, Math.multiplyExact(x, leaf.scale()));
-            } catch (ArithmeticException e) {
-              throw unsupported("value " + x + " of " + leaf.arrowType() + " at item " + i
-                  + " does not fit int64 nanoseconds");
-            }
-          }
-          case DATE64 -> out.putInt(at, (int) Math.floorDiv(vb.getLong(p), 86_400_000L));
-          default -> out.putDouble(at, decimal(vb, p, w, (int) leaf.scale(), scratch));
+        if (leaf.kind() == Leaf.Kind.PART) {
+          out.put(at, vb, p + (int) leaf.scale(), outWidth);
+        } else {
+          out.putDouble(at, decimal(vb, p, w, (int) leaf.scale(), scratch));
         }
       }
     }
@@ -404,6 +441,9 @@ final class ColumnAssembler {
     long first = 0;
     for (int i = 0; i < n; i++) {
       long slot = cur.at(i);
+      if (slot < 0) {
+        continue;
+      }
       long st = offset(ob, w, slot);
       long en = offset(ob, w, slot + 1);
       if (i == 0) {
@@ -576,6 +616,201 @@ final class ColumnAssembler {
         int l = (int) doff.getLong((index[i] + 1) * 8) - st;
         bytes.put(at, dbytes, st, l);
         at += l;
+      }
+    }
+    offsets.add(Tensor.wrap(DType.INT64, Shape.of(n + 1L), off));
+    return Tensor.wrapVariable(spec.dtype(), bytes, off);
+  }
+
+  // ------------------------------------------------------------------ unions, runs, views
+
+  /**
+   * The slots in the member array of union step {@code s} of the items {@code cur}: an item whose
+   * type id is another member's becomes null (and absent, slot -1, in a dense union).
+   */
+  private Slots member(FieldPlan.Step s, Slots cur, ByteBuffer[] valid, int depth) {
+    int n = cur.size();
+    long len = data.length(s.node());
+    boolean dense = s.kind() == FieldPlan.Kind.DENSE_MEMBER;
+    ByteBuffer ids = n == 0 ? null : data.buffer(s.node(), 0, cur.limit(), len, spec.name(),
+        "type ids of array '" + s.name() + "'");
+    ByteBuffer ob = !dense || n == 0 ? null : data.buffer(s.node(), 1, cur.limit() * 4, len * 4, spec.name(),
+        "offsets of array '" + s.name() + "'");
+    long[] child = dense ? new long[n] : null;
+    ByteBuffer v = valid[depth];
+    for (int i = 0; i < n; i++) {
+      long slot = cur.at(i);
+      boolean here = slot >= 0 && valid(v, i) && ids.get((int) slot) == s.size();
+      if (!here) {
+        if (v == null) {
+          v = ones(n);
+        }
+        v.put(i, (byte) 0);
+      }
+      if (dense) {
+        long o = here ? ob.getInt((int) (slot * 4)) : -1;
+        if (here && o < 0) {
+          throw format("item " + i + " of dense union '" + s.name() + "' has offset " + o);
+        }
+        child[i] = o;
+      }
+    }
+    valid[depth] = v;
+    return dense ? Slots.of(child) : cur;
+  }
+
+  /** The slots in the values array of run-end encoded step {@code s} of the (logical) items {@code cur}. */
+  private Slots runs(FieldPlan.Step s, Slots cur, ByteBuffer v) {
+    int n = cur.size();
+    int w = s.size();
+    int endsNode = s.node() + 1;
+    long runs = data.length(endsNode);
+    ByteBuffer eb = runs == 0 ? null : data.buffer(endsNode, 1, runs * w, runs * w, spec.name(),
+        "run ends of array '" + s.name() + "'");
+    long previous = 0;
+    for (long r = 0; r < runs; r++) {
+      long end = runEnd(eb, w, r);
+      if (end <= previous) {
+        throw format("run end " + r + " of array '" + s.name() + "' is " + end + " but must exceed " + previous);
+      }
+      previous = end;
+    }
+    long[] physical = new long[n];
+    for (int i = 0; i < n; i++) {
+      long slot = cur.at(i);
+      if (slot < 0 || !valid(v, i)) {
+        physical[i] = -1;
+        continue;
+      }
+      if (slot >= previous) {
+        throw format("row " + slot + " of run-end encoded array '" + s.name() + "' is past its last run end "
+            + previous);
+      }
+      long lo = 0;
+      long hi = runs - 1;
+      while (lo < hi) { // the first run whose end exceeds the slot
+        long mid = (lo + hi) >>> 1;
+        if (runEnd(eb, w, mid) > slot) {
+          hi = mid;
+        } else {
+          lo = mid + 1;
+        }
+      }
+      physical[i] = lo;
+    }
+    return Slots.of(physical);
+  }
+
+  private static long runEnd(ByteBuffer eb, int w, long r) {
+    return switch (w) {
+      case 2 -> eb.getShort((int) (r * 2));
+      case 4 -> eb.getInt((int) (r * 4));
+      default -> eb.getLong((int) (r * 8));
+    };
+  }
+
+  /** A list view level: each item's elements are [offset, offset + size) of the child, anywhere in it. */
+  private ListLevel listView(FieldPlan.Step s, Slots cur, ByteBuffer v, long childLength) {
+    int n = cur.size();
+    int w = s.kind() == FieldPlan.Kind.VIEW32 ? 4 : 8;
+    long len = data.length(s.node());
+    ByteBuffer ob = null;
+    ByteBuffer sb = null;
+    if (n > 0) {
+      ob = data.buffer(s.node(), 1, cur.limit() * w, len * w, spec.name(), "offsets of array '" + s.name() + "'");
+      sb = data.buffer(s.node(), 2, cur.limit() * w, len * w, spec.name(), "sizes of array '" + s.name() + "'");
+    }
+    ByteBuffer o = memory.allocate((n + 1L) * 8);
+    o.putLong(0, 0);
+    long total = 0;
+    for (int i = 0; i < n; i++) {
+      long slot = cur.at(i);
+      if (slot >= 0 && valid(v, i)) {
+        long st = offset(ob, w, slot);
+        long size = offset(sb, w, slot);
+        if (st < 0 || size < 0 || st > childLength || size > childLength - st) {
+          throw format("list view " + i + " of array '" + s.name() + "' spans [" + st + ", " + st + " + " + size
+              + ") but its elements are [0, " + childLength + ")");
+        }
+        total += size;
+        if (total > Integer.MAX_VALUE - 8) {
+          throw unsupported("the list views of array '" + s.name() + "' hold more than " + (Integer.MAX_VALUE - 8)
+              + " elements in one record batch");
+        }
+      }
+      o.putLong((i + 1) * 8, total);
+    }
+    memory.charge(total * 8);
+    long[] child = new long[(int) total];
+    int at = 0;
+    for (int i = 0; i < n; i++) {
+      long slot = cur.at(i);
+      if (slot >= 0 && valid(v, i)) {
+        long st = offset(ob, w, slot);
+        long en = st + offset(sb, w, slot);
+        for (long c = st; c < en; c++) {
+          child[at++] = c;
+        }
+      }
+    }
+    return new ListLevel(Tensor.wrap(DType.INT64, Shape.of(n + 1L), o), Slots.of(child));
+  }
+
+  /** Binary and UTF-8 views materialized as offsets and bytes. */
+  private Tensor views(FieldPlan.Step s, Slots cur, ByteBuffer v, int n, long len, List<Tensor> offsets) {
+    ByteBuffer vb = n == 0 ? null : data.buffer(s.node(), 1, cur.limit() * 16, len * 16, spec.name(),
+        "views of array '" + s.name() + "'");
+    int variadic = data.bufferCount(s.node()) - 2;
+    ByteBuffer[] blocks = new ByteBuffer[Math.max(0, variadic)];
+    ByteBuffer off = memory.allocate((n + 1L) * 8);
+    off.putLong(0, 0);
+    long total = 0;
+    for (int i = 0; i < n; i++) {
+      long slot = cur.at(i);
+      if (slot >= 0 && valid(v, i)) {
+        int p = (int) (slot * 16);
+        int size = vb.getInt(p);
+        if (size < 0) {
+          throw format("view " + i + " of array '" + s.name() + "' has length " + size);
+        }
+        if (size > 12) {
+          int block = vb.getInt(p + 8);
+          long start = vb.getInt(p + 12) & 0xffffffffL;
+          if (block < 0 || block >= blocks.length) {
+            throw format("view " + i + " of array '" + s.name() + "' points into data buffer " + block + " of "
+                + blocks.length);
+          }
+          if (blocks[block] == null) {
+            // no bound from the views alone: a compressed data buffer is held to the memory budget instead
+            blocks[block] = data.buffer(s.node(), 2 + block, 0, Integer.MAX_VALUE - 8, spec.name(), "data buffer "
+                + block + " of array '" + s.name() + "'");
+          }
+          if (start + size > blocks[block].remaining()) {
+            throw format("view " + i + " of array '" + s.name() + "' spans bytes [" + start + ", " + (start + size)
+                + ") of data buffer " + block + " which holds " + blocks[block].remaining());
+          }
+        }
+        total += size;
+        if (total > Integer.MAX_VALUE - 8) {
+          throw unsupported("array '" + s.name() + "' holds more than " + (Integer.MAX_VALUE - 8)
+              + " bytes of values in one record batch");
+        }
+      }
+      off.putLong((i + 1) * 8, total);
+    }
+    ByteBuffer bytes = memory.allocate(total);
+    int at = 0;
+    for (int i = 0; i < n; i++) {
+      long slot = cur.at(i);
+      if (slot >= 0 && valid(v, i)) {
+        int p = (int) (slot * 16);
+        int size = vb.getInt(p);
+        if (size > 12) {
+          bytes.put(at, blocks[vb.getInt(p + 8)], vb.getInt(p + 12), size);
+        } else {
+          bytes.put(at, vb, p + 4, size);
+        }
+        at += size;
       }
     }
     offsets.add(Tensor.wrap(DType.INT64, Shape.of(n + 1L), off));

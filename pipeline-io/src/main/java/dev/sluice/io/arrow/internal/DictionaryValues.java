@@ -24,15 +24,26 @@ final class DictionaryValues {
   static FieldPlan plan(long id, Leaf values) {
     String name = "dictionary " + id;
     TensorSpec spec = new TensorSpec(name, values.dtype(), Shape.scalar(), true);
-    return new FieldPlan(spec, List.of(new FieldPlan.Step(0, FieldPlan.Kind.LEAF, 0, 0, false, name)), values,
+    return new FieldPlan(spec, List.of(new FieldPlan.Step(0, FieldPlan.Kind.LEAF, 0, 0, false, name, true)), values,
         values.arrowType());
   }
 
   /** The one array of a dictionary batch and its buffers. */
   static NodeLayout layout(Leaf values) {
+    return layout(values, false);
+  }
+
+  /** The one array of a dictionary batch and its buffers, whose data is big-endian when {@code bigEndian}. */
+  static NodeLayout layout(Leaf values, boolean bigEndian) {
     int buffers = switch (values.kind()) {
       case BINARY32, BINARY64 -> 3;
       default -> 2;
+    };
+    int unit = switch (values.kind()) {
+      case BINARY32 -> 4;
+      case BINARY64 -> 8;
+      case FIXED, DECIMAL -> values.width();
+      default -> 0;
     };
     return new NodeLayout() {
       @Override
@@ -44,6 +55,16 @@ final class DictionaryValues {
       public int bufferCount(int node) {
         return buffers;
       }
+
+      @Override
+      public boolean bigEndian() {
+        return bigEndian;
+      }
+
+      @Override
+      public int swapUnit(int node, int which) {
+        return which == 1 ? unit : 0;
+      }
     };
   }
 
@@ -52,9 +73,11 @@ final class DictionaryValues {
    *
    * @param position where the batch is, for messages
    */
-  static Column decode(String resource, String position, DictionaryBatch batch, ByteBuffer body, Leaf values) {
+  static Column decode(String resource, String position, DictionaryBatch batch, ByteBuffer body, Leaf values,
+      boolean bigEndian) {
     Memory memory = Memory.limited(Memory.heap(), Memory.budget(body.remaining()));
-    IpcBatchBuffers data = IpcBatchBuffers.open(resource, position, layout(values), batch.data(), body, memory);
+    IpcBatchBuffers data = IpcBatchBuffers.open(resource, position, layout(values, bigEndian), batch.data(), body,
+        memory);
     return decode(data, batch.id(), values, memory);
   }
 

@@ -31,6 +31,16 @@ record FieldPlan(TensorSpec spec, List<Step> steps, Leaf leaf, String arrowType)
     FIXED_RAGGED,
     /** A fixed-size list read as a fixed dimension of {@code size}. */
     FIXED,
+    /** A list view with int32 offsets and sizes. */
+    VIEW32,
+    /** A list view with int64 offsets and sizes. */
+    VIEW64,
+    /** A sparse union, seen from its member of type id {@code size}: the other rows are null. */
+    SPARSE_MEMBER,
+    /** A dense union, seen from its member of type id {@code size}: the other rows are null. */
+    DENSE_MEMBER,
+    /** A run-end encoded array whose run ends are {@code size} bytes wide: rows map to runs. */
+    RUN_ENDS,
     /** The innermost values. */
     LEAF
   }
@@ -40,15 +50,19 @@ record FieldPlan(TensorSpec spec, List<Step> steps, Leaf leaf, String arrowType)
    *
    * @param node the array's position among the record batch's field nodes
    * @param kind what it is
-   * @param size the list size of a fixed-size list
+   * @param size the list size of a fixed-size list, the type id of a union member, the byte width of
+   *     run ends
    * @param depth the Sluice depth of its items: 0 the rows, {@code j} the elements of level {@code j - 1}
    * @param insideItem true below the first fixed dimension of its depth: its slots are parts of
    *     one item, and may not be null
    * @param name the Arrow name of the array, for messages
+   * @param hasValidity whether the array has a validity bitmap (unions, run-end encoded and null
+   *     arrays have none)
    */
-  record Step(int node, Kind kind, int size, int depth, boolean insideItem, String name) {
+  record Step(int node, Kind kind, int size, int depth, boolean insideItem, String name, boolean hasValidity) {
     boolean isList() {
-      return kind == Kind.LIST32 || kind == Kind.LIST64 || kind == Kind.FIXED_RAGGED;
+      return kind == Kind.LIST32 || kind == Kind.LIST64 || kind == Kind.FIXED_RAGGED || kind == Kind.VIEW32
+          || kind == Kind.VIEW64;
     }
   }
 

@@ -30,9 +30,12 @@ final class IpcBatchBuffers implements BatchBuffers {
   private final byte codec; // -1: uncompressed
   private final Memory memory;
   private final ByteBuffer[] decompressed;
+  private final NodeLayout layout;
+  private final ByteBuffer[] swapped; // big-endian data: each buffer's little-endian copy, made on first use
 
   private IpcBatchBuffers(String resource, String position, long rows, long[] nodeLength, long[] nodeNulls,
-      int[] bufferStart, long[] bufferOffset, long[] bufferLength, ByteBuffer body, byte codec, Memory memory) {
+      int[] bufferStart, long[] bufferOffset, long[] bufferLength, ByteBuffer body, byte codec, Memory memory,
+      NodeLayout layout) {
     this.resource = resource;
     this.position = position;
     this.rows = rows;
@@ -45,6 +48,8 @@ final class IpcBatchBuffers implements BatchBuffers {
     this.codec = codec;
     this.memory = memory;
     this.decompressed = codec < 0 ? null : new ByteBuffer[bufferOffset.length];
+    this.layout = layout;
+    this.swapped = layout.bigEndian() ? new ByteBuffer[bufferOffset.length] : null;
   }
 
   /**
@@ -129,7 +134,8 @@ final class IpcBatchBuffers implements BatchBuffers {
         codec = c.codec();
       }
       ByteBuffer view = body.slice().order(ByteOrder.LITTLE_ENDIAN);
-      return new IpcBatchBuffers(resource, position, rows, length, nulls, start, offset, len, view, codec, memory);
+      return new IpcBatchBuffers(resource, position, rows, length, nulls, start, offset, len, view, codec, memory,
+          layout);
     } catch (IndexOutOfBoundsException | IllegalArgumentException | java.nio.BufferUnderflowException e) {
       throw new DatasetFormatException(resource, position, "malformed record batch metadata (" + e + ")", e);
     }
@@ -165,13 +171,92 @@ final class IpcBatchBuffers implements BatchBuffers {
     return bufferOffset[bufferStart[node] + which];
   }
 
+  /** True when the body's data is big-endian, so values are swapped copies rather than views of the body. */
+  boolean swapsBytes() {
+    return swapped != null;
+  }
+
   /** True when the body's buffers are compressed. */
   boolean compressed() {
     return codec >= 0;
   }
 
   @Override
+  public int bufferCount(int node) {
+    return bufferStart[node + 1] - bufferStart[node];
+  }
+
+  @Override
   public ByteBuffer buffer(int node, int which, long required, long whole, String column, String what) {
+    ByteBuffer b = raw(node, which, required, whole, column, what);
+    if (swapped == null || b.remaining() == 0) {
+      return b;
+    }
+    int unit = layout.swapUnit(node, which);
+    if (unit == 0 || unit == 1) {
+      return b;
+    }
+    int i = bufferStart[node] + which;
+    ByteBuffer s = swapped[i];
+    if (s == null) {
+      s = swap(b, unit);
+      swapped[i] = s;
+    }
+    return s;
+  }
+
+  /** A little-endian copy of big-endian {@code b}, whose values are swapped as {@code unit} says. */
+  private ByteBuffer swap(ByteBuffer b, int unit) {
+    int n = b.remaining();
+    ByteBuffer out = memory.allocate(n);
+    out.put(0, b, 0, n);
+    switch (unit) {
+      case NodeLayout.SWAP_VIEWS -> {
+        for (int p = 0; p + 16 <= n; p += 16) {
+          int size = Integer.reverseBytes(out.getInt(p));
+          out.putInt(p, size);
+          if (size > 12) { // prefix bytes as they are, then the buffer index and offset
+            out.putInt(p + 8, Integer.reverseBytes(out.getInt(p + 8)));
+            out.putInt(p + 12, Integer.reverseBytes(out.getInt(p + 12)));
+          }
+        }
+      }
+      case NodeLayout.SWAP_MONTH_DAY_NANO -> {
+        for (int p = 0; p + 16 <= n; p += 16) {
+          out.putInt(p, Integer.reverseBytes(out.getInt(p)));
+          out.putInt(p + 4, Integer.reverseBytes(out.getInt(p + 4)));
+          out.putLong(p + 8, Long.reverseBytes(out.getLong(p + 8)));
+        }
+      }
+      case 2 -> {
+        for (int p = 0; p + 2 <= n; p += 2) {
+          out.putShort(p, Short.reverseBytes(out.getShort(p)));
+        }
+      }
+      case 4 -> {
+        for (int p = 0; p + 4 <= n; p += 4) {
+          out.putInt(p, Integer.reverseBytes(out.getInt(p)));
+        }
+      }
+      case 8 -> {
+        for (int p = 0; p + 8 <= n; p += 8) {
+          out.putLong(p, Long.reverseBytes(out.getLong(p)));
+        }
+      }
+      default -> { // a wide decimal: the whole value reversed
+        for (int p = 0; p + unit <= n; p += unit) {
+          for (int a = p, z = p + unit - 1; a < z; a++, z--) {
+            byte x = out.get(a);
+            out.put(a, out.get(z));
+            out.put(z, x);
+          }
+        }
+      }
+    }
+    return out;
+  }
+
+  private ByteBuffer raw(int node, int which, long required, long whole, String column, String what) {
     String where = position + ", column '" + column + "'";
     int i = bufferStart[node] + which;
     if (i >= bufferStart[node + 1]) {

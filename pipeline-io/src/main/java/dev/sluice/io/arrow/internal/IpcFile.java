@@ -37,10 +37,19 @@ final class IpcFile {
   private final org.apache.arrow.vector.types.pojo.Schema schema;
   private final List<BatchRef> batches;
 
-  private IpcFile(Kind kind, org.apache.arrow.vector.types.pojo.Schema schema, List<BatchRef> batches) {
+  private final boolean bigEndian;
+
+  private IpcFile(Kind kind, org.apache.arrow.vector.types.pojo.Schema schema, boolean bigEndian,
+      List<BatchRef> batches) {
     this.kind = kind;
     this.schema = schema;
+    this.bigEndian = bigEndian;
     this.batches = batches;
+  }
+
+  /** True when the record batches' data is big-endian. */
+  boolean bigEndian() {
+    return bigEndian;
   }
 
   Kind kind() {
@@ -124,6 +133,7 @@ final class IpcFile {
       throw new DatasetFormatException(r, "footer at byte " + footerStart, "the footer has no schema");
     }
     org.apache.arrow.vector.types.pojo.Schema schema = IpcMessages.schema(fbSchema, r);
+    boolean bigEndian = IpcMessages.bigEndian(fbSchema);
     Map<Long, DictionaryChain> chains = new HashMap<>();
     for (int i = 0; i < dictionaries.size(); i++) {
       String where = "dictionary batch " + i;
@@ -139,7 +149,7 @@ final class IpcFile {
         throw new DatasetFormatException(r, where, "dictionary " + id + " is defined twice; the file format does "
             + "not allow replacing a dictionary");
       }
-      chains.put(id, new DictionaryChain(id, d.isDelta() ? previous : null, p, where));
+      chains.put(id, new DictionaryChain(id, d.isDelta() ? previous : null, p, where, bigEndian));
     }
     Map<Long, DictionaryChain> all = Collections.unmodifiableMap(chains);
     List<BatchRef> batches = new ArrayList<>(records.size());
@@ -148,7 +158,7 @@ final class IpcFile {
       IpcMessages.Parsed p = block(f, records.get(i), footerStart, where, MessageHeader.RecordBatch);
       batches.add(new BatchRef(i, p, rows(p, r, where), all));
     }
-    return new IpcFile(Kind.FILE, schema, List.copyOf(batches));
+    return new IpcFile(Kind.FILE, schema, bigEndian, List.copyOf(batches));
   }
 
   /** The message of a footer block, checked against the block. */
@@ -185,8 +195,9 @@ final class IpcFile {
       throw new DatasetFormatException(r, "byte 0", "an Arrow stream starts with a schema message but this one starts "
           + "with " + (first == null ? "an end-of-stream marker" : "a " + IpcMessages.typeName(first.type())));
     }
-    org.apache.arrow.vector.types.pojo.Schema schema =
-        IpcMessages.schema(IpcMessages.schemaHeader(first.message(), r, "schema message"), r);
+    org.apache.arrow.flatbuf.Schema fbSchema = IpcMessages.schemaHeader(first.message(), r, "schema message");
+    org.apache.arrow.vector.types.pojo.Schema schema = IpcMessages.schema(fbSchema, r);
+    boolean bigEndian = IpcMessages.bigEndian(fbSchema);
     Map<Long, DictionaryChain> current = Map.of();
     List<BatchRef> batches = new ArrayList<>();
     long pos = first.end();
@@ -210,7 +221,7 @@ final class IpcFile {
             throw new DatasetFormatException(r, name, "a delta for dictionary " + id + " before the dictionary itself");
           }
           Map<Long, DictionaryChain> next = new HashMap<>(current);
-          next.put(id, new DictionaryChain(id, d.isDelta() ? previous : null, p, name));
+          next.put(id, new DictionaryChain(id, d.isDelta() ? previous : null, p, name, bigEndian));
           current = Collections.unmodifiableMap(next);
         }
         case MessageHeader.Schema -> throw new DatasetFormatException(r, where, "a second schema message");
@@ -219,7 +230,7 @@ final class IpcFile {
       }
       pos = p.end();
     }
-    return new IpcFile(Kind.STREAM, schema, List.copyOf(batches));
+    return new IpcFile(Kind.STREAM, schema, bigEndian, List.copyOf(batches));
   }
 
   private static long rows(IpcMessages.Parsed p, String r, String where) {
@@ -317,13 +328,16 @@ final class IpcFile {
     final DictionaryChain previous; // the dictionary this batch is a delta of, or null
     final IpcMessages.Parsed message;
     final String position;
+    final boolean bigEndian;
     private volatile Column values;
 
-    DictionaryChain(long id, DictionaryChain previous, IpcMessages.Parsed message, String position) {
+    DictionaryChain(long id, DictionaryChain previous, IpcMessages.Parsed message, String position,
+        boolean bigEndian) {
       this.id = id;
       this.previous = previous;
       this.message = message;
       this.position = position;
+      this.bigEndian = bigEndian;
     }
 
     /** The values, decoded from {@code f} with {@code leaf} on first use. */
@@ -348,7 +362,7 @@ final class IpcFile {
       String r = f.resource();
       DictionaryBatch d = IpcMessages.dictionaryBatch(message.message(), r, position);
       ByteBuffer body = f.region(message.bodyOffset(), message.bodyLength(), "body of " + position);
-      return DictionaryValues.decode(r, position, d, body, leaf);
+      return DictionaryValues.decode(r, position, d, body, leaf, bigEndian);
     }
   }
 }

@@ -116,19 +116,18 @@ final class IpcMessages {
     }
   }
 
+  /** True when the data of schema {@code fb}'s record batches is big-endian (read byte-swapped). */
+  static boolean bigEndian(Schema fb) {
+    return fb.endianness() == Endianness.Big;
+  }
+
   /**
-   * The Arrow Java schema of {@code fb}, after checking it is little-endian and that its nesting is
-   * bounded.
+   * The Arrow Java schema of {@code fb}, after checking that its nesting is bounded.
    *
-   * @throws UnsupportedFormatException for a big-endian schema
    * @throws DatasetFormatException for a malformed one
    */
   static org.apache.arrow.vector.types.pojo.Schema schema(Schema fb, String resource) {
     try {
-      if (fb.endianness() == Endianness.Big) {
-        throw new UnsupportedFormatException(resource, "schema", "the file is big-endian; Sluice reads little-endian "
-            + "Arrow data only (Arrow Java does not byte-swap). Re-write it on a little-endian machine");
-      }
       int[] budget = {MAX_FIELDS};
       for (int i = 0; i < fb.fieldsLength(); i++) {
         walk(fb.fields(i), 1, budget, resource);

@@ -8,8 +8,7 @@ import dev.sluice.core.DType;
  * @param kind the conversion
  * @param dtype the Sluice dtype of the values
  * @param width bytes of one Arrow value (0 for bit-packed booleans and variable-length binaries)
- * @param scale the factor of {@link Kind#SCALED} values (to nanoseconds), the decimal scale of
- *     {@link Kind#DECIMAL}
+ * @param scale the decimal scale of {@link Kind#DECIMAL}, the byte offset of a {@link Kind#PART}
  * @param signed whether dictionary indices are signed ({@link Kind#DICTIONARY})
  * @param dictionaryId the dictionary of {@link Kind#DICTIONARY}
  * @param values how the dictionary's own values are read ({@link Kind#DICTIONARY}), else null
@@ -30,10 +29,14 @@ record Leaf(Kind kind, DType dtype, int width, long scale, boolean signed, long 
     BINARY64,
     /** Fixed-size binary of {@code width} bytes: bytes values with offsets made up. */
     FIXED_BINARY,
-    /** int32 or int64 counts of a time unit, multiplied by {@code scale} into int64 nanoseconds. */
-    SCALED,
-    /** int64 milliseconds since the epoch (date64) into int32 days. */
-    DATE64,
+    /** One fixed-width part of a value of {@code width} bytes, at byte {@code scale} (intervals). */
+    PART,
+    /** The int8 type ids of a union (its first buffer). */
+    TYPE_ID,
+    /** A null array: every item null. */
+    NULL,
+    /** Binary or UTF-8 views (16 bytes each, inline or pointing into a variadic buffer). */
+    VIEW,
     /** Decimal of {@code width} bytes and scale {@code scale} into float64. */
     DECIMAL,
     /** Integer indices of {@code width} bytes into dictionary {@code dictionaryId}. */
@@ -43,6 +46,10 @@ record Leaf(Kind kind, DType dtype, int width, long scale, boolean signed, long 
   /** True when a value has a fixed number of bytes in Sluice, so the field may have fixed dimensions above it. */
   boolean fixedWidth() {
     return !dtype.isVariableLength();
+  }
+
+  static Leaf part(DType dtype, int width, int offset, String arrowType) {
+    return new Leaf(Kind.PART, dtype, width, offset, false, -1, null, arrowType);
   }
 
   static Leaf of(Kind kind, DType dtype, int width, String arrowType) {

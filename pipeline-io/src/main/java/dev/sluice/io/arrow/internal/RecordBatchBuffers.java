@@ -71,6 +71,11 @@ final class RecordBatchBuffers implements BatchBuffers {
   }
 
   @Override
+  public int bufferCount(int node) {
+    return bufferStart[node + 1] - bufferStart[node];
+  }
+
+  @Override
   public ByteBuffer buffer(int node, int which, long required, long whole, String column, String what) {
     ArrowBuf b = buffers.get(bufferStart[node] + which);
     long n = b.readableBytes();

@@ -5,6 +5,7 @@ import dev.sluice.core.Schema;
 import dev.sluice.core.Shape;
 import dev.sluice.core.TensorSpec;
 import dev.sluice.core.UnsupportedFormatException;
+import dev.sluice.io.arrow.FixedSizeListNulls;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -13,7 +14,6 @@ import java.util.Map;
 import java.util.Set;
 import org.apache.arrow.vector.TypeLayout;
 import org.apache.arrow.vector.types.FloatingPointPrecision;
-import org.apache.arrow.vector.types.TimeUnit;
 import org.apache.arrow.vector.types.pojo.ArrowType;
 import org.apache.arrow.vector.types.pojo.DictionaryEncoding;
 import org.apache.arrow.vector.types.pojo.Field;
@@ -38,20 +38,45 @@ public final class SchemaPlan implements NodeLayout {
   private final Map<Long, Leaf> dictionaries = new LinkedHashMap<>();
   private final Set<String> names = new HashSet<>();
 
-  private SchemaPlan(org.apache.arrow.vector.types.pojo.Schema arrow) {
+  private final boolean bigEndian;
+  private final FixedSizeListNulls fixedSizeListNulls;
+
+  private SchemaPlan(org.apache.arrow.vector.types.pojo.Schema arrow, boolean bigEndian,
+      FixedSizeListNulls fixedSizeListNulls) {
     this.arrow = arrow;
+    this.bigEndian = bigEndian;
+    this.fixedSizeListNulls = fixedSizeListNulls;
   }
 
-  /** The plan of {@code arrow}. */
+  /** The plan of {@code arrow}, whose record batches hold little-endian data. */
   public static SchemaPlan of(org.apache.arrow.vector.types.pojo.Schema arrow) {
-    SchemaPlan p = new SchemaPlan(arrow);
+    return of(arrow, false, FixedSizeListNulls.FIXED_DIMENSION);
+  }
+
+  /**
+   * The plan of {@code arrow}, whose record batches hold big-endian data when {@code bigEndian},
+   * reading fixed-size lists of nullable items as {@code fixedSizeListNulls} says.
+   */
+  public static SchemaPlan of(org.apache.arrow.vector.types.pojo.Schema arrow, boolean bigEndian,
+      FixedSizeListNulls fixedSizeListNulls) {
+    SchemaPlan p = new SchemaPlan(arrow, bigEndian, fixedSizeListNulls);
     List<Field> top = arrow.getFields();
+    Set<String> seen = new HashSet<>();
     for (int i = 0; i < top.size(); i++) {
       Field f = top.get(i);
-      String name = f.getName() == null || f.getName().isEmpty() ? "_" + i : f.getName();
+      String name = columnName(f, i, seen);
       p.visit(f, name, new ArrayList<>(), f.getType().toString());
     }
     return p;
+  }
+
+  /**
+   * The Sluice name of top-level column (or struct field) {@code i}: its Arrow name; {@code _i}
+   * when it has none; {@code name#i} when an earlier one has the same name.
+   */
+  static String columnName(Field f, int i, Set<String> seen) {
+    String name = f.getName() == null || f.getName().isEmpty() ? "_" + i : f.getName();
+    return seen.add(name) ? name : name + "#" + i;
   }
 
   /** The Arrow schema. */
@@ -84,6 +109,44 @@ public final class SchemaPlan implements NodeLayout {
       return -1;
     }
     return TypeLayout.getTypeBufferCount(t);
+  }
+
+  @Override
+  public boolean bigEndian() {
+    return bigEndian;
+  }
+
+  @Override
+  public int swapUnit(int node, int which) {
+    Field f = nodes.get(node);
+    if (f.getDictionary() != null) {
+      ArrowType.Int index = f.getDictionary().getIndexType();
+      return which == 1 ? (index == null ? 4 : index.getBitWidth() / 8) : 0;
+    }
+    ArrowType t = f.getType();
+    return switch (t.getTypeID()) {
+      case Int -> which == 1 ? ((ArrowType.Int) t).getBitWidth() / 8 : 0;
+      case FloatingPoint -> which != 1 ? 0 : switch (((ArrowType.FloatingPoint) t).getPrecision()) {
+        case HALF -> 2;
+        case SINGLE -> 4;
+        case DOUBLE -> 8;
+      };
+      case Date -> which == 1 ? (((ArrowType.Date) t).getUnit() == org.apache.arrow.vector.types.DateUnit.DAY ? 4 : 8) : 0;
+      case Time -> which == 1 ? ((ArrowType.Time) t).getBitWidth() / 8 : 0;
+      case Timestamp, Duration -> which == 1 ? 8 : 0;
+      case Decimal -> which == 1 ? ((ArrowType.Decimal) t).getBitWidth() / 8 : 0;
+      case Interval -> which != 1 ? 0 : switch (((ArrowType.Interval) t).getUnit()) {
+        case YEAR_MONTH, DAY_TIME -> 4;
+        case MONTH_DAY_NANO -> SWAP_MONTH_DAY_NANO;
+      };
+      case Utf8, Binary, List, Map -> which == 1 ? 4 : 0;
+      case LargeUtf8, LargeBinary, LargeList -> which == 1 ? 8 : 0;
+      case ListView -> which == 1 || which == 2 ? 4 : 0;
+      case LargeListView -> which == 1 || which == 2 ? 8 : 0;
+      case Utf8View, BinaryView -> which == 1 ? SWAP_VIEWS : 0;
+      case Union -> which == 1 ? 4 : 0; // dense offsets (a sparse union has only its int8 type ids)
+      default -> 0;
+    };
   }
 
   /** The Sluice fields this schema maps to, in column order (refused columns left out). */
@@ -169,7 +232,7 @@ public final class SchemaPlan implements NodeLayout {
       // a record batch holds only the indices: the values (and any children) are in dictionary batches
       DictionaryEncoding d = f.getDictionary();
       Leaf values = leafOf(f, t);
-      if (values == null) {
+      if (values == null || values.kind() == Leaf.Kind.NULL || values.kind() == Leaf.Kind.VIEW) {
         refuse(name, "dictionary-encoded " + t + " values are not supported (only primitive, string and binary values)");
         return;
       }
@@ -187,8 +250,10 @@ public final class SchemaPlan implements NodeLayout {
     switch (t.getTypeID()) {
       case Struct -> {
         List<Raw> p = append(path, new Raw(node, f, FieldPlan.Kind.STRUCT, 0));
-        for (Field c : f.getChildren()) {
-          visit(c, name + "." + c.getName(), p, topType);
+        Set<String> seen = new HashSet<>();
+        for (int i = 0; i < f.getChildren().size(); i++) {
+          Field c = f.getChildren().get(i);
+          visit(c, name + "." + columnName(c, i, seen), p, topType);
         }
         if (f.getChildren().isEmpty()) {
           refuse(name, "a struct without fields holds no values");
@@ -216,6 +281,62 @@ public final class SchemaPlan implements NodeLayout {
           return;
         }
         visit(f.getChildren().get(0), name, append(path, new Raw(node, f, FieldPlan.Kind.FIXED, size)), topType);
+      }
+      case ListView, LargeListView -> {
+        if (f.getChildren().size() != 1) {
+          numberChildren(f);
+          refuse(name, t + " with " + f.getChildren().size() + " child fields (a list view has one)");
+          return;
+        }
+        FieldPlan.Kind k = t.getTypeID() == ArrowType.ArrowTypeID.ListView ? FieldPlan.Kind.VIEW32 : FieldPlan.Kind.VIEW64;
+        visit(f.getChildren().get(0), name, append(path, new Raw(node, f, k, 0)), topType);
+      }
+      case Union -> {
+        ArrowType.Union u = (ArrowType.Union) t;
+        FieldPlan.Kind k = u.getMode() == org.apache.arrow.vector.types.UnionMode.Dense
+            ? FieldPlan.Kind.DENSE_MEMBER : FieldPlan.Kind.SPARSE_MEMBER;
+        int[] ids = u.getTypeIds();
+        if (f.getChildren().isEmpty() || ids != null && ids.length != f.getChildren().size()) {
+          numberChildren(f);
+          refuse(name, t + " has " + f.getChildren().size() + " members but " + (ids == null ? 0 : ids.length)
+              + " type ids");
+          return;
+        }
+        leafField(name + ".type_id", append(path, new Raw(node, f, FieldPlan.Kind.LEAF, 0)),
+            Leaf.of(Leaf.Kind.TYPE_ID, DType.INT8, 1, t.toString()), topType);
+        for (int i = 0; i < f.getChildren().size(); i++) {
+          Field c = f.getChildren().get(i);
+          int id = ids == null ? i : ids[i];
+          visit(c, name + "." + c.getName(), append(path, new Raw(node, f, k, id)), topType);
+        }
+      }
+      case RunEndEncoded -> {
+        if (f.getChildren().size() != 2 || !(f.getChildren().get(0).getType() instanceof ArrowType.Int runEnds)
+            || !List.of(16, 32, 64).contains(runEnds.getBitWidth())) {
+          numberChildren(f);
+          refuse(name, "a run-end encoded array whose children are not run ends (int16, int32 or int64) and values");
+          return;
+        }
+        nodes.add(f.getChildren().get(0));
+        numberChildren(f.getChildren().get(0));
+        visit(f.getChildren().get(1), name, append(path, new Raw(node, f, FieldPlan.Kind.RUN_ENDS,
+            runEnds.getBitWidth() / 8)), topType);
+      }
+      case Interval -> {
+        numberChildren(f);
+        List<Raw> p = append(path, new Raw(node, f, FieldPlan.Kind.LEAF, 0));
+        switch (((ArrowType.Interval) t).getUnit()) {
+          case YEAR_MONTH -> leafField(name, p, Leaf.of(Leaf.Kind.FIXED, DType.INT32, 4, t.toString()), topType);
+          case DAY_TIME -> {
+            leafField(name + ".days", p, Leaf.part(DType.INT32, 8, 0, t.toString()), topType);
+            leafField(name + ".milliseconds", p, Leaf.part(DType.INT32, 8, 4, t.toString()), topType);
+          }
+          case MONTH_DAY_NANO -> {
+            leafField(name + ".months", p, Leaf.part(DType.INT32, 16, 0, t.toString()), topType);
+            leafField(name + ".days", p, Leaf.part(DType.INT32, 16, 4, t.toString()), topType);
+            leafField(name + ".nanoseconds", p, Leaf.part(DType.INT64, 16, 8, t.toString()), topType);
+          }
+        }
       }
       case Map -> {
         Field entries = f.getChildren().size() == 1 ? f.getChildren().get(0) : null;
@@ -272,10 +393,14 @@ public final class SchemaPlan implements NodeLayout {
     for (int i = n - 1; i >= 0; i--) {
       Raw r = path.get(i);
       FieldPlan.Kind k = r.kind();
-      if (k == FieldPlan.Kind.FIXED && !fixedBelow) {
+      boolean nullableItems = fixedSizeListNulls == FixedSizeListNulls.NULLABLE_ELEMENTS && i + 1 < n
+          && path.get(i + 1).field().isNullable();
+      if (k == FieldPlan.Kind.FIXED && (!fixedBelow || nullableItems)) {
         k = FieldPlan.Kind.FIXED_RAGGED;
+        fixedBelow = false;
       }
-      if (k == FieldPlan.Kind.LIST32 || k == FieldPlan.Kind.LIST64) {
+      if (k == FieldPlan.Kind.LIST32 || k == FieldPlan.Kind.LIST64 || k == FieldPlan.Kind.VIEW32
+          || k == FieldPlan.Kind.VIEW64) {
         fixedBelow = false;
       }
       kinds[i] = k;
@@ -289,8 +414,10 @@ public final class SchemaPlan implements NodeLayout {
     for (int i = 0; i < n; i++) {
       Raw r = path.get(i);
       FieldPlan.Kind k = kinds[i];
-      steps.add(new FieldPlan.Step(r.node(), k, r.size(), depth, inside, r.field().getName()));
-      if (!inside && r.field().isNullable()) {
+      steps.add(new FieldPlan.Step(r.node(), k, r.size(), depth, inside, r.field().getName(), hasValidity(r.field())));
+      boolean mayBeNull = r.field().isNullable() || k == FieldPlan.Kind.SPARSE_MEMBER || k == FieldPlan.Kind.DENSE_MEMBER
+          || i == n - 1 && leaf.kind() == Leaf.Kind.NULL;
+      if (!inside && mayBeNull) {
         if (depth == 0) {
           nullable = true;
         } else {
@@ -298,14 +425,15 @@ public final class SchemaPlan implements NodeLayout {
         }
       }
       switch (k) {
-        case LIST32, LIST64, FIXED_RAGGED -> dims.add(-1L);
+        case LIST32, LIST64, FIXED_RAGGED, VIEW32, VIEW64 -> dims.add(-1L);
         case FIXED -> {
           dims.add((long) r.size());
           inside = true;
         }
         default -> { }
       }
-      if (k == FieldPlan.Kind.LIST32 || k == FieldPlan.Kind.LIST64 || k == FieldPlan.Kind.FIXED_RAGGED) {
+      if (k == FieldPlan.Kind.LIST32 || k == FieldPlan.Kind.LIST64 || k == FieldPlan.Kind.FIXED_RAGGED
+          || k == FieldPlan.Kind.VIEW32 || k == FieldPlan.Kind.VIEW64) {
         depth++;
         inside = false;
       }
@@ -379,19 +507,23 @@ public final class SchemaPlan implements NodeLayout {
       case Date:
         return ((ArrowType.Date) t).getUnit() == org.apache.arrow.vector.types.DateUnit.DAY
             ? Leaf.of(Leaf.Kind.FIXED, DType.INT32, 4, s)
-            : Leaf.of(Leaf.Kind.DATE64, DType.INT32, 8, s);
+            : Leaf.of(Leaf.Kind.FIXED, DType.INT64, 8, s);
       case Time: {
-        ArrowType.Time tt = (ArrowType.Time) t;
-        int width = tt.getBitWidth() / 8;
+        int width = ((ArrowType.Time) t).getBitWidth() / 8;
         if (width != 4 && width != 8) {
           return null;
         }
-        return new Leaf(Leaf.Kind.SCALED, DType.INT64, width, toNanos(tt.getUnit()), false, -1, null, s);
+        return Leaf.of(Leaf.Kind.FIXED, width == 4 ? DType.INT32 : DType.INT64, width, s);
       }
       case Timestamp:
-        return new Leaf(Leaf.Kind.SCALED, DType.INT64, 8, toNanos(((ArrowType.Timestamp) t).getUnit()), false, -1, null, s);
       case Duration:
-        return new Leaf(Leaf.Kind.SCALED, DType.INT64, 8, toNanos(((ArrowType.Duration) t).getUnit()), false, -1, null, s);
+        return Leaf.of(Leaf.Kind.FIXED, DType.INT64, 8, s);
+      case Null:
+        return Leaf.of(Leaf.Kind.NULL, DType.BOOL, 0, s);
+      case Utf8View:
+        return Leaf.of(Leaf.Kind.VIEW, DType.STRING, 16, s);
+      case BinaryView:
+        return Leaf.of(Leaf.Kind.VIEW, DType.BYTES, 16, s);
       case Decimal: {
         ArrowType.Decimal d = (ArrowType.Decimal) t;
         int width = d.getBitWidth() / 8;
@@ -405,12 +537,13 @@ public final class SchemaPlan implements NodeLayout {
     }
   }
 
-  private static long toNanos(TimeUnit unit) {
-    return switch (unit) {
-      case SECOND -> 1_000_000_000L;
-      case MILLISECOND -> 1_000_000L;
-      case MICROSECOND -> 1_000L;
-      case NANOSECOND -> 1L;
-    };
+  /** Whether arrays of {@code f}'s type carry a validity bitmap (unions, run-end encoded and null arrays do not). */
+  private static boolean hasValidity(Field f) {
+    if (f.getDictionary() != null) {
+      return true;
+    }
+    ArrowType.ArrowTypeID id = f.getType().getTypeID();
+    return id != ArrowType.ArrowTypeID.Union && id != ArrowType.ArrowTypeID.RunEndEncoded
+        && id != ArrowType.ArrowTypeID.Null;
   }
 }
