@@ -61,7 +61,8 @@ public final class SluiceCommand implements Runnable {
     cl.setErr(err);
     cl.setParameterExceptionHandler((ex, args) -> {
       CommandLine c = ex.getCommandLine();
-      c.getErr().println("sluice: " + ex.getMessage() + " (try '" + c.getCommandSpec().qualifiedName() + " --help')");
+      c.getErr().println("sluice: " + oneLine(ex.getMessage()) + " (try '" + c.getCommandSpec().qualifiedName()
+          + " --help')");
       c.getErr().flush();
       return EXIT_BAD_INPUT;
     });
@@ -106,10 +107,15 @@ public final class SluiceCommand implements Runnable {
       t = u.getCause();
     }
     if (t instanceof NoSuchFileException n) {
-      return n.getFile() + ": no such file or directory";
+      return oneLine(n.getFile() + ": no such file or directory");
     }
     String m = t.getMessage();
-    return m == null || m.isBlank() ? t.getClass().getSimpleName() : m.replace('\n', ' ');
+    return m == null || m.isBlank() ? t.getClass().getSimpleName() : oneLine(m);
+  }
+
+  /** {@code m} with every line break (also {@code \r}, NEL and the Unicode separators) as a space. */
+  static String oneLine(String m) {
+    return m == null ? "null" : m.replaceAll("\\R", " ");
   }
 
   /** Thrown by a command that is listed but not available yet; exits 2. */
