@@ -6,7 +6,11 @@ import static org.junit.jupiter.api.Assertions.fail;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.sluice.core.MemoryManager;
+import java.io.ByteArrayInputStream;
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.PipedInputStream;
+import java.io.PipedOutputStream;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.io.UncheckedIOException;
@@ -154,6 +158,20 @@ class CliFuzzTest {
     assertTrue(end - first > 0, "no mutants ran");
   }
 
+  /** A command that does not finish in time comes back as a hang, fast, on the test's thread. */
+  @Test
+  void aCommandPastItsTimeLimitIsReportedAsAHangAndAbandoned() throws IOException {
+    try (PipedOutputStream never = new PipedOutputStream(); PipedInputStream blocked = new PipedInputStream(never)) {
+      long t0 = System.nanoTime();
+      Outcome o = run(List.of("checksum", "-"), blocked, 1);
+      long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+      assertTrue(o.hang(), "a read of a stream nobody writes is reported as a hang: " + o);
+      assertTrue(millis < 5_000, "the time limit of 1 s ends it fast, not after " + millis + " ms");
+      assertTrue(Arrays.stream(o.hung()).anyMatch(e -> e.getClassName().startsWith("java.io.PipedInputStream")),
+          "the hang's stack shows where it waits");
+    }
+  }
+
   /** A file of the seed to mutate: {@code metadata.json} a quarter of the time when there is one. */
   private static String pick(FuzzSeeds.Seed seed, SplittableRandom rnd) {
     List<String> files = seed.files();
@@ -179,18 +197,22 @@ class CliFuzzTest {
    * stream a command reads, is put back afterwards.
    */
   static Outcome run(List<String> args, byte[] stdin) {
-    java.io.InputStream in = System.in;
+    return run(args, stdin == null ? null : new ByteArrayInputStream(stdin), LIMIT_SECONDS);
+  }
+
+  private static Outcome run(List<String> args, InputStream stdin, long limitSeconds) {
+    InputStream in = System.in;
     if (stdin != null) {
-      System.setIn(new java.io.ByteArrayInputStream(stdin));
+      System.setIn(stdin);
     }
     try {
-      return run(args);
+      return run(args, limitSeconds);
     } finally {
       System.setIn(in);
     }
   }
 
-  private static Outcome run(List<String> args) {
+  private static Outcome run(List<String> args, long limitSeconds) {
     StringWriter out = new StringWriter();
     StringWriter err = new StringWriter();
     CompletableFuture<Integer> exit = new CompletableFuture<>();
@@ -205,7 +227,7 @@ class CliFuzzTest {
     t.setDaemon(true);
     t.start();
     try {
-      int code = exit.get(LIMIT_SECONDS, TimeUnit.SECONDS);
+      int code = exit.get(limitSeconds, TimeUnit.SECONDS);
       return new Outcome(code, out.toString(), err.toString(), null, null);
     } catch (TimeoutException e) {
       StackTraceElement[] stack = t.getStackTrace();
