@@ -17,6 +17,7 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
@@ -25,11 +26,15 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.SplittableRandom;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
+import org.awaitility.Awaitility;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -59,8 +64,8 @@ class CliFuzzTest {
   static final long LIMIT_SECONDS = Long.getLong("fuzz.timeoutSeconds", 10);
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final Path KEPT = Path.of("target", "fuzz-failures");
-  private static final java.util.regex.Pattern EXCEPTION_LINE =
-      java.util.regex.Pattern.compile("(Caused by: )?[\\w$]+(\\.[\\w$]+)+(Exception|Error|Throwable)\\b");
+  private static final Pattern EXCEPTION_LINE =
+      Pattern.compile("(Caused by: )?[\\w$]+(\\.[\\w$]+)+(Exception|Error|Throwable)\\b");
 
   @TempDir Path dir;
 
@@ -337,10 +342,17 @@ class CliFuzzTest {
 
   /** Waits up to 5 s for the pooled memory a command released on another thread; returns what is still out. */
   private static long awaitReleased(MemoryManager memory, long baseline) {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-    while (memory.outstandingBytes() != baseline && System.nanoTime() < deadline) {
-      Thread.onSpinWait();
+    // usually released within microseconds of the command's return: yield first, Awaitility for the slow rest
+    for (int i = 0; i < 10_000 && memory.outstandingBytes() != baseline; i++) {
       Thread.yield();
+    }
+    if (memory.outstandingBytes() != baseline) {
+      try {
+        Awaitility.await().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(1)).atMost(Duration.ofSeconds(5))
+            .until(() -> memory.outstandingBytes() == baseline);
+      } catch (ConditionTimeoutException e) {
+        // reported by the caller
+      }
     }
     return memory.outstandingBytes() - baseline;
   }
@@ -353,7 +365,7 @@ class CliFuzzTest {
     StringBuilder r = new StringBuilder(groups.size() + " kinds of failure:\n");
     groups.forEach((group, fs) -> {
       Failure f = fs.get(0);
-      Map<String, Long> ops = new java.util.TreeMap<>();
+      Map<String, Long> ops = new TreeMap<>();
       fs.forEach(x -> ops.merge(x.mutation().op() + (x.file().equals("metadata.json") ? " of metadata.json" : ""), 1L,
           Long::sum));
       r.append("\n* ").append(fs.size()).append(" x ").append(group).append('\n')
