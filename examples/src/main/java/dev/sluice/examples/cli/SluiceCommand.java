@@ -102,6 +102,11 @@ public final class SluiceCommand implements Runnable {
         || t instanceof UncheckedIOException;
   }
 
+  /** {@code m} with every line break (also {@code \r}, NEL and the Unicode separators) as a space. */
+  static String oneLine(String m) {
+    return m == null ? "null" : m.replaceAll("\\R", " ");
+  }
+
   private static String message(Throwable t) {
     if (t instanceof UncheckedIOException u && u.getCause() != null) {
       t = u.getCause();
@@ -111,11 +116,6 @@ public final class SluiceCommand implements Runnable {
     }
     String m = t.getMessage();
     return m == null || m.isBlank() ? t.getClass().getSimpleName() : oneLine(m);
-  }
-
-  /** {@code m} with every line break (also {@code \r}, NEL and the Unicode separators) as a space. */
-  static String oneLine(String m) {
-    return m == null ? "null" : m.replaceAll("\\R", " ");
   }
 
   /** Thrown by a command that is listed but not available yet; exits 2. */

@@ -167,13 +167,7 @@ public final class NpyHeader {
     }
     NpyHeader h = new NpyHeader(resource, major, minor, dataOffset, List.copyOf(fields), itemSize, structured,
         fortran && shape.length > 1, shape, String.valueOf(descr));
-    long expected;
-    try {
-      expected = h.dataBytes();
-    } catch (ArithmeticException e) {
-      throw new DatasetFormatException(resource, "header dict", "header says " + h.describeSize()
-          + ": more than " + Long.MAX_VALUE + " bytes, which no file holds");
-    }
+    long expected = h.dataBytes();
     long present = fileSize - dataOffset;
     if (present < expected) {
       throw new DatasetFormatException(resource, "byte " + fileSize, "truncated data: header says "
