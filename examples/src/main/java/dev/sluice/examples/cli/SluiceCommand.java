@@ -64,7 +64,8 @@ public final class SluiceCommand implements Runnable {
     cl.setErr(err);
     cl.setParameterExceptionHandler((ex, args) -> {
       CommandLine c = ex.getCommandLine();
-      c.getErr().println("sluice: " + ex.getMessage() + " (try '" + c.getCommandSpec().qualifiedName() + " --help')");
+      c.getErr().println("sluice: " + oneLine(ex.getMessage()) + " (try '" + c.getCommandSpec().qualifiedName()
+          + " --help')");
       c.getErr().flush();
       return EXIT_BAD_INPUT;
     });
@@ -117,15 +118,20 @@ public final class SluiceCommand implements Runnable {
         || t instanceof UncheckedIOException;
   }
 
+  /** {@code m} with every line break (also {@code \r}, NEL and the Unicode separators) as a space. */
+  static String oneLine(String m) {
+    return m == null ? "null" : m.replaceAll("\\R", " ");
+  }
+
   private static String message(Throwable t) {
     if (t instanceof UncheckedIOException u && u.getCause() != null) {
       t = u.getCause();
     }
     if (t instanceof NoSuchFileException n) {
-      return n.getFile() + ": no such file or directory";
+      return oneLine(n.getFile() + ": no such file or directory");
     }
     String m = t.getMessage();
-    return m == null || m.isBlank() ? t.getClass().getSimpleName() : m.replace('\n', ' ');
+    return m == null || m.isBlank() ? t.getClass().getSimpleName() : oneLine(m);
   }
 
   /**

@@ -4,8 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sluice.core.MemoryManager;
 import dev.sluice.core.testing.NoLeaks;
+import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
 
 @ExtendWith(NoLeaks.class)
 class SluiceCommandTest {
@@ -28,6 +30,19 @@ class SluiceCommandTest {
     CliRun sub = CliRun.of("demo", "--help");
     assertThat(sub.exitCode()).isZero();
     assertThat(sub.out()).contains("--rows");
+  }
+
+  @Test
+  void messagesWithLineBreaksStayOneLine(@TempDir Path dir) {
+    for (String name : new String[] {"cr\rname.npy", "nel\u0085name.npy", "ls\u2028name.npy", "lf\nname.npy"}) {
+      CliRun run = CliRun.of("checksum", dir.resolve(name).toString());
+      assertThat(run.exitCode()).as(run.err()).isEqualTo(2);
+      assertThat(run.err().split("\\R", -1)).as(run.err()).hasSize(2); // one line and its terminator
+      assertThat(run.err()).startsWith("sluice: ").contains("name.npy");
+    }
+    CliRun usage = CliRun.of("demo", "--rows", "1\r2");
+    assertThat(usage.exitCode()).isEqualTo(2);
+    assertThat(usage.err().split("\\R", -1)).as(usage.err()).hasSize(2);
   }
 
   @Test

@@ -58,6 +58,15 @@ class NpyBadInputTest {
   }
 
   @Test
+  void controlCharactersInAMalformedHeaderStayOnOneLine() throws Exception {
+    String dict = "{'descr': '<f4'\r\n\u0001, 'fortran_order': False, 'shape': (10, 4), }";
+    Path p = NpyFiles.write(dir.resolve("cr.npy"), NpyFiles.header(1, dict), new byte[160]);
+    DatasetFormatException e = fails(DatasetFormatException.class, p, "malformed header dict", "\\x0d\\x0a");
+    assertTrue(e.getMessage().lines().count() == 1 && e.getMessage().chars().noneMatch(c -> c < 0x20),
+        "one line of printable characters: " + e.getMessage());
+  }
+
+  @Test
   void badMagic() throws Exception {
     Path p = NpyFiles.write(dir.resolve("bad.npy"), "PK\u0003\u0004 not numpy at all".getBytes(), new byte[0]);
     fails(DatasetFormatException.class, p, "bad magic", "\\x50\\x4b");

@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 
@@ -123,7 +124,7 @@ public final class NpyHeader {
       parsed = PyLiteral.parse(text);
     } catch (IllegalArgumentException e) {
       throw new DatasetFormatException(resource, "header dict",
-          "malformed header dict (" + e.getMessage() + "): " + abbreviate(text));
+          "malformed header dict (" + printable(e.getMessage()) + "): " + abbreviate(text));
     }
     if (!(parsed instanceof Map<?, ?> dict)) {
       throw new DatasetFormatException(resource, "header dict",
@@ -356,9 +357,26 @@ public final class NpyHeader {
     return sb.length() == 0 ? "an empty file" : sb.toString();
   }
 
+  /** The header text for a message: at most 200 characters, control characters escaped (one line). */
   private static String abbreviate(String s) {
     String t = s.strip();
-    return t.length() > 200 ? t.substring(0, 200) + "..." : t;
+    return printable(t.length() > 200 ? t.substring(0, 200) + "..." : t);
+  }
+
+  /** {@code t} with control characters and line separators escaped, so a message stays on one line. */
+  private static String printable(String t) {
+    StringBuilder out = new StringBuilder(t.length());
+    for (int i = 0; i < t.length(); i++) {
+      char c = t.charAt(i);
+      if (c < 0x20 || c == 0x7f || (c >= 0x80 && c < 0xa0)) {
+        out.append(String.format(Locale.ROOT, "\\x%02x", (int) c));
+      } else if (c == 0x2028 || c == 0x2029) {
+        out.append(String.format(Locale.ROOT, "\\u%04x", (int) c));
+      } else {
+        out.append(c);
+      }
+    }
+    return out.toString();
   }
 
   public String resource() {
