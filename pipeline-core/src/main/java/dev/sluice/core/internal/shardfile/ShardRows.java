@@ -15,7 +15,9 @@ import java.util.List;
  * {@code i} of file {@code k} is global row {@code starts[k] + i}, where {@code starts[0]} is the
  * global index of the first file's first row (its base). {@link #get} returns zero-copy
  * views of the mappings, {@link #gather} copies rows straight into a batch's columns, within one
- * file with that file's bulk copies and across files grouped by file.
+ * file with that file's bulk copies and across files grouped by file. Both deliver a field of a
+ * file only once the CRC32C of that field's blocks in that file has been checked (once per open
+ * file, see {@link ShardFileReader}).
  */
 public final class ShardRows {
   private static final ByteBuffer EMPTY = ByteBuffer.allocate(0);
@@ -152,9 +154,15 @@ public final class ShardRows {
       int[] shard = null; // where each row is, computed when a field needs it
       long[] local = null;
       Grouped grouped = null;
+      if (!oneShard) {
+        shard = new int[count];
+        local = new long[count];
+        locate(indices, from, count, -1, shard, local);
+      }
       try {
         for (int f = 0; f < columns.length; f++) {
           ShardFileReader.ColumnReader[] byShard = columns[f];
+          checkVerified(byShard, oneShard, k0, shard);
           boolean fixed = byShard[k0].layout().kind() == FieldLayout.Kind.FIXED;
           if (fixed && oneShard) {
             byShard[k0].fixed().copy(indices, from, count, lo, target.fixedColumn(f), start, oneRun);
@@ -195,6 +203,17 @@ public final class ShardRows {
       target.commitRange(indices[from], count);
     } else {
       target.commitRows(indices, from, count);
+    }
+  }
+
+  /** Checks the blocks of one field in every file the batch reads (see {@link ShardFileReader}). */
+  private static void checkVerified(ShardFileReader.ColumnReader[] byShard, boolean oneShard, int k0, int[] shard) {
+    if (oneShard) {
+      byShard[k0].checkVerified();
+    } else {
+      for (int k : shard) {
+        byShard[k].checkVerified();
+      }
     }
   }
 
