@@ -241,6 +241,38 @@ class ShardBadInputTest {
   }
 
   @Test
+  void metadataSizesThatOverflowAreFormatErrorsNamingTheKey() throws IOException {
+    editMetadata(set, root -> ((ObjectNode) root.get("fields").get(0)).putArray("shape").add(4611686018427387904L).add(8));
+    failsToOpen(DatasetFormatException.class, set, "metadata.json", "key fields[0].shape",
+        "shape [4611686018427387904, 8] of float32 makes values of 147573952589676412928 bytes");
+    editMetadata(blobs, root -> {
+      shard(root, 0).put("rows", Long.MAX_VALUE);
+      root.remove("dataset_len");
+    });
+    failsToOpen(DatasetFormatException.class, blobs, "metadata.json", "key shards[1].rows",
+        "more rows than a dataset can index");
+  }
+
+  @Test
+  void aHeaderWhoseRowsOverflowTheirBlockIsAFormatError() throws IOException {
+    Path shard = set.resolve("shard-00000.shard");
+    ShardFile.Frame f = frame(shard);
+    ByteBuffer header = ShardFile.header(1L << 62, f.blocks().size(), f.footerOffset(), f.length());
+    ByteBuffer footer = ShardFile.footer(1L << 62, f.length(), f.blocks());
+    try (FileChannel ch = FileChannel.open(shard, StandardOpenOption.WRITE)) {
+      ch.write(header, 0);
+      ch.write(footer, f.footerOffset());
+    }
+    String checksum = ShardFile.checksumText(ShardFile.footerChecksum(footer));
+    editMetadata(set, root -> {
+      shard(root, 0).put("rows", 1L << 62).put("checksum", checksum);
+      root.remove("dataset_len");
+    });
+    failsToOpen(DatasetFormatException.class, set, "shard-00000.shard", "rows 4611686018427387904",
+        "more bytes than a file can hold");
+  }
+
+  @Test
   void malformedMetadata() throws IOException {
     Files.writeString(set.resolve("metadata.json"), "{\"format\": \"sluice-shards\", \"version\": 1, ");
     failsToOpen(DatasetFormatException.class, set, "metadata.json", "malformed JSON");

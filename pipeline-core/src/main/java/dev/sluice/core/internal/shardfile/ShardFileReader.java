@@ -8,6 +8,7 @@ import dev.sluice.core.Example;
 import dev.sluice.core.Shape;
 import dev.sluice.core.Tensor;
 import dev.sluice.core.TensorSpec;
+import dev.sluice.core.UnsupportedFormatException;
 import dev.sluice.core.internal.mapped.MappedChunks;
 import dev.sluice.core.internal.mapped.MappedReads;
 import dev.sluice.core.internal.mapped.MappedRows;
@@ -246,12 +247,16 @@ public final class ShardFileReader implements AutoCloseable {
       return;
     }
     try {
-      ByteBuffer gap = ShardFile.readAt(channel, from, Math.toIntExact(to - from));
-      for (int i = 0; i < gap.limit(); i++) {
-        if (gap.get(i) != 0) {
-          throw new DatasetFormatException(resource, "byte " + (from + i), "the bytes between blocks must be zero but"
-              + " byte " + (from + i) + " is " + (gap.get(i) & 0xff));
+      for (long at = from; at < to; ) {
+        int n = (int) Math.min(to - at, 1 << 20);
+        ByteBuffer gap = ShardFile.readAt(channel, at, n);
+        for (int i = 0; i < n; i++) {
+          if (gap.get(i) != 0) {
+            throw new DatasetFormatException(resource, "byte " + (at + i), "the bytes between blocks must be zero but"
+                + " byte " + (at + i) + " is " + (gap.get(i) & 0xff));
+          }
         }
+        at += n;
       }
     } catch (IOException e) {
       throw new DatasetIOException(resource, "cannot read: " + e, e);
@@ -512,9 +517,22 @@ public final class ShardFileReader implements AutoCloseable {
       range(0, row, index, out);
     }
 
+    /**
+     * {@code n} as an int when one value (a tensor) can hold {@code n} {@code units} of
+     * {@code unitBytes} each: at most {@link Integer#MAX_VALUE} bytes.
+     */
+    private int oneValue(long n, int unitBytes, String units) {
+      long limit = Integer.MAX_VALUE / Math.max(1, unitBytes);
+      if (n > limit) {
+        throw new UnsupportedFormatException(resource, "field '" + spec.name() + "'", "a value of " + n + " " + units
+            + " is more than one value can hold (" + limit + ")");
+      }
+      return (int) n;
+    }
+
     /** Bytes {@code [from, to)} of {@code m}: a view when they lie in one chunk, else a copy. */
     private ByteBuffer slice(MappedChunks m, long from, long to) {
-      int n = Math.toIntExact(to - from);
+      int n = oneValue(to - from, 1, "bytes");
       if (n == 0) {
         return EMPTY;
       }
@@ -581,13 +599,13 @@ public final class ShardFileReader implements AutoCloseable {
         valid.add(v);
         anyValidity |= v != null;
         if (d < levels) {
-          ByteBuffer o = ByteBuffer.allocate(Math.toIntExact((b - a + 1) * 8)).order(ByteOrder.LITTLE_ENDIAN);
+          ByteBuffer o = ByteBuffer.allocate(oneValue(b - a + 1, 8, "offsets") * 8).order(ByteOrder.LITTLE_ENDIAN);
           long first = offset(d, a);
           long previous = first;
           for (long i = a; i < b; i++) {
             long end = offset(d, i + 1);
             checkRange(d, i, index, previous, end);
-            o.putLong(Math.toIntExact((i - a + 1) * 8), end - first);
+            o.putLong((int) (i - a + 1) * 8, end - first);
             previous = end;
           }
           if (a == b) {
@@ -649,7 +667,7 @@ public final class ShardFileReader implements AutoCloseable {
       long b = r[1];
       int child = depth + 1;
       if (child == ragged && !layout.binaryLeaf() && validity[child] == null) {
-        int at = target.reserveValues(Math.toIntExact(b - a));
+        int at = target.reserveValues(oneValue(b - a, itemBytes, "items"));
         if (b > a) {
           MappedRows.copyRange(values, a * itemBytes, (b - a) * itemBytes, target.valueBuffer(), at);
         }
