@@ -207,6 +207,42 @@ class ShardBadInputTest {
   }
 
   @Test
+  void firstReadsFromSeveralThreadsAtOnceEachSeeTheMismatchOrTheRows() throws Exception {
+    Path shard = set.resolve("shard-00002.shard"); // rows 134..199
+    FieldLayout x = FieldLayout.of(((dev.sluice.core.HasSchema) Datasets.synthetic(1, 8, 1)).schema().fields()).get(0);
+    flipByte(shard, frame(shard).blocks().get(x.block(FieldLayout.Buffer.VALUES)).offset() + 7);
+    java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(4);
+    try (ShardSet s = Shards.open(set)) {
+      java.util.concurrent.CountDownLatch start = new java.util.concurrent.CountDownLatch(1);
+      java.util.List<java.util.concurrent.Future<String>> results = new java.util.ArrayList<>();
+      for (int t = 0; t < 8; t++) {
+        long[] rows = t % 2 == 0 ? new long[] {150, 3, 90} : new long[] {10, 70, 100};
+        results.add(pool.submit(() -> {
+          start.await();
+          try (BatchBuilder b = BatchBuilder.create(s.schema(), 3, MemoryManager.shared().pool("test.bad"))) {
+            s.gather(rows, 0, 3, b);
+            b.build().close();
+            return "rows";
+          } catch (DatasetFormatException e) {
+            return e.getMessage();
+          }
+        }));
+      }
+      start.countDown();
+      for (int t = 0; t < results.size(); t++) {
+        String r = results.get(t).get();
+        if (t % 2 == 0) {
+          assertTrue(r.contains("shard-00002.shard") && r.contains("checksum mismatch"), r);
+        } else {
+          assertEquals("rows", r);
+        }
+      }
+    } finally {
+      pool.shutdown();
+    }
+  }
+
+  @Test
   void nonZeroBytesBetweenBlocksAreFoundByVerify() throws IOException {
     Path shard = set.resolve("shard-00000.shard");
     ShardFile.Frame f = frame(shard);
