@@ -395,12 +395,21 @@ public final class ShardFileReader implements AutoCloseable {
      * Checks the CRC32C of every block of the field against the block table once; afterwards a
      * volatile load. Call before delivering any row of the field.
      *
+     * @return true when the field was not known to be checked on entry (this call checked it, or
+     *     waited for another thread that did)
      * @throws DatasetFormatException naming the block whose bytes do not match, now and on every later call
      */
-    void checkVerified() {
+    boolean checkVerified() {
       if (!verified) {
         verifyBlocks(false);
+        return true;
       }
+      return false;
+    }
+
+    /** Whether every block of the field has been checked and matched. */
+    boolean verified() {
+      return verified;
     }
 
     /** Checks every block's CRC32C ({@code again}: even when it was checked before). */
