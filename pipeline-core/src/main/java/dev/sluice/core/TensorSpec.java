@@ -160,7 +160,7 @@ public record TensorSpec(String name, DType dtype, Shape shape, boolean nullable
     if (!isFixedLength()) {
       throw new IllegalStateException("field '" + name + "' " + this + " is variable-length");
     }
-    return shape.numElements() * dtype.byteSize();
+    return Math.multiplyExact(shape.numElements(), (long) dtype.byteSize());
   }
 
   /** This spec with nullability {@code nullable}. */

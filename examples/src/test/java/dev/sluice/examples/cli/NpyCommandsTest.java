@@ -133,4 +133,19 @@ class NpyCommandsTest {
     Files.copy(d.resolve("label.npy"), stack.resolve("2.npy"));
     assertBadInput(run("inspect", stack.toString()), "missing chunk 1.npy");
   }
+
+  @Test
+  void aHeaderShapeOfMoreBytesThanAFileCanHoldExitsTwoNamingTheShape() throws Exception {
+    String dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387904, 8), }";
+    int total = (10 + dict.length() + 1 + 63) / 64 * 64;
+    String header = dict + " ".repeat(total - 10 - dict.length() - 1) + "\n";
+    java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(total + 32).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+    b.put(new byte[] {(byte) 0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0}).putShort((short) header.length())
+        .put(header.getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
+    Path x = Files.write(dir.resolve("x.npy"), b.array());
+    for (String command : new String[] {"read", "inspect", "checksum"}) {
+      assertBadInput(run(command, x.toString()), "x.npy", "header shape (4611686018427387904, 8) of float32 is"
+          + " 147573952589676412928 bytes, more than a file can hold");
+    }
+  }
 }

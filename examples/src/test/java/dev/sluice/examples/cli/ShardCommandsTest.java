@@ -247,12 +247,18 @@ class ShardCommandsTest {
     Path shard = s.resolve("shard-00001.shard");
     byte[] bytes = Files.readAllBytes(shard);
 
-    // a changed value: opening is fine, --verify finds it
+    // a changed value: opening is fine, every read of the changed block finds it before delivering a row
     try (FileChannel ch = FileChannel.open(shard, StandardOpenOption.WRITE)) {
       ch.write(ByteBuffer.wrap(new byte[] {(byte) (bytes[200] ^ 1)}), 200);
     }
-    assertThat(ok("checksum", s.toString()).exitCode()).isZero();
-    assertBadInput(CliRun.of("checksum", s.toString(), "--verify"), "shard-00001.shard", "checksum mismatch (expected crc32c:");
+    String[] mismatch = {"shard-00001.shard", "block 0 (field 'label' values, bytes 64..864)",
+        "checksum mismatch (expected crc32c:", ", found crc32c:"};
+    assertBadInput(CliRun.of("checksum", s.toString()), mismatch);
+    assertBadInput(CliRun.of("checksum", s.toString(), "--verify"), mismatch);
+    assertBadInput(CliRun.of("read", s.toString()), mismatch);
+    assertBadInput(CliRun.of("read", s.toString(), "--shuffle", "--batch", "64"), mismatch);
+    assertBadInput(CliRun.of("read", s.toString(), "--columns", "x", "--batch", "10"), mismatch);
+    assertBadInput(CliRun.of("bench", s.toString(), "--epochs", "1"), mismatch);
     Files.write(shard, bytes);
 
     Files.write(shard, java.util.Arrays.copyOf(bytes, bytes.length - 7));
@@ -265,7 +271,7 @@ class ShardCommandsTest {
   }
 
   @Test
-  void anOffsetOutsideItsShardNamesTheShardAndTheRecord() throws Exception {
+  void aChangedOffsetIsAChecksumMismatchNamingTheShardAndTheBlock() throws Exception {
     Path pq = dir.resolve("t.parquet");
     new ParquetFormat().write(Tokens.generate(200, 9), pq, WriteOptions.defaults());
     Path s = dir.resolve("s");
@@ -275,9 +281,10 @@ class ShardCommandsTest {
     try (FileChannel ch = FileChannel.open(shard, StandardOpenOption.WRITE)) {
       ch.write(ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(0, 1L << 33), 64 + 8 * 6);
     }
-    assertBadInput(CliRun.of("checksum", s.toString()), "shard-00000.shard", "field 'tokens', record 5",
-        "point outside the values block");
+    // the changed offset is found by the block's checksum before any offset is followed
+    assertBadInput(CliRun.of("checksum", s.toString()), "shard-00000.shard", "block 0 (field 'tokens' offsets",
+        "checksum mismatch");
     assertBadInput(CliRun.of("read", s.toString(), "--shuffle", "--batch", "16"), "shard-00000.shard",
-        "field 'tokens', record");
+        "block 0 (field 'tokens' offsets", "checksum mismatch");
   }
 }

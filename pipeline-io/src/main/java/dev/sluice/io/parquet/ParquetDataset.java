@@ -102,7 +102,12 @@ public final class ParquetDataset implements BatchSplitDataset<Example>, Fingerp
         String id = f.name() + "#rg" + g;
         sp.add(new Split(id, n));
         r.put(id, new SplitRef(fi, g, row));
-        row += n;
+        try {
+          row = Math.addExact(row, n);
+        } catch (ArithmeticException e) {
+          throw new DatasetFormatException(f.name(), "row group " + g, n + " rows after the " + row + " before it are"
+              + " more rows than a dataset can index (" + Long.MAX_VALUE + ")");
+        }
       }
     }
     this.splits = List.copyOf(sp);

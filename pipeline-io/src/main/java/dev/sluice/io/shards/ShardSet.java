@@ -19,7 +19,11 @@ import reactor.core.publisher.Flux;
  * copies rows straight into a batch's columns, across shard boundaries, for fixed- and
  * variable-length fields) and a {@link BatchSplitDataset} whose splits are its shards (with
  * {@link #readBatches}). Opening checks every shard's header and footer against
- * {@code metadata.json}; {@link #verify()} checks every byte against the stored checksums.
+ * {@code metadata.json}. Every read checks the CRC32C of a field's blocks in a shard before it
+ * delivers the first row of that field from that shard (once per open set; later reads cost a
+ * volatile load): a mismatch is a {@link dev.sluice.core.DatasetFormatException} naming the shard,
+ * the block and the expected and found checksums, and no changed row is ever delivered.
+ * {@link #verify()} checks every byte against the stored checksums, padding included.
  *
  * <p>{@link #close()} closes the files: later reads throw
  * {@link dev.sluice.core.DatasetClosedException} ("already closed: &lt;file&gt;"). Views handed out

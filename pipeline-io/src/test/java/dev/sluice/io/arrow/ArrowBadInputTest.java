@@ -142,6 +142,78 @@ class ArrowBadInputTest {
   }
 
   @Test
+  void lengthsThatOverflowAreFormatErrorsNamingTheBatch() throws Exception {
+    long[] huge = {Long.MAX_VALUE, Long.MAX_VALUE - 7, 1L << 62, 1L << 61, (1L << 31) + 1};
+    for (CodecType codec : new CodecType[] {CodecType.NO_COMPRESSION, CodecType.ZSTD}) {
+      byte[] s = Files.readAllBytes(rich(IpcFormat.STREAM, codec));
+      IpcBytes.Msg rb = IpcBytes.recordBatches(s).get(1);
+      int nodes = rb.recordBatch().nodesLength();
+      int buffers = rb.recordBatch().buffersLength();
+      int k = 0;
+      for (long value : huge) {
+        for (int i = 0; i < Math.max(nodes, buffers); i++, k++) {
+          int target = i;
+          if (i < buffers) {
+            byte[] meta = IpcBytes.recordBatchWith(rb, b -> {
+              b[target][1] = value; // a buffer length
+              return b;
+            });
+            Path f = dir.resolve("buffer-" + codec + "-" + k + ".arrows");
+            Files.write(f, IpcBytes.replaceMetadata(s, rb, meta));
+            readsOrFailsNamingTheBatch(f);
+          }
+          if (i < nodes) {
+            byte[] meta = IpcBytes.recordBatchWith(rb, b -> b, n -> {
+              n[target][0] = value; // an array's length
+              return n;
+            });
+            Path f = dir.resolve("node-" + codec + "-" + k + ".arrows");
+            Files.write(f, IpcBytes.replaceMetadata(s, rb, meta));
+            readsOrFailsNamingTheBatch(f);
+          }
+        }
+      }
+    }
+    byte[] s = Files.readAllBytes(rich(IpcFormat.STREAM, CodecType.NO_COMPRESSION));
+    IpcBytes.Msg rb = IpcBytes.recordBatches(s).get(1);
+    byte[] meta = IpcBytes.recordBatchWith(rb, b -> {
+      b[5][0] = 8;
+      b[5][1] = Long.MAX_VALUE;
+      return b;
+    });
+    Path f = dir.resolve("max.arrows");
+    Files.write(f, IpcBytes.replaceMetadata(s, rb, meta));
+    try (ArrowDataset ds = Arrow.open(f)) {
+      assertThatThrownBy(() -> ds.get(4)).isInstanceOf(DatasetFormatException.class)
+          .hasMessageContaining(f.toString()).hasMessageContaining("record batch 1")
+          .hasMessageContaining("buffer 5 at [8, 9223372036854775815) lies outside the message body");
+    }
+  }
+
+  /** Every row of {@code f} either reads or fails with a format error naming the file and record batch 1. */
+  private static void readsOrFailsNamingTheBatch(Path f) {
+    try (ArrowDataset ds = Arrow.open(f)) {
+      for (long i = 0; i < ds.size(); i++) {
+        long row = i;
+        try {
+          ds.get(row).names();
+        } catch (dev.sluice.core.DatasetException e) {
+          assertThat(e.getMessage()).as(f + " row " + row).contains(f.toString()).contains("record batch 1");
+        }
+      }
+      for (dev.sluice.core.Split split : ds.splits()) {
+        try {
+          ds.readBatches(split, 0, split.rowCount(), 8).doOnNext(Batch::close).blockLast();
+        } catch (dev.sluice.core.DatasetException e) {
+          assertThat(e.getMessage()).as(f + " " + split).contains(f.toString()).contains("record batch 1");
+        }
+      }
+    } catch (dev.sluice.core.DatasetException e) {
+      assertThat(e.getMessage()).as(f.toString()).contains(f.toString());
+    }
+  }
+
+  @Test
   void compressedBuffersWithAWrongLengthAreNamed() throws Exception {
     for (ArrowCompression codec : new ArrowCompression[] {ArrowCompression.LZ4_FRAME, ArrowCompression.ZSTD}) {
       Path good = dir.resolve("zeros-" + codec + ".arrows");

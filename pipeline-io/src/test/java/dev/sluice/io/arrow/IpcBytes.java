@@ -77,6 +77,14 @@ final class IpcBytes {
 
   /** Record batch {@code m} rebuilt with its buffers' {offset, length} pairs changed by {@code edit}. */
   static byte[] recordBatchWith(Msg m, UnaryOperator<long[][]> edit) {
+    return recordBatchWith(m, edit, UnaryOperator.identity());
+  }
+
+  /**
+   * Record batch {@code m} rebuilt with its buffers' {offset, length} pairs changed by {@code edit}
+   * and its field nodes' {length, null count} pairs changed by {@code editNodes}.
+   */
+  static byte[] recordBatchWith(Msg m, UnaryOperator<long[][]> edit, UnaryOperator<long[][]> editNodes) {
     RecordBatch rb = m.recordBatch();
     long[][] buffers = new long[rb.buffersLength()][];
     for (int i = 0; i < buffers.length; i++) {
@@ -84,11 +92,16 @@ final class IpcBytes {
       buffers[i] = new long[] {b.offset(), b.length()};
     }
     buffers = edit.apply(buffers);
-    FlatBufferBuilder fb = new FlatBufferBuilder();
-    RecordBatch.startNodesVector(fb, rb.nodesLength());
-    for (int i = rb.nodesLength() - 1; i >= 0; i--) {
+    long[][] fieldNodes = new long[rb.nodesLength()][];
+    for (int i = 0; i < fieldNodes.length; i++) {
       FieldNode n = rb.nodes(i);
-      FieldNode.createFieldNode(fb, n.length(), n.nullCount());
+      fieldNodes[i] = new long[] {n.length(), n.nullCount()};
+    }
+    fieldNodes = editNodes.apply(fieldNodes);
+    FlatBufferBuilder fb = new FlatBufferBuilder();
+    RecordBatch.startNodesVector(fb, fieldNodes.length);
+    for (int i = fieldNodes.length - 1; i >= 0; i--) {
+      FieldNode.createFieldNode(fb, fieldNodes[i][0], fieldNodes[i][1]);
     }
     int nodes = fb.endVector();
     RecordBatch.startBuffersVector(fb, buffers.length);

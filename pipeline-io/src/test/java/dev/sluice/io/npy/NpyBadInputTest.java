@@ -110,4 +110,27 @@ class NpyBadInputTest {
     Path ld = NpyFiles.write(dir.resolve("ld.npy"), NpyFiles.header(1, NpyFiles.dict("<f16", false, 2)), new byte[32]);
     fails(UnsupportedFormatException.class, ld, "long double");
   }
+
+  @Test
+  void aShapeOfMoreBytesThanAFileCanHoldNamesTheShape() throws Exception {
+    Path p = NpyFiles.write(dir.resolve("x.npy"), NpyFiles.header(1, NpyFiles.dict("<f4", false,
+        4611686018427387904L, 8)), new byte[32]);
+    fails(DatasetFormatException.class, p, "header shape (4611686018427387904, 8) of float32 is 147573952589676412928"
+        + " bytes, more than a file can hold");
+    Path oneDim = NpyFiles.write(dir.resolve("y.npy"), NpyFiles.header(1, NpyFiles.dict("<f8", false,
+        Long.MAX_VALUE / 4)), new byte[32]);
+    fails(DatasetFormatException.class, oneDim, "header shape (" + Long.MAX_VALUE / 4 + ",) of float64 is");
+    // the product of the dimensions after the first overflows on its own
+    Path rows = NpyFiles.write(dir.resolve("z.npy"), NpyFiles.header(1, NpyFiles.dict("<i2", false,
+        0, 1L << 40, 1L << 40)), new byte[0]);
+    fails(DatasetFormatException.class, rows, "header shape (0, 1099511627776, 1099511627776) of int16 has rows of"
+        + " 2417851639229258349412352 bytes, more than a file can hold");
+  }
+
+  @Test
+  void aStructuredItemOfMoreBytesThanAnIntIsRefused() throws Exception {
+    Path p = NpyFiles.write(dir.resolve("s.npy"), NpyFiles.header(1, "{'descr': [('a', '<f4', (1073741824, 4))],"
+        + " 'fortran_order': False, 'shape': (1,), }"), new byte[16]);
+    fails(DatasetFormatException.class, p, "structured descr entry", "more than 2147483647 bytes");
+  }
 }

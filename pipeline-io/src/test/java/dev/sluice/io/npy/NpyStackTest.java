@@ -175,6 +175,49 @@ class NpyStackTest {
   }
 
   @Test
+  void metadataSizesThatOverflowAreDataErrorsNamingTheKey() throws Exception {
+    Path d = stack("huge", 2, 3);
+    Object[][] cases = {
+      {meta("dtype", "float32", "x_shape", List.of(5, 1L << 62)), "key x_shape", "rows of shape (4611686018427387904,)"
+          + " of float32 are 18446744073709551616 bytes each"},
+      {meta("dtype", "float32", "x_shape", List.of(5, java.math.BigInteger.ONE.shiftLeft(70))), "key x_shape",
+          "expected a list of integers >= 0"},
+      {meta("dtype", "[('a', '<f8', (1073741824, 2))]", "x_shape", List.of(5)), "key dtype",
+          "more than 2147483647 bytes"},
+    };
+    for (Object[] c : cases) {
+      @SuppressWarnings("unchecked")
+      Map<String, Object> m = (Map<String, Object>) c[0];
+      metadata(d, m);
+      DatasetFormatException e = assertThrows(DatasetFormatException.class, () -> {
+        try (NpyDataset ds = Npy.open(d)) {
+          ds.get(0);
+        }
+      }, m.toString());
+      assertTrue(e.getMessage().contains("metadata.json"), e.getMessage());
+      for (int i = 1; i < c.length; i++) {
+        assertTrue(e.getMessage().contains((String) c[i]), "'" + c[i] + "' in: " + e.getMessage());
+      }
+    }
+  }
+
+  @Test
+  void chunksWhoseRowsAddUpToMoreThanALongNameTheChunk() throws Exception {
+    Path d = dir.resolve("many");
+    Files.createDirectories(d);
+    for (int k = 0; k < 3; k++) { // rows of zero bytes: the files are headers only
+      NpyFiles.write(d.resolve(k + ".npy"), NpyFiles.header(1, NpyFiles.dict("<f4", false, 1L << 62, 0)), new byte[0]);
+    }
+    DatasetFormatException e = assertThrows(DatasetFormatException.class, () -> {
+      try (NpyDataset ds = Npy.open(d)) {
+        ds.size();
+      }
+    });
+    assertTrue(e.getMessage().contains("1.npy") && e.getMessage().contains("more rows than a dataset can index"),
+        e.getMessage());
+  }
+
+  @Test
   void malformedMetadataIsADataError() throws Exception {
     Path d = stack("badmeta", 2);
     Files.writeString(d.resolve("metadata.json"), "{\"dtype\": ");

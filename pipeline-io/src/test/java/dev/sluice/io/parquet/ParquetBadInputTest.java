@@ -241,6 +241,22 @@ class ParquetBadInputTest {
   }
 
   @Test
+  void footerSizesThatOverflowAreFormatErrorsNamingTheFileAndTheField() throws IOException {
+    Path f = dir.resolve("huge-shape.parquet");
+    ParquetTestFiles.write(f, SIMPLE, Map.of("sluice.shape.x", "[4611686018427387904, 8]"), PLAIN_V1, 20, 100, 25, 42);
+    DatasetFormatException e = assertThrows(DatasetFormatException.class, () -> Parquet.open(f));
+    assertContains(e.getMessage(), f.toString(), "column 'x'", "footer key 'sluice.shape.x'",
+        "[4611686018427387904, 8] of float32, 147573952589676412928 bytes each");
+    Path rows = simpleFile("rows.parquet", PLAIN_V1, 300); // 3 row groups
+    rewriteFooter(rows, md -> md.getRow_groups().get(1).setNum_rows(Long.MAX_VALUE));
+    e = assertThrows(DatasetFormatException.class, () -> Parquet.open(rows));
+    assertContains(e.getMessage(), rows.toString(), "row group 1", "the footer says " + Long.MAX_VALUE + " rows after 100");
+    rewriteFooter(rows, md -> md.getRow_groups().get(1).setNum_rows(-5));
+    e = assertThrows(DatasetFormatException.class, () -> Parquet.open(rows));
+    assertContains(e.getMessage(), rows.toString(), "row group 1", "-5 rows, fewer than 0");
+  }
+
+  @Test
   void aListLongerOrShorterThanItsDeclaredShapeIsAnError() throws IOException {
     Path f = simpleFile("shape.parquet", PLAIN_V1, 100);
     // x holds lists of 0..3 elements: declaring [3] makes the shorter ones an error

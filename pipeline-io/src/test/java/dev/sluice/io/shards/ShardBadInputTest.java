@@ -171,12 +171,74 @@ class ShardBadInputTest {
   void corruptDataIsAChecksumMismatchFoundByVerify() throws IOException {
     Path shard = set.resolve("shard-00001.shard");
     FieldLayout x = FieldLayout.of(((dev.sluice.core.HasSchema) Datasets.synthetic(1, 8, 1)).schema().fields()).get(0);
-    ShardFile.Block values = frame(shard).blocks().get(x.block(FieldLayout.Buffer.VALUES));
+    int block = x.block(FieldLayout.Buffer.VALUES);
+    ShardFile.Block values = frame(shard).blocks().get(block);
     flipByte(shard, values.offset() + 100);
     try (ShardSet s = Shards.open(set)) { // opening checks only headers and footers
-      fails(DatasetFormatException.class, s::verify, "shard-00001.shard", "field 'x' values (bytes "
+      fails(DatasetFormatException.class, s::verify, "shard-00001.shard", "block " + block + " (field 'x' values, bytes "
           + values.offset() + ".." + values.end() + ")", "checksum mismatch (expected "
           + ShardFile.checksumText(values.crc()) + ", found crc32c:");
+    }
+  }
+
+  @Test
+  void corruptDataIsAChecksumMismatchOnEveryReadPath() throws IOException {
+    Path shard = set.resolve("shard-00001.shard"); // rows 67..133
+    FieldLayout x = FieldLayout.of(((dev.sluice.core.HasSchema) Datasets.synthetic(1, 8, 1)).schema().fields()).get(0);
+    int block = x.block(FieldLayout.Buffer.VALUES);
+    ShardFile.Block values = frame(shard).blocks().get(block);
+    flipByte(shard, values.offset() + 100);
+    String[] names = {"shard-00001.shard", "block " + block + " (field 'x' values, bytes " + values.offset() + ".."
+        + values.end() + ")", "checksum mismatch (expected " + ShardFile.checksumText(values.crc()) + ", found crc32c:"};
+    try (ShardSet s = Shards.open(set)) {
+      s.get(0); // other shards read
+      fails(DatasetFormatException.class, () -> s.get(130), names); // a row far from the changed one
+      fails(DatasetFormatException.class, () -> s.get(130), names); // and again: the mismatch is remembered
+      try (BatchBuilder b = BatchBuilder.create(s.schema(), 4, MemoryManager.shared().pool("test.bad"))) {
+        fails(DatasetFormatException.class, () -> s.gather(new long[] {3, 150, 70, 199}, 0, 4, b), names);
+        fails(DatasetFormatException.class, () -> s.gather(new long[] {70, 71, 72}, 0, 3, b), names);
+        s.gather(new long[] {0, 1, 150, 199}, 0, 4, b); // rows of the intact shards still read
+        assertEquals(4, b.size());
+      }
+      dev.sluice.core.Split split = s.splits().get(1);
+      fails(DatasetFormatException.class, () -> s.readBatches(split, 0, split.rowCount(), 16).blockLast(), names);
+      fails(DatasetFormatException.class, () -> s.read(split, 0, split.rowCount()).blockLast(), names);
+    }
+  }
+
+  @Test
+  void firstReadsFromSeveralThreadsAtOnceEachSeeTheMismatchOrTheRows() throws Exception {
+    Path shard = set.resolve("shard-00002.shard"); // rows 134..199
+    FieldLayout x = FieldLayout.of(((dev.sluice.core.HasSchema) Datasets.synthetic(1, 8, 1)).schema().fields()).get(0);
+    flipByte(shard, frame(shard).blocks().get(x.block(FieldLayout.Buffer.VALUES)).offset() + 7);
+    java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(4);
+    try (ShardSet s = Shards.open(set)) {
+      java.util.concurrent.CountDownLatch start = new java.util.concurrent.CountDownLatch(1);
+      java.util.List<java.util.concurrent.Future<String>> results = new java.util.ArrayList<>();
+      for (int t = 0; t < 8; t++) {
+        long[] rows = t % 2 == 0 ? new long[] {150, 3, 90} : new long[] {10, 70, 100};
+        results.add(pool.submit(() -> {
+          start.await();
+          try (BatchBuilder b = BatchBuilder.create(s.schema(), 3, MemoryManager.shared().pool("test.bad"))) {
+            s.gather(rows, 0, 3, b);
+            b.build().close();
+            return "rows";
+          } catch (DatasetFormatException e) {
+            return e.getMessage();
+          }
+        }));
+      }
+      start.countDown();
+      for (int t = 0; t < results.size(); t++) {
+        String r = results.get(t).get();
+        if (t % 2 == 0) {
+          assertTrue(r.contains("shard-00002.shard") && r.contains("checksum mismatch"), r);
+        } else {
+          assertEquals("rows", r);
+        }
+      }
+    } finally {
+      pool.shutdown();
     }
   }
 
@@ -215,6 +277,38 @@ class ShardBadInputTest {
   }
 
   @Test
+  void metadataSizesThatOverflowAreFormatErrorsNamingTheKey() throws IOException {
+    editMetadata(set, root -> ((ObjectNode) root.get("fields").get(0)).putArray("shape").add(4611686018427387904L).add(8));
+    failsToOpen(DatasetFormatException.class, set, "metadata.json", "key fields[0].shape",
+        "shape [4611686018427387904, 8] of float32 makes values of 147573952589676412928 bytes");
+    editMetadata(blobs, root -> {
+      shard(root, 0).put("rows", Long.MAX_VALUE);
+      root.remove("dataset_len");
+    });
+    failsToOpen(DatasetFormatException.class, blobs, "metadata.json", "key shards[1].rows",
+        "more rows than a dataset can index");
+  }
+
+  @Test
+  void aHeaderWhoseRowsOverflowTheirBlockIsAFormatError() throws IOException {
+    Path shard = set.resolve("shard-00000.shard");
+    ShardFile.Frame f = frame(shard);
+    ByteBuffer header = ShardFile.header(1L << 62, f.blocks().size(), f.footerOffset(), f.length());
+    ByteBuffer footer = ShardFile.footer(1L << 62, f.length(), f.blocks());
+    try (FileChannel ch = FileChannel.open(shard, StandardOpenOption.WRITE)) {
+      ch.write(header, 0);
+      ch.write(footer, f.footerOffset());
+    }
+    String checksum = ShardFile.checksumText(ShardFile.footerChecksum(footer));
+    editMetadata(set, root -> {
+      shard(root, 0).put("rows", 1L << 62).put("checksum", checksum);
+      root.remove("dataset_len");
+    });
+    failsToOpen(DatasetFormatException.class, set, "shard-00000.shard", "rows 4611686018427387904",
+        "more bytes than a file can hold");
+  }
+
+  @Test
   void malformedMetadata() throws IOException {
     Files.writeString(set.resolve("metadata.json"), "{\"format\": \"sluice-shards\", \"version\": 1, ");
     failsToOpen(DatasetFormatException.class, set, "metadata.json", "malformed JSON");
@@ -226,6 +320,11 @@ class ShardBadInputTest {
   void anOffsetPointingOutsideItsShardNamesTheRecord() throws IOException {
     Path shard = blobs.resolve("shard-00001.shard"); // rows 15..29
     putLong(shard, offsetPosition(shard, 4), 1L << 40);
+    try (ShardSet s = Shards.open(blobs)) {
+      fails(DatasetFormatException.class, () -> s.get(17), "shard-00001.shard", "block 0 (field 'data' offsets",
+          "checksum mismatch");
+    }
+    reseal(blobs, shard, 0); // as a writer with a bug would have written it
     try (ShardSet s = Shards.open(blobs)) {
       s.get(17);
       fails(DatasetFormatException.class, () -> s.get(18), "shard-00001.shard", "field 'data', record 18 (row 3 of"
@@ -245,6 +344,7 @@ class ShardBadInputTest {
     Path shard = nested.resolve("shard-00000.shard");
     long depth1 = frame(shard).blocks().get(matrix.offsetsBlock(1)).offset();
     putLong(shard, depth1 + 8, 1L << 30); // the end of the first inner list
+    reseal(nested, shard, matrix.offsetsBlock(1));
     long row = 0;
     while (source.get(row).tensor("matrix").shape().dim(0) == 0) {
       row++; // the row holding that list: the first with a non-empty matrix
@@ -265,10 +365,14 @@ class ShardBadInputTest {
     long start = getLong(shard, offsetPosition(shard, 5));
     putLong(shard, offsetPosition(shard, 6), start - 3);
     try (ShardSet s = Shards.open(blobs)) {
+      // the offsets were edited without their block checksum: reads and verify say so first
+      fails(DatasetFormatException.class, () -> s.get(5), "field 'data' offsets", "checksum mismatch");
+      fails(DatasetFormatException.class, s::verify, "field 'data' offsets", "checksum mismatch");
+    }
+    reseal(blobs, shard, 0);
+    try (ShardSet s = Shards.open(blobs)) {
       fails(DatasetFormatException.class, () -> s.get(5), "shard-00000.shard", "field 'data', record 5",
           "offsets decrease: offset[5] = " + start + " > offset[6] = " + (start - 3));
-      // the offsets were edited without their block checksum: verify says so first
-      fails(DatasetFormatException.class, s::verify, "field 'data' offsets", "checksum mismatch");
     }
   }
 
@@ -314,6 +418,9 @@ class ShardBadInputTest {
     Path shard = blobs.resolve("shard-00000.shard");
     long last = getLong(shard, offsetPosition(shard, 15));
     putLong(shard, offsetPosition(shard, 15), last - 1);
+    failsToOpen(DatasetFormatException.class, blobs, "shard-00000.shard", "block 0 (field 'data' offsets",
+        "checksum mismatch");
+    reseal(blobs, shard, 0);
     failsToOpen(DatasetFormatException.class, blobs, "shard-00000.shard", "field 'data' offsets",
         "run from 0 to " + (last - 1) + " but must run from 0 to " + last);
   }

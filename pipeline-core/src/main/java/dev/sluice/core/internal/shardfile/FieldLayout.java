@@ -64,7 +64,8 @@ public final class FieldLayout {
       this.kind = Kind.FIXED;
       this.itemBytes = Math.toIntExact(spec.rowBytes());
     } else {
-      this.itemBytes = binaryLeaf ? 1 : Math.toIntExact(spec.itemShape().numElements() * spec.dtype().byteSize());
+      this.itemBytes = binaryLeaf ? 1 : Math.toIntExact(Math.multiplyExact(spec.itemShape().numElements(),
+          (long) spec.dtype().byteSize()));
       if (ragged == 0) {
         this.kind = Kind.BINARY;
       } else if (ragged == 1 && !binaryLeaf && !spec.elementsNullable(0)) {

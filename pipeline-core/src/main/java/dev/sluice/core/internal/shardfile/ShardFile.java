@@ -163,7 +163,12 @@ public final class ShardFile {
       throw new DatasetFormatException(resource, "header", "inconsistent header: " + blockCount + " blocks, "
           + rows + " rows, footer at byte " + footerOffset + " of " + length);
     }
-    ByteBuffer f = readAt(ch, footerOffset, Math.toIntExact(length - footerOffset));
+    if (length - footerOffset > Integer.MAX_VALUE) {
+      throw new UnsupportedFormatException(resource, "header", "a block table of " + blockCount + " blocks ("
+          + (length - footerOffset) + " bytes with the tail) is more than one read can hold (" + Integer.MAX_VALUE
+          + " bytes)");
+    }
+    ByteBuffer f = readAt(ch, footerOffset, (int) (length - footerOffset));
     int tail = f.limit() - TAIL_BYTES;
     byte[] tailMagic = new byte[TAIL_MAGIC.length];
     f.get(f.limit() - 4, tailMagic);
@@ -192,9 +197,8 @@ public final class ShardFile {
       blocks.add(b);
       if (b.offset() % ALIGNMENT != 0 || b.offset() < HEADER_BYTES || b.length() < 0
           || b.offset() > footerOffset || b.length() > footerOffset - b.offset()) {
-        throw new DatasetFormatException(resource, "block " + i, "block [" + b.offset() + ", "
-            + (b.offset() + b.length()) + ") is not a 64-byte aligned range inside the data region [64, "
-            + footerOffset + ")");
+        throw new DatasetFormatException(resource, "block " + i, "block of " + b.length() + " bytes at byte "
+            + b.offset() + " is not a 64-byte aligned range inside the data region [64, " + footerOffset + ")");
       }
     }
     List<Block> byOffset = new ArrayList<>(blocks);

@@ -8,12 +8,14 @@ import dev.sluice.core.Example;
 import dev.sluice.core.Shape;
 import dev.sluice.core.Tensor;
 import dev.sluice.core.TensorSpec;
+import dev.sluice.core.UnsupportedFormatException;
 import dev.sluice.core.internal.mapped.MappedChunks;
 import dev.sluice.core.internal.mapped.MappedReads;
 import dev.sluice.core.internal.mapped.MappedRows;
 import dev.sluice.core.internal.shardfile.FieldLayout.Buffer;
 import dev.sluice.core.internal.shardfile.FieldLayout.Kind;
 import java.io.IOException;
+import java.math.BigInteger;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
@@ -30,6 +32,12 @@ import java.util.zip.CRC32C;
  * on open, every block mapped read-only in chunks on first use. Rows are zero-copy views of the
  * mapping; {@link ShardRows} gathers rows of one or several shard files into a batch with bulk
  * copies.
+ *
+ * <p>No row of a field is delivered before the CRC32C of each of that field's blocks has been
+ * checked against the block table: the first read of a field (from any thread) checks its blocks
+ * once and the reader remembers the result, so later reads pay one volatile load per field. A
+ * mismatch is a {@link DatasetFormatException} naming the file, the block (number, buffer, byte
+ * range) and the expected and found checksums, and every later read of the field fails the same way.
  */
 public final class ShardFileReader implements AutoCloseable {
   private static final ByteBuffer EMPTY = ByteBuffer.allocate(0);
@@ -130,13 +138,20 @@ public final class ShardFileReader implements AutoCloseable {
     for (FieldLayout l : layouts) {
       for (Buffer b : l.buffers()) {
         ShardFile.Block block = frame.blocks().get(l.block(b));
-        long known = l.knownLength(b, frame.rows());
+        long known;
+        try {
+          known = l.knownLength(b, frame.rows());
+        } catch (ArithmeticException e) {
+          throw new DatasetFormatException(resource, "header", "rows " + frame.rows() + " of " + l.spec() + " need a "
+              + l.describe(b) + " block of more bytes than a file can hold");
+        }
         if (known >= 0 && block.length() != known) {
           throw new DatasetFormatException(resource, "block " + l.block(b), l.describe(b) + " holds " + block.length()
               + " bytes but " + frame.rows() + " rows of " + l.spec() + " need " + known
               + " (" + source + " disagrees with the shard)");
         }
-        if (b.equals(Buffer.VALUES) && l.kind() != Kind.FIXED && block.length() % l.itemBytes() != 0) {
+        if (b.equals(Buffer.VALUES) && l.kind() != Kind.FIXED
+            && (l.itemBytes() == 0 ? block.length() != 0 : block.length() % l.itemBytes() != 0)) {
           throw new DatasetFormatException(resource, "block " + l.block(b), l.describe(b) + " holds " + block.length()
               + " bytes, not a whole number of " + l.itemBytes() + "-byte items of " + l.spec());
         }
@@ -183,6 +198,7 @@ public final class ShardFileReader implements AutoCloseable {
   public void putRow(long row, long index, Example.Builder out) {
     checkOpen();
     for (ColumnReader c : columns) {
+      c.checkVerified();
       c.put(row, index, out);
     }
   }
@@ -201,16 +217,7 @@ public final class ShardFileReader implements AutoCloseable {
     checkOpen();
     List<ShardFile.Block> blocks = frame.blocks();
     for (ColumnReader c : columns) {
-      for (Buffer b : c.layout.buffers()) {
-        int k = c.layout.block(b);
-        ShardFile.Block block = blocks.get(k);
-        int found = crc(block.offset(), block.length());
-        if (found != block.crc()) {
-          throw new DatasetFormatException(resource, c.layout.describe(b) + " (bytes " + block.offset() + ".."
-              + block.end() + ")", "checksum mismatch (expected " + ShardFile.checksumText(block.crc()) + ", found "
-              + ShardFile.checksumText(found) + ")");
-        }
-      }
+      c.verifyBlocks(true);
       c.verifyLevels();
     }
     List<ShardFile.Block> byOffset = new ArrayList<>(blocks);
@@ -224,14 +231,13 @@ public final class ShardFileReader implements AutoCloseable {
     MappedReads.endRead();
   }
 
-  private int crc(long offset, long length) {
+  /** The CRC32C of a mapped block ({@code null}: an empty one). */
+  private static int crc(MappedChunks m) {
     CRC32C crc = new CRC32C();
-    if (length == 0) {
-      return (int) crc.getValue();
-    }
-    MappedChunks m = new MappedChunks(resource, channel, offset, length, 1, 1 << 26);
-    for (int k = 0; k < m.chunkCount(); k++) {
-      crc.update(m.chunk(k).duplicate());
+    if (m != null) {
+      for (int k = 0; k < m.chunkCount(); k++) {
+        crc.update(m.chunk(k).duplicate());
+      }
     }
     return (int) crc.getValue();
   }
@@ -241,12 +247,16 @@ public final class ShardFileReader implements AutoCloseable {
       return;
     }
     try {
-      ByteBuffer gap = ShardFile.readAt(channel, from, Math.toIntExact(to - from));
-      for (int i = 0; i < gap.limit(); i++) {
-        if (gap.get(i) != 0) {
-          throw new DatasetFormatException(resource, "byte " + (from + i), "the bytes between blocks must be zero but"
-              + " byte " + (from + i) + " is " + (gap.get(i) & 0xff));
+      for (long at = from; at < to; ) {
+        int n = (int) Math.min(to - at, 1 << 20);
+        ByteBuffer gap = ShardFile.readAt(channel, at, n);
+        for (int i = 0; i < n; i++) {
+          if (gap.get(i) != 0) {
+            throw new DatasetFormatException(resource, "byte " + (at + i), "the bytes between blocks must be zero but"
+                + " byte " + (at + i) + " is " + (gap.get(i) & 0xff));
+          }
         }
+        at += n;
       }
     } catch (IOException e) {
       throw new DatasetIOException(resource, "cannot read: " + e, e);
@@ -299,9 +309,14 @@ public final class ShardFileReader implements AutoCloseable {
     private final long valueUnits; // bytes (string leaf) or items in the values block
     private final Shape itemShape;
     private final List<MappedChunks> regions = new ArrayList<>(); // every block mapped, for mapAll
+    private final MappedChunks[] blocks; // per buffer of the layout; null for an empty block
+    private volatile boolean verified; // every block's CRC32C matched the block table
+    private String mismatchAt; // the block whose CRC32C did not match, once found (guarded by this)
+    private String mismatch; // expected versus found for it
 
     ColumnReader(FieldLayout layout, long maxChunkBytes) {
       this.layout = layout;
+      this.blocks = new MappedChunks[layout.blockCount()];
       this.spec = layout.spec();
       this.ragged = layout.ragged();
       this.levels = ragged + (layout.binaryLeaf() ? 1 : 0);
@@ -326,17 +341,18 @@ public final class ShardFileReader implements AutoCloseable {
       for (int d = 0; d <= ragged; d++) {
         if (spec.nullableAt(d)) {
           Buffer v = new Buffer(FieldLayout.Role.VALIDITY, d);
-          checkLength(v, counts[d]);
+          checkLength(v, counts[d], 0, 1);
           validity[d] = map(v, 1, maxChunkBytes);
         }
         if (d < levels) {
           Buffer o = new Buffer(FieldLayout.Role.OFFSETS, d);
-          checkLength(o, (counts[d] + 1) * 8);
+          checkLength(o, counts[d], 1, 8);
           offsets[d] = map(o, 8, maxChunkBytes);
           long first = offset(d, 0);
           long last = offset(d, counts[d]);
           long limit = d + 1 < counts.length ? -1 : valueUnits;
           if (first != 0 || last < 0 || limit >= 0 && last != limit) {
+            checkBlock(layout.buffers().indexOf(o)); // changed bytes are reported as such
             throw new DatasetFormatException(resource, layout.describe(o), "offsets run from " + first + " to " + last
                 + " but must run from 0 to " + (limit >= 0 ? limit + ", the " + (layout.binaryLeaf() ? "bytes" : "items")
                 + " of its values block" : "a count >= 0"));
@@ -352,12 +368,15 @@ public final class ShardFileReader implements AutoCloseable {
       }
     }
 
-    /** Checks a block whose length the level above determines. */
-    private void checkLength(Buffer b, long expected) {
+    /**
+     * Checks a block whose length the level above determines: {@code count + extra} values of
+     * {@code unit} bytes (computed without overflow: {@code count} comes from the file).
+     */
+    private void checkLength(Buffer b, long count, int extra, int unit) {
       long length = frame.blocks().get(layout.block(b)).length();
-      if (length != expected) {
+      if (length % unit != 0 || length / unit - extra != count) {
         throw new DatasetFormatException(resource, layout.describe(b), "holds " + length + " bytes but the level above"
-            + " it needs " + expected);
+            + " it needs " + BigInteger.valueOf(count).add(BigInteger.valueOf(extra)).multiply(BigInteger.valueOf(unit)));
       }
     }
 
@@ -368,7 +387,60 @@ public final class ShardFileReader implements AutoCloseable {
       }
       MappedChunks m = new MappedChunks(resource, channel, block.offset(), block.length(), unit, maxChunkBytes);
       regions.add(m);
+      blocks[layout.buffers().indexOf(b)] = m;
       return m;
+    }
+
+    /**
+     * Checks the CRC32C of every block of the field against the block table once; afterwards a
+     * volatile load. Call before delivering any row of the field.
+     *
+     * @return true when the field was not known to be checked on entry (this call checked it, or
+     *     waited for another thread that did)
+     * @throws DatasetFormatException naming the block whose bytes do not match, now and on every later call
+     */
+    boolean checkVerified() {
+      if (!verified) {
+        verifyBlocks(false);
+        return true;
+      }
+      return false;
+    }
+
+    /** Whether every block of the field has been checked and matched. */
+    boolean verified() {
+      return verified;
+    }
+
+    /** Checks every block's CRC32C ({@code again}: even when it was checked before). */
+    synchronized void verifyBlocks(boolean again) {
+      if (verified && !again) {
+        return;
+      }
+      if (mismatch != null && !again) {
+        throw new DatasetFormatException(resource, mismatchAt, mismatch);
+      }
+      for (int i = 0; i < blocks.length; i++) {
+        checkBlock(i);
+      }
+      mismatchAt = null;
+      mismatch = null;
+      verified = true;
+    }
+
+    /** Checks the CRC32C of the field's block {@code i} (its position in the layout's buffers). */
+    private synchronized void checkBlock(int i) {
+      Buffer b = layout.buffers().get(i);
+      int k = layout.block(b);
+      ShardFile.Block block = frame.blocks().get(k);
+      int found = crc(blocks[i]);
+      if (found != block.crc()) {
+        verified = false;
+        mismatchAt = "block " + k + " (" + layout.describe(b) + ", bytes " + block.offset() + ".." + block.end() + ")";
+        mismatch = "checksum mismatch (expected " + ShardFile.checksumText(block.crc()) + ", found "
+            + ShardFile.checksumText(found) + ")";
+        throw new DatasetFormatException(resource, mismatchAt, mismatch);
+      }
     }
 
     /** Maps every chunk of every block of the field now. */
@@ -454,9 +526,22 @@ public final class ShardFileReader implements AutoCloseable {
       range(0, row, index, out);
     }
 
+    /**
+     * {@code n} as an int when one value (a tensor) can hold {@code n} {@code units} of
+     * {@code unitBytes} each: at most {@link Integer#MAX_VALUE} bytes.
+     */
+    private int oneValue(long n, int unitBytes, String units) {
+      long limit = Integer.MAX_VALUE / Math.max(1, unitBytes);
+      if (n > limit) {
+        throw new UnsupportedFormatException(resource, "field '" + spec.name() + "'", "a value of " + n + " " + units
+            + " is more than one value can hold (" + limit + ")");
+      }
+      return (int) n;
+    }
+
     /** Bytes {@code [from, to)} of {@code m}: a view when they lie in one chunk, else a copy. */
     private ByteBuffer slice(MappedChunks m, long from, long to) {
-      int n = Math.toIntExact(to - from);
+      int n = oneValue(to - from, 1, "bytes");
       if (n == 0) {
         return EMPTY;
       }
@@ -523,13 +608,13 @@ public final class ShardFileReader implements AutoCloseable {
         valid.add(v);
         anyValidity |= v != null;
         if (d < levels) {
-          ByteBuffer o = ByteBuffer.allocate(Math.toIntExact((b - a + 1) * 8)).order(ByteOrder.LITTLE_ENDIAN);
+          ByteBuffer o = ByteBuffer.allocate(oneValue(b - a + 1, 8, "offsets") * 8).order(ByteOrder.LITTLE_ENDIAN);
           long first = offset(d, a);
           long previous = first;
           for (long i = a; i < b; i++) {
             long end = offset(d, i + 1);
             checkRange(d, i, index, previous, end);
-            o.putLong(Math.toIntExact((i - a + 1) * 8), end - first);
+            o.putLong((int) (i - a + 1) * 8, end - first);
             previous = end;
           }
           if (a == b) {
@@ -591,7 +676,7 @@ public final class ShardFileReader implements AutoCloseable {
       long b = r[1];
       int child = depth + 1;
       if (child == ragged && !layout.binaryLeaf() && validity[child] == null) {
-        int at = target.reserveValues(Math.toIntExact(b - a));
+        int at = target.reserveValues(oneValue(b - a, itemBytes, "items"));
         if (b > a) {
           MappedRows.copyRange(values, a * itemBytes, (b - a) * itemBytes, target.valueBuffer(), at);
         }

@@ -15,7 +15,9 @@ import java.util.List;
  * {@code i} of file {@code k} is global row {@code starts[k] + i}, where {@code starts[0]} is the
  * global index of the first file's first row (its base). {@link #get} returns zero-copy
  * views of the mappings, {@link #gather} copies rows straight into a batch's columns, within one
- * file with that file's bulk copies and across files grouped by file.
+ * file with that file's bulk copies and across files grouped by file. Both deliver a field of a
+ * file only once the CRC32C of that field's blocks in that file has been checked (once per open
+ * file, see {@link ShardFileReader}).
  */
 public final class ShardRows {
   private static final ByteBuffer EMPTY = ByteBuffer.allocate(0);
@@ -28,6 +30,9 @@ public final class ShardRows {
   private final int[] bucketShard; // the file of row b << bucketShift
   private final long[] starts; // starts[k] = first global row of file k; starts[n] = base + rows
   private final long base;
+  // every field of every file checked: gathers skip the per-row checks (looked at again only after
+  // a gather that checked a field, so at most once per field and file)
+  private volatile boolean allVerified;
 
   /**
    * Rows of {@code readers}, which must share one list of field layouts, global rows from 0.
@@ -152,9 +157,18 @@ public final class ShardRows {
       int[] shard = null; // where each row is, computed when a field needs it
       long[] local = null;
       Grouped grouped = null;
+      boolean checked = false; // some field of some file was checked by this call
+      if (!oneShard) {
+        shard = new int[count];
+        local = new long[count];
+        locate(indices, from, count, -1, shard, local);
+      }
       try {
         for (int f = 0; f < columns.length; f++) {
           ShardFileReader.ColumnReader[] byShard = columns[f];
+          if (!allVerified) {
+            checked |= checkVerified(byShard, oneShard, k0, shard);
+          }
           boolean fixed = byShard[k0].layout().kind() == FieldLayout.Kind.FIXED;
           if (fixed && oneShard) {
             byShard[k0].fixed().copy(indices, from, count, lo, target.fixedColumn(f), start, oneRun);
@@ -186,6 +200,9 @@ public final class ShardRows {
           }
         }
         MappedReads.endRead();
+        if (checked) {
+          allVerified = everyFieldVerified();
+        }
       } catch (InternalError e) {
         String where = oneShard ? readers.get(k0).resource() : resource;
         throw MappedReads.changedWhileMapped(where, "rows " + indices[from] + "..", e);
@@ -196,6 +213,32 @@ public final class ShardRows {
     } else {
       target.commitRows(indices, from, count);
     }
+  }
+
+  private boolean everyFieldVerified() {
+    for (ShardFileReader.ColumnReader[] byShard : columns) {
+      for (ShardFileReader.ColumnReader c : byShard) {
+        if (!c.verified()) {
+          return false;
+        }
+      }
+    }
+    return true;
+  }
+
+  /**
+   * Checks the blocks of one field in every file the batch reads (see {@link ShardFileReader});
+   * true when one of them was not known to be checked before.
+   */
+  private static boolean checkVerified(ShardFileReader.ColumnReader[] byShard, boolean oneShard, int k0, int[] shard) {
+    if (oneShard) {
+      return byShard[k0].checkVerified();
+    }
+    boolean checked = false;
+    for (int k : shard) {
+      checked |= byShard[k].checkVerified();
+    }
+    return checked;
   }
 
   private void checkIndex(long index) {

@@ -161,7 +161,7 @@ final class ColumnAssembler {
 
   private ByteBuffer bitmap(FieldPlan.Step s) {
     long len = data.length(s.node());
-    long bytes = (len + 7) >>> 3;
+    long bytes = (len >>> 3) + ((len & 7) == 0 ? 0 : 1);
     return data.buffer(s.node(), 0, bytes, bytes, spec.name(), "validity bitmap of array '" + s.name() + "'");
   }
 
@@ -233,7 +233,8 @@ final class ColumnAssembler {
     ByteBuffer ob = null;
     if (w > 0 && n > 0) {
       long len = data.length(s.node());
-      ob = data.buffer(s.node(), 1, (cur.limit() + 1) * w, (len + 1) * w, spec.name(), "offsets of array '" + s.name() + "'");
+      ob = data.buffer(s.node(), 1, offsetBytes(cur.limit(), w, s), offsetBytes(len, w, s), spec.name(),
+          "offsets of array '" + s.name() + "'");
     }
     long total = 0;
     boolean cut = false;
@@ -243,7 +244,7 @@ final class ColumnAssembler {
       if (slot < 0) {
         continue;
       }
-      long st = w == 0 ? slot * size : offset(ob, w, slot);
+      long st = w == 0 ? times(slot, size, s) : offset(ob, w, slot);
       long en = w == 0 ? st + size : offset(ob, w, slot + 1);
       if (i == 0) {
         first = st;
@@ -287,7 +288,7 @@ final class ColumnAssembler {
     for (int i = 0; i < n; i++) {
       if (valid(v, i)) {
         long slot = cur.at(i);
-        long st = w == 0 ? slot * size : offset(ob, w, slot);
+        long st = w == 0 ? times(slot, size, s) : offset(ob, w, slot);
         long en = w == 0 ? st + size : offset(ob, w, slot + 1);
         for (long c = st; c < en; c++) {
           child[at++] = c;
@@ -433,7 +434,8 @@ final class ColumnAssembler {
     int w = leaf.kind() == Leaf.Kind.BINARY32 ? 4 : 8;
     ByteBuffer ob = null;
     if (n > 0) {
-      ob = data.buffer(s.node(), 1, (cur.limit() + 1) * w, (len + 1) * w, spec.name(), "offsets of array '" + s.name() + "'");
+      ob = data.buffer(s.node(), 1, offsetBytes(cur.limit(), w, s), offsetBytes(len, w, s), spec.name(),
+          "offsets of array '" + s.name() + "'");
     }
     long maxEnd = 0;
     long total = 0;
@@ -464,7 +466,7 @@ final class ColumnAssembler {
       throw unsupported("array '" + s.name() + "' holds " + total + " bytes of values in one record batch");
     }
     long whole = maxEnd;
-    if (ob != null && ob.remaining() >= (len + 1) * w) {
+    if (ob != null && ob.remaining() >= offsetBytes(len, w, s)) {
       whole = Math.max(whole, offset(ob, w, len));
     }
     ByteBuffer db = data.buffer(s.node(), 2, maxEnd, whole, spec.name(), "data of array '" + s.name() + "'");
@@ -818,6 +820,14 @@ final class ColumnAssembler {
   }
 
   // ------------------------------------------------------------------ helpers
+
+  /** Bytes of the {@code n + 1} offsets of {@code w} bytes each of {@code n} items. */
+  private long offsetBytes(long n, int w, FieldPlan.Step s) {
+    if (n == Long.MAX_VALUE) {
+      throw format("array '" + s.name() + "': " + n + " items need more offsets than a file can hold");
+    }
+    return times(n + 1, w, s);
+  }
 
   private long times(long a, long b, FieldPlan.Step s) {
     try {

@@ -100,6 +100,10 @@ final class IpcBatchBuffers implements BatchBuffers {
           }
           n = 2 + (int) v;
         }
+        if ((long) start[i] + n > Integer.MAX_VALUE) {
+          throw new DatasetFormatException(resource, position, "the variadic buffer counts up to field node " + i
+              + " add up to more than " + Integer.MAX_VALUE + " buffers");
+        }
         start[i + 1] = start[i] + n;
       }
       if (rb.buffersLength() != start[nodes]) {
@@ -117,7 +121,8 @@ final class IpcBatchBuffers implements BatchBuffers {
         len[i] = b.length();
         if (offset[i] < 0 || len[i] < 0 || offset[i] > bodyLength || len[i] > bodyLength - offset[i]) {
           throw new DatasetFormatException(resource, position, "buffer " + i + " at [" + offset[i] + ", "
-              + (offset[i] + len[i]) + ") lies outside the message body of " + bodyLength + " bytes");
+              + java.math.BigInteger.valueOf(offset[i]).add(java.math.BigInteger.valueOf(len[i]))
+              + ") lies outside the message body of " + bodyLength + " bytes");
         }
       }
       byte codec = -1;

@@ -35,8 +35,12 @@ public final class NpyArrays {
       checkPlain(h);
       DType dtype = h.fields().get(0).dtype();
       long[] shape = h.shape();
-      long rowBytes = h.rowBytes();
-      ByteBuffer all = ByteBuffer.allocate(Math.toIntExact(r.rows() * rowBytes)).order(ByteOrder.LITTLE_ENDIAN);
+      long bytes = h.dataBytes();
+      if (bytes > Integer.MAX_VALUE) {
+        throw new UnsupportedFormatException(h.resource(), "header", "shape " + NpyHeader.tuple(shape) + " of "
+            + dtype + " is " + bytes + " bytes; one sample tensor holds at most " + Integer.MAX_VALUE);
+      }
+      ByteBuffer all = ByteBuffer.allocate((int) bytes).order(ByteOrder.LITTLE_ENDIAN);
       for (long i = 0; i < r.rows(); i++) {
         all.put(row(r, i, name).data());
       }

@@ -16,7 +16,7 @@ import dev.sluice.core.Shape;
 public record NpyField(String name, DType dtype, Shape subShape, int offset, boolean bigEndian) {
   /** Bytes of this field inside one item. */
   public int byteSize() {
-    return Math.toIntExact(subShape.numElements() * dtype.byteSize());
+    return Math.toIntExact(Math.multiplyExact(subShape.numElements(), (long) dtype.byteSize()));
   }
 
   /** Width of the units to byte-swap (a complex value swaps its two halves), 1 when none. */

@@ -5,6 +5,7 @@ import dev.sluice.core.DatasetFormatException;
 import dev.sluice.core.Shape;
 import dev.sluice.core.UnsupportedFormatException;
 import java.io.IOException;
+import java.math.BigInteger;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
@@ -167,7 +168,20 @@ public final class NpyHeader {
     }
     NpyHeader h = new NpyHeader(resource, major, minor, dataOffset, List.copyOf(fields), itemSize, structured,
         fortran && shape.length > 1, shape, String.valueOf(descr));
-    long expected = h.dataBytes();
+    long expected;
+    try {
+      expected = h.dataBytes();
+      Math.addExact(dataOffset, expected); // where the data ends is a file position too
+    } catch (ArithmeticException e) {
+      BigInteger row = BigInteger.valueOf(itemSize);
+      for (int i = 1; i < shape.length; i++) {
+        row = row.multiply(BigInteger.valueOf(shape[i]));
+      }
+      BigInteger bytes = row.multiply(BigInteger.valueOf(h.rows()));
+      boolean total = bytes.add(BigInteger.valueOf(dataOffset)).bitLength() > 63;
+      throw new DatasetFormatException(resource, null, "header shape " + tuple(shape) + " of " + h.describeItem()
+          + (total ? " is " + bytes + " bytes" : " has rows of " + row + " bytes") + ", more than a file can hold");
+    }
     long present = fileSize - dataOffset;
     if (present < expected) {
       throw new DatasetFormatException(resource, "byte " + fileSize, "truncated data: header says "
@@ -182,8 +196,21 @@ public final class NpyHeader {
   }
 
   private String describeSize() {
-    return Arrays.toString(shape) + " of " + (structured ? "structured items of " + itemSize + " bytes"
-        : fields.get(0).dtype() + (fields.get(0).bigEndian() ? " (big-endian)" : ""));
+    return Arrays.toString(shape) + " of " + describeItem();
+  }
+
+  private String describeItem() {
+    return structured ? "structured items of " + itemSize + " bytes"
+        : fields.get(0).dtype() + (fields.get(0).bigEndian() ? " (big-endian)" : "");
+  }
+
+  /** A shape as NumPy writes it: {@code (4, 8)}, {@code (5,)}, {@code ()}. */
+  static String tuple(long[] shape) {
+    StringBuilder sb = new StringBuilder("(");
+    for (int i = 0; i < shape.length; i++) {
+      sb.append(i == 0 ? "" : ", ").append(shape[i]);
+    }
+    return sb.append(shape.length == 1 ? ",)" : ")").toString();
   }
 
   private static boolean isPrefixOfMagic(byte[] head, int got) {
@@ -251,17 +278,22 @@ public final class NpyHeader {
       if (!(fd instanceof String fieldDescr)) {
         throw new DatasetFormatException(resource, "header dict", "malformed structured descr entry " + entry);
       }
-      if (name.isEmpty() && fieldDescr.length() > 1 && fieldDescr.substring(1).startsWith("V")) {
-        offset = Math.addExact(offset, Math.multiplyExact(parseVoidSize(resource, fieldDescr),
-            Math.toIntExact(sub.numElements())));
-        continue; // padding
+      try {
+        if (name.isEmpty() && fieldDescr.length() > 1 && fieldDescr.substring(1).startsWith("V")) {
+          offset = Math.addExact(offset, Math.multiplyExact(parseVoidSize(resource, fieldDescr),
+              Math.toIntExact(sub.numElements())));
+          continue; // padding
+        }
+        if (!names.add(name)) {
+          throw new DatasetFormatException(resource, "header dict", "duplicate field name '" + name + "'");
+        }
+        NpyField f = simpleField(resource, name, fieldDescr, sub, offset);
+        out.add(f);
+        offset = Math.addExact(offset, f.byteSize());
+      } catch (ArithmeticException e) {
+        throw new DatasetFormatException(resource, "header dict", "structured descr entry " + entry + " makes an item"
+            + " of more than " + Integer.MAX_VALUE + " bytes");
       }
-      if (!names.add(name)) {
-        throw new DatasetFormatException(resource, "header dict", "duplicate field name '" + name + "'");
-      }
-      NpyField f = simpleField(resource, name, fieldDescr, sub, offset);
-      out.add(f);
-      offset = Math.addExact(offset, f.byteSize());
     }
     return offset;
   }

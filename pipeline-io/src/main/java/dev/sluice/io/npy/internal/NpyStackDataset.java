@@ -141,7 +141,12 @@ public final class NpyStackDataset implements NpyStack {
             + chunkFiles.get(0) + " has " + describe(specs0) + "; every chunk of a stack must have the same dtype and row shape");
       }
       headers[k] = h;
-      starts[k + 1] = starts[k] + h.rows();
+      try {
+        starts[k + 1] = Math.addExact(starts[k], h.rows());
+      } catch (ArithmeticException e) {
+        throw new DatasetFormatException(f.toString(), "header", "its " + h.rows() + " rows after the " + starts[k]
+            + " rows of the chunks before it make more rows than a dataset can index (" + Long.MAX_VALUE + ")");
+      }
       splits.add(new Split(dirName + "/" + k + ".npy", h.rows()));
     }
     Schema schema = Schema.of(specs0);

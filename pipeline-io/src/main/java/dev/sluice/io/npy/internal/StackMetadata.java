@@ -5,6 +5,7 @@ import dev.sluice.core.DType;
 import dev.sluice.core.DatasetFormatException;
 import dev.sluice.core.Shape;
 import dev.sluice.io.internal.JsonFiles;
+import java.math.BigInteger;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -69,7 +70,7 @@ final class StackMetadata {
       JsonNode a = e.getValue();
       shape = new long[a.size()];
       for (int i = 0; i < shape.length; i++) {
-        if (!a.get(i).isIntegralNumber() || a.get(i).asLong() < 0) {
+        if (!a.get(i).isIntegralNumber() || !a.get(i).canConvertToLong() || a.get(i).asLong() < 0) {
           throw new DatasetFormatException(resource, "key " + e.getKey(), "expected a list of integers >= 0 but found " + a);
         }
         shape[i] = a.get(i).asLong();
@@ -101,7 +102,26 @@ final class StackMetadata {
       char c = dtypeText.isEmpty() ? ' ' : dtypeText.charAt(0);
       orderGiven = c == '<' || c == '>' || c == '[';
     }
+    if (shape != null && fields != null) {
+      checkRowBytes(resource, shapeName, shape, fields);
+    }
     return new StackMetadata(file, fields, orderGiven, dtypeText, len, shards, shapeName, shape);
+  }
+
+  /** A row (the shape without its first dimension, of the dtype's items) must fit in one tensor. */
+  private static void checkRowBytes(String resource, String shapeName, long[] shape, List<NpyField> fields) {
+    BigInteger items = BigInteger.ONE;
+    for (int i = 1; i < shape.length; i++) {
+      items = items.multiply(BigInteger.valueOf(shape[i]));
+    }
+    for (NpyField f : fields) {
+      BigInteger bytes = items.multiply(BigInteger.valueOf(f.byteSize()));
+      if (bytes.compareTo(BigInteger.valueOf(Integer.MAX_VALUE)) > 0) {
+        throw new DatasetFormatException(resource, "key " + shapeName + "_shape", "rows of shape "
+            + NpyHeader.tuple(java.util.Arrays.copyOfRange(shape, 1, shape.length)) + " of " + f.dtype() + " are "
+            + bytes + " bytes each, more than a row can hold (" + Integer.MAX_VALUE + ")");
+      }
+    }
   }
 
   private static List<NpyField> parseDtype(String resource, String text, String fieldName) {
@@ -126,11 +146,22 @@ final class StackMetadata {
         if (f.size() == 3 && f.get(2) instanceof List<?> dims) {
           long[] d = new long[dims.size()];
           for (int i = 0; i < d.length; i++) {
-            d[i] = (Long) dims.get(i);
+            if (!(dims.get(i) instanceof Long dim) || dim < 0) {
+              throw new DatasetFormatException(resource, "key dtype", "malformed dtype entry " + entry
+                  + ": a subarray shape is a tuple of integers >= 0");
+            }
+            d[i] = dim;
           }
           sub = Shape.of(d);
         }
-        out.add(NpyHeader.simpleField(resource, n, fd, sub, 0));
+        NpyField field = NpyHeader.simpleField(resource, n, fd, sub, 0);
+        try {
+          field.byteSize();
+        } catch (ArithmeticException e) {
+          throw new DatasetFormatException(resource, "key dtype", "dtype entry " + entry + " makes an item of more"
+              + " than " + Integer.MAX_VALUE + " bytes");
+        }
+        out.add(field);
       }
       return out;
     }

@@ -157,7 +157,14 @@ public final class ParquetFileInfo {
     } catch (IOException | RuntimeException e) {
       throw new DatasetFormatException(name, "footer", "corrupt footer: " + e.getMessage(), e);
     }
+    long rows = 0;
     for (int i = 0; i < footer.getBlocks().size(); i++) {
+      long n = footer.getBlocks().get(i).getRowCount();
+      if (n < 0 || rows > Long.MAX_VALUE - n) {
+        throw new DatasetFormatException(name, "row group " + i, "the footer says " + n + " rows"
+            + (n < 0 ? ", fewer than 0" : " after " + rows + " in the row groups before it, more than a file can index"));
+      }
+      rows += n;
       for (ColumnChunkMetaData c : footer.getBlocks().get(i).getColumns()) {
         if (c.isEncrypted()) {
           throw new UnsupportedFormatException(name, "row group " + i + ", column '" + c.getPath().toDotString() + "'",

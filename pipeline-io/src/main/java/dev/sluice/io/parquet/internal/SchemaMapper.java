@@ -217,11 +217,17 @@ public final class SchemaMapper {
     Shape declared = null;
     if (levels == 1 && !tm.dtype.isVariableLength() && !Shape.of(-1).equals(hints.get(name))) {
       declared = hints.get(name);
+      String source = "the shape hint";
       if (declared == null) {
         declared = parseShape(keyValues.get(SHAPE_KEY_PREFIX + name));
+        source = "footer key '" + SHAPE_KEY_PREFIX + name + "'";
       }
       if (declared == null && arrowLengths.containsKey(name)) {
         declared = Shape.of(arrowLengths.get(name)); // pyarrow's FixedSizeList
+        source = "the FixedSizeList size of footer key 'ARROW:schema'";
+      }
+      if (declared != null) {
+        checkRowBytes(name, declared, tm.dtype, source);
       }
     }
     if (declared != null) { // one contiguous block per row: its elements hold no nulls
@@ -234,6 +240,19 @@ public final class SchemaMapper {
     java.util.Arrays.fill(dims, -1);
     TensorSpec spec = new TensorSpec(name, tm.dtype, Shape.of(dims), nullable, mask);
     plans.add(new ColumnPlan(desc, spec, ColumnPlan.Layout.LISTS, tm.conversion, -1, definedAt, tm.scale));
+  }
+
+  /** A declared row shape of {@code dtype} must make rows of at most {@link Integer#MAX_VALUE} bytes. */
+  private void checkRowBytes(String name, Shape declared, DType dtype, String source) {
+    java.math.BigInteger bytes = java.math.BigInteger.valueOf(Math.max(1, dtype.byteSize()));
+    for (long d : declared.dims()) {
+      bytes = bytes.multiply(java.math.BigInteger.valueOf(d));
+    }
+    if (bytes.compareTo(java.math.BigInteger.valueOf(Integer.MAX_VALUE)) > 0) {
+      throw new dev.sluice.core.DatasetFormatException(file, "footer", "column '" + name + "': " + source
+          + " declares rows of shape " + declared + " of " + dtype.numpyName() + ", " + bytes
+          + " bytes each, more than one row can hold (" + Integer.MAX_VALUE + ")");
+    }
   }
 
   private Shape parseShape(String value) {

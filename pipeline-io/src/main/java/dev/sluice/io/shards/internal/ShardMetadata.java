@@ -16,9 +16,11 @@ import dev.sluice.io.internal.JsonFiles;
 import dev.sluice.io.shards.ShardInfo;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.math.BigInteger;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -138,6 +140,7 @@ public record ShardMetadata(Path file, Schema schema, List<ShardInfo> shards) {
     JsonNode shardsNode = array(resource, root, "shards");
     List<ShardInfo> shards = new ArrayList<>();
     Set<String> names = new HashSet<>();
+    long total = 0;
     for (int i = 0; i < shardsNode.size(); i++) {
       String key = "shards[" + i + "]";
       JsonNode s = shardsNode.get(i);
@@ -163,6 +166,12 @@ public record ShardMetadata(Path file, Schema schema, List<ShardInfo> shards) {
       if (bytes < ShardFile.MIN_BYTES) {
         throw new DatasetFormatException(resource, "key " + key + ".bytes", "expected at least "
             + ShardFile.MIN_BYTES + " (a header and a footer) but found " + bytes);
+      }
+      try {
+        total = Math.addExact(total, rows);
+      } catch (ArithmeticException e) {
+        throw new DatasetFormatException(resource, "key " + key + ".rows", rows + " rows after the " + total
+            + " of the shards before it are more rows than a dataset can index (" + Long.MAX_VALUE + ")");
       }
       shards.add(new ShardInfo(name, rows, bytes, checksum));
     }
@@ -230,6 +239,7 @@ public record ShardMetadata(Path file, Schema schema, List<ShardInfo> shards) {
         }
       }
     }
+    checkItemBytes(resource, key, dims, dtype);
     try {
       TensorSpec spec = new TensorSpec(name, dtype, Shape.of(dims), nullable, elements);
       if (ne != null && ne.size() != spec.raggedRank()) {
@@ -239,6 +249,27 @@ public record ShardMetadata(Path file, Schema schema, List<ShardInfo> shards) {
       return spec;
     } catch (IllegalArgumentException e) {
       throw new DatasetFormatException(resource, "key " + key, e.getMessage());
+    }
+  }
+
+  /**
+   * The fixed dimensions of a field (a row of a fixed-length field, an item of a list) of
+   * {@code dtype} must make at most {@link Integer#MAX_VALUE} bytes: one value is one tensor.
+   */
+  private static void checkItemBytes(String resource, String key, long[] dims, DType dtype) {
+    if (dtype.isVariableLength()) {
+      return;
+    }
+    BigInteger bytes = BigInteger.valueOf(dtype.byteSize());
+    for (long d : dims) {
+      if (d >= 0) {
+        bytes = bytes.multiply(BigInteger.valueOf(d));
+      }
+    }
+    if (bytes.compareTo(BigInteger.valueOf(Integer.MAX_VALUE)) > 0) {
+      throw new DatasetFormatException(resource, "key " + key + ".shape", "shape " + Arrays.toString(dims) + " of "
+          + dtype.numpyName() + " makes values of " + bytes + " bytes, more than one value can hold ("
+          + Integer.MAX_VALUE + ")");
     }
   }
 
