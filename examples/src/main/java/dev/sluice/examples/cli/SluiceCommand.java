@@ -28,6 +28,7 @@ import reactor.core.Exceptions;
       GenerateCommand.class,
       InspectCommand.class,
       ChecksumCommand.class,
+      HeadCommand.class,
       ConvertCommand.class,
       ReadCommand.class,
       BenchCommand.class,

@@ -21,7 +21,8 @@ import picocli.CommandLine.Spec;
         + "memory (/dev/shm/sluice-<user>/staged/<name>, mode 0700), and print the path to read it from.",
         "The free space is checked first. An archive entry with an absolute path, a '..' component, a link pointing "
             + "outside, or a device file is refused, and nothing is written outside the target. Staging the same "
-            + "source again prints the same path."})
+            + "source again prints the same path. An archive that unpacks to one top-level directory and nothing else "
+            + "prints that directory."})
 final class StageCommand implements Callable<Integer> {
   @Parameters(index = "0", paramLabel = "ARCHIVE|DIR", description = "A tar archive or a dataset directory.")
   Path source;
@@ -40,9 +41,10 @@ final class StageCommand implements Callable<Integer> {
     } else if (target.toAbsolutePath().getParent() != null) {
       java.nio.file.Files.createDirectories(target.toAbsolutePath().getParent());
     }
-    new Stager(source, target).stage();
+    Stager stager = new Stager(source, target);
+    stager.stage();
     PrintWriter out = spec.commandLine().getOut();
-    out.println(target.toAbsolutePath().normalize());
+    out.println(stager.dataset().toAbsolutePath().normalize());
     out.flush();
     return 0;
   }

@@ -114,6 +114,21 @@ final class Stager {
     }
   }
 
+  /**
+   * The directory to read the staged dataset from: for an archive whose unpacked tree is exactly one
+   * top-level directory (as {@code tar czf set.tar.gz set} makes), that directory; else the target.
+   */
+  Path dataset() throws IOException {
+    if (Files.isDirectory(source)) {
+      return target;
+    }
+    List<Path> top;
+    try (var entries = Files.list(target)) {
+      top = entries.filter(p -> !p.getFileName().toString().equals(MARKER)).limit(2).toList();
+    }
+    return top.size() == 1 && Files.isDirectory(top.get(0), LinkOption.NOFOLLOW_LINKS) ? top.get(0) : target;
+  }
+
   /** False when the existing target holds this source; else the target holds something else. */
   private boolean alreadyStaged(String stamp) throws IOException {
     Path marker = target.resolve(MARKER);

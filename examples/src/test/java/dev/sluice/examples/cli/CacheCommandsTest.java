@@ -202,7 +202,7 @@ class CacheCommandsTest {
     }
     Path to = dir.resolve("staged");
     String path = ok("stage", archive.toString(), "--to", to.toString()).out().strip();
-    assertThat(Path.of(path)).isEqualTo(to.toAbsolutePath());
+    assertThat(Path.of(path)).as("the archive's one top-level directory").isEqualTo(to.toAbsolutePath().resolve("set"));
     assertThat(Files.readString(to.resolve("set/sub/b.bin"))).isEqualTo("beta");
     assertThat(Files.readString(to.resolve("set/latest"))).isEqualTo("beta");
     assertThat(Files.readString(to.resolve("set/copy.bin"))).isEqualTo("alpha");
@@ -213,6 +213,38 @@ class CacheCommandsTest {
     assertThat(ok("stage", npy.toString(), "--to", copied.toString()).out().strip()).isEqualTo(copied.toAbsolutePath().toString());
     assertThat(ok("checksum", copied.toString()).out()).isEqualTo(ok("checksum", npy.toString()).out());
     failsWithOneLine(CliRun.of("stage", npy.toString(), "--to", to.toString()), "already exists");
+  }
+
+  @Test
+  void anArchiveOfOneDatasetDirectoryPrintsThatDirectoryAndAnArchiveOfItsFilesTheTarget() throws Exception {
+    Path nested = dir.resolve("npy.tar.gz"); // tar czf npy.tar.gz npy
+    Path flat = dir.resolve("flat.tar"); // tar cf flat.tar -C npy .
+    try (TarArchiveOutputStream a = new TarArchiveOutputStream(new GzipCompressorOutputStream(Files.newOutputStream(nested)));
+        TarArchiveOutputStream b = new TarArchiveOutputStream(Files.newOutputStream(flat));
+        var files = Files.list(npy)) {
+      directory(a, "npy/");
+      for (Path f : files.sorted().toList()) {
+        for (var tar : List.of(a, b)) {
+          TarArchiveEntry e = new TarArchiveEntry((tar == a ? "npy/" : "") + f.getFileName());
+          e.setSize(Files.size(f));
+          tar.putArchiveEntry(e);
+          tar.write(Files.readAllBytes(f));
+          tar.closeArchiveEntry();
+        }
+      }
+    }
+    String sum = ok("checksum", npy.toString()).out();
+    Path to = dir.resolve("staged-nested");
+    String path = ok("stage", nested.toString(), "--to", to.toString()).out().strip();
+    assertThat(Path.of(path)).isEqualTo(to.toAbsolutePath().resolve("npy"));
+    assertThat(ok("inspect", path).exitCode()).isZero();
+    assertThat(ok("checksum", path).out()).isEqualTo(sum);
+    assertThat(ok("stage", nested.toString(), "--to", to.toString()).out().strip()).as("staged again").isEqualTo(path);
+
+    Path flatTo = dir.resolve("staged-flat");
+    String flatPath = ok("stage", flat.toString(), "--to", flatTo.toString()).out().strip();
+    assertThat(Path.of(flatPath)).isEqualTo(flatTo.toAbsolutePath());
+    assertThat(ok("checksum", flatPath).out()).isEqualTo(sum);
   }
 
   @Test
