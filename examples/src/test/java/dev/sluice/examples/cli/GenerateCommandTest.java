@@ -107,4 +107,17 @@ class GenerateCommandTest {
     assertOneLine(generate(dir.resolve("bad.parquet"), "--format", "parquet", "--row-group-size", "1x"),
         "'1x' is not a byte count");
   }
+
+  @Test
+  void anEmptyFileIsCalledEmptyByEveryCommandThatReads() throws Exception {
+    for (String name : new String[] {"empty.parquet", "empty.npy", "empty"}) {
+      Path empty = Files.createFile(dir.resolve(name));
+      for (String command : new String[] {"inspect", "read", "checksum"}) {
+        CliRun run = CliRun.of(command, empty.toString());
+        assertOneLine(run, empty.toString());
+        assertThat(run.err()).as(command).isEqualTo("sluice: " + empty + ": empty file (0 bytes)" + System.lineSeparator());
+      }
+      assertOneLine(CliRun.of("checksum", empty.toString(), "--format", "parquet"), "empty file (0 bytes)");
+    }
+  }
 }
