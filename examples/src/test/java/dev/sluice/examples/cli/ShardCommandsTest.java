@@ -301,4 +301,33 @@ class ShardCommandsTest {
     assertBadInput(CliRun.of("read", s.toString(), "--shuffle", "--batch", "16"), "shard-00000.shard",
         "block 0 (field 'tokens' offsets", "checksum mismatch");
   }
+
+  @Test
+  void shardSetsAreWrittenWithTheUmasksPermissionsLikeTheOtherFormats() throws Exception {
+    Path npy = dir.resolve("npy");
+    ok("generate", npy.toString(), "--rows", "50", "--dim", "2");
+    String umasked = java.nio.file.attribute.PosixFilePermissions.toString(
+        Files.getPosixFilePermissions(npy.resolve("x.npy")));
+    Process sh = new ProcessBuilder("sh", "-c", "umask").redirectErrorStream(true).start();
+    int umask = Integer.parseInt(new String(sh.getInputStream().readAllBytes()).strip(), 8);
+    assertThat(sh.waitFor()).isZero();
+    StringBuilder expected = new StringBuilder();
+    for (int bit = 8; bit >= 0; bit--) {
+      boolean set = (0666 & ~umask & (1 << bit)) != 0;
+      expected.append(set ? "rwx".charAt((8 - bit) % 3) : '-');
+    }
+    assertThat(umasked).as("npy files get 0666 minus the umask").isEqualTo(expected.toString());
+    Path generated = dir.resolve("generated");
+    ok("generate", generated.toString(), "--rows", "50", "--dim", "2", "--format", "shards");
+    Path converted = dir.resolve("converted");
+    ok("convert", npy.toString(), converted.toString(), "--to", "shards", "--num-shards", "2");
+    for (Path set : List.of(generated, converted)) {
+      try (var files = Files.list(set)) {
+        for (Path f : files.toList()) {
+          assertThat(java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(f)))
+              .as(f.toString()).isEqualTo(umasked);
+        }
+      }
+    }
+  }
 }
