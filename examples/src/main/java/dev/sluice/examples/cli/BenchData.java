@@ -11,6 +11,7 @@ import dev.sluice.core.Schema;
 import dev.sluice.core.Shape;
 import dev.sluice.core.Tensor;
 import dev.sluice.core.TensorSpec;
+import dev.sluice.core.internal.AtomicOutput;
 import dev.sluice.io.DatasetFormat;
 import dev.sluice.io.Formats;
 import dev.sluice.io.WriteOptions;
@@ -105,7 +106,7 @@ final class BenchData {
     try {
       Files.createDirectories(dir);
     } catch (IOException e) {
-      throw new DatasetIOException(dir.toString(), "cannot create: " + e.getMessage(), e);
+      throw new DatasetIOException(dir.toString(), "cannot create: " + AtomicOutput.reason(e), e);
     }
     if (format.equals("directory")) {
       writeDirectory(records, dir);
@@ -131,7 +132,7 @@ final class BenchData {
       try {
         Files.write(file, bytes);
       } catch (IOException e) {
-        throw new DatasetIOException(file.toString(), "cannot write: " + e.getMessage(), e);
+        throw new DatasetIOException(file.toString(), "cannot write: " + AtomicOutput.reason(e), e);
       }
     }
   }

@@ -27,7 +27,7 @@ final class ByteSize implements ITypeConverter<Long> {
     try {
       long n = Long.parseLong(m.group(1));
       if (n <= 0) {
-        throw new TypeConversionException("'" + value + "': the limit must be more than 0 bytes");
+        throw new TypeConversionException("'" + value + "': a byte count must be more than 0 bytes");
       }
       if (n > (Long.MAX_VALUE >> shift)) {
         throw new NumberFormatException();

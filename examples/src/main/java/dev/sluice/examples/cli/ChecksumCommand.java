@@ -7,6 +7,7 @@ import dev.sluice.io.DatasetFormat;
 import dev.sluice.io.Verifiable;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -17,7 +18,8 @@ import picocli.CommandLine.Spec;
 /**
  * {@code sluice checksum PATH [--columns a,b] [--verify]}: the SHA-256 of the canonical bytes
  * ({@link Checksums}) as 64 lowercase hex digits. Equal checksums mean a conversion lost nothing.
- * {@code --verify} first checks a format's stored checksums over every byte ({@link Verifiable}).
+ * {@code --verify} first checks a format's stored checksums over every byte ({@link Verifiable}) and
+ * says on stderr what it checked; stdout holds only the checksum.
  */
 @Command(name = "checksum", mixinStandardHelpOptions = true,
     description = "Print the SHA-256 of a dataset's canonical bytes (64 lowercase hex digits).")
@@ -47,10 +49,13 @@ final class ChecksumCommand implements Callable<Integer> {
         Dataset<Example> whole = columns.isEmpty() ? ds : f.open(path); // the stored checksums cover every field
         try {
           if (!(whole instanceof Verifiable v)) {
-            throw new UnsupportedOperationException(path + ": the " + f.name() + " format stores no checksums to verify"
-                + " (--verify applies to shards)");
+            throw new UnsupportedOperationException("note: " + path + ": the " + f.name() + " format stores no checksums;"
+                + " nothing to verify (--verify applies to shards)");
           }
-          v.verify();
+          Verifiable.Verified done = v.verify();
+          spec.commandLine().getErr().printf(Locale.ROOT, "verified %d %s (%d blocks, %s) against their %s%n",
+              done.files(), done.fileKind(), done.blocks(), mebibytes(done.bytes()), done.checksum());
+          spec.commandLine().getErr().flush();
         } finally {
           if (whole != ds) {
             DatasetRun.close(whole);
@@ -64,5 +69,10 @@ final class ChecksumCommand implements Callable<Integer> {
     } finally {
       DatasetRun.close(ds);
     }
+  }
+
+  /** {@code bytes} in MiB with one decimal ({@code "1.2 MiB"}). */
+  static String mebibytes(long bytes) {
+    return String.format(Locale.ROOT, "%.1f MiB", bytes / (1024.0 * 1024.0));
   }
 }

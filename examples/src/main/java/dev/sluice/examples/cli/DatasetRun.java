@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sluice.core.Batch;
 import dev.sluice.core.Dataset;
+import dev.sluice.core.DatasetFormatException;
 import dev.sluice.core.Example;
 import dev.sluice.core.MemoryManager;
 import dev.sluice.core.RandomAccessDataset;
@@ -16,8 +17,10 @@ import dev.sluice.io.DatasetFormat;
 import dev.sluice.io.Formats;
 import dev.sluice.io.arrow.Arrow;
 import dev.sluice.io.arrow.ArrowOptions;
+import java.io.IOException;
 import java.math.BigDecimal;
 import java.math.RoundingMode;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Iterator;
 import java.util.List;
@@ -53,7 +56,8 @@ final class DatasetRun {
 
   /**
    * The format of {@code path}: {@code format} when given, else the registry's guess from its
-   * contents; for {@code -}, an Arrow IPC stream read from standard input.
+   * contents; for {@code -}, an Arrow IPC stream read from standard input. An empty regular file is
+   * refused with a {@link DatasetFormatException} whatever the format.
    */
   static DatasetFormat formatOf(Path path, String format) {
     if (isStdin(path)) {
@@ -62,7 +66,18 @@ final class DatasetRun {
       }
       return StdinArrow.INSTANCE;
     }
+    if (isEmptyFile(path)) {
+      throw new DatasetFormatException(path.toString(), null, "empty file (0 bytes)");
+    }
     return format == null ? Formats.detect(path) : Formats.named(format);
+  }
+
+  private static boolean isEmptyFile(Path path) {
+    try {
+      return Files.isRegularFile(path) && Files.size(path) == 0;
+    } catch (IOException e) {
+      return false; // the format's open reports what is wrong with the file
+    }
   }
 
   /** Standard input as an Arrow IPC stream (read once, in order). */

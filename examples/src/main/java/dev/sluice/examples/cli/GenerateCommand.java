@@ -47,8 +47,8 @@ final class GenerateCommand implements Callable<Integer> {
   @Option(names = "--seed", defaultValue = "0", paramLabel = "S", description = "Seed of the values of x (default: ${DEFAULT-VALUE}).")
   long seed;
 
-  @Option(names = "--row-group-size", defaultValue = "0", paramLabel = "BYTES",
-      description = "Target row group size for formats that have row groups (default: the format's).")
+  @Option(names = "--row-group-size", paramLabel = "BYTES", converter = ByteSize.class,
+      description = "Target row group size for formats that have row groups, e.g. 1m or 131072 (default: the format's).")
   long rowGroupBytes;
 
   @Option(names = "--force", description = "Replace an existing dataset at OUT.")

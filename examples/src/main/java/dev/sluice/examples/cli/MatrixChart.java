@@ -1,6 +1,7 @@
 package dev.sluice.examples.cli;
 
 import dev.sluice.core.DatasetIOException;
+import dev.sluice.core.internal.AtomicOutput;
 import dev.sluice.examples.cli.BenchMatrix.Measured;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -71,7 +72,7 @@ final class MatrixChart {
         BitmapEncoder.saveBitmap(chart, out, BitmapEncoder.BitmapFormat.PNG);
       }
     } catch (IOException e) {
-      throw new DatasetIOException(file.toString(), "cannot write the chart: " + e.getMessage(), e);
+      throw new DatasetIOException(file.toString(), "cannot write the chart: " + AtomicOutput.reason(e), e);
     }
   }
 }

@@ -59,7 +59,7 @@ final class OutputPaths {
     try (Stream<Path> s = Files.list(dataset)) {
       entries = s.toList();
     } catch (IOException e) {
-      throw new DatasetIOException(dataset.toString(), "cannot replace: " + e.getMessage(), e);
+      throw new DatasetIOException(dataset.toString(), "cannot replace: " + AtomicOutput.reason(e), e);
     }
     if (entries.stream().anyMatch(Files::isDirectory) || !holdsDataset(dataset)) {
       throw new IllegalArgumentException(dataset + " is a directory that does not hold a dataset Sluice recognizes;"
@@ -118,7 +118,7 @@ final class OutputPaths {
       }
     } catch (IOException e) {
       throw new DatasetIOException(dir.toString(), "wrote " + kept.getFileName() + " but cannot remove the files of"
-          + " the dataset it replaces: " + e.getMessage(), e);
+          + " the dataset it replaces: " + AtomicOutput.reason(e), e);
     }
   }
 

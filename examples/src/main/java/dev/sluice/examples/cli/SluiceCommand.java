@@ -65,6 +65,13 @@ public final class SluiceCommand implements Runnable {
     cl.setErr(err);
     cl.setParameterExceptionHandler((ex, args) -> {
       CommandLine c = ex.getCommandLine();
+      String unknown = unknownCommand(ex);
+      if (unknown != null) {
+        c.getErr().println("sluice: unknown command '" + oneLine(unknown) + "' (commands: "
+            + String.join(", ", c.getSubcommands().keySet()) + ")");
+        c.getErr().flush();
+        return EXIT_BAD_INPUT;
+      }
       c.getErr().println("sluice: " + oneLine(ex.getMessage()) + " (try '" + c.getCommandSpec().qualifiedName()
           + " --help')");
       c.getErr().flush();
@@ -97,6 +104,18 @@ public final class SluiceCommand implements Runnable {
       return badInput ? EXIT_BAD_INPUT : EXIT_BUG;
     });
     return cl;
+  }
+
+  /** The word typed where a command belongs that names none, or null when {@code ex} is another usage error. */
+  private static String unknownCommand(CommandLine.ParameterException ex) {
+    if (ex instanceof CommandLine.UnmatchedArgumentException u && ex.getCommandLine().getCommandSpec().parent() == null
+        && !ex.getCommandLine().getSubcommands().isEmpty()) {
+      List<String> unmatched = u.getUnmatched();
+      if (!unmatched.isEmpty() && !unmatched.get(0).startsWith("-")) {
+        return unmatched.get(0);
+      }
+    }
+    return null;
   }
 
   private static boolean hasVerbose(CommandLine.ParseResult parsed) {

@@ -215,4 +215,20 @@ class AtomicOutputsTest {
     assertThat(next.exitCode()).as(next.err()).isZero();
     assertThat(names(dir)).containsExactly("ckpt.json", "in");
   }
+
+  @Test
+  void aWriteTheSystemRefusesNamesTheReason() {
+    Path d = dir.resolve("d");
+    assertThat(CliRun.of("generate", d.toString(), "--rows", "20", "--dim", "2").exitCode()).isZero();
+    // /sys refuses new entries even to root, so this test needs no read-only mount
+    for (String to : FORMATS) {
+      Path out = Path.of("/sys/sluice-refused-" + to);
+      CliRun run = CliRun.of("convert", d.toString(), out.toString(), "--to", to);
+      assertThat(run.exitCode()).as(run.err()).isEqualTo(2);
+      assertThat(run.err().lines()).as(run.err()).hasSize(1);
+      assertThat(run.err()).startsWith("sluice: ").contains("/sys/sluice-refused-" + to);
+      String reason = run.err().strip().substring(run.err().strip().lastIndexOf(": ") + 2);
+      assertThat(reason).as(run.err()).doesNotContain("/").isNotBlank();
+    }
+  }
 }

@@ -92,4 +92,32 @@ class GenerateCommandTest {
     Path notes = Files.writeString(dir.resolve("notes.txt"), "hello");
     assertOneLine(CliRun.of("inspect", notes.toString()), "notes.txt", "not a recognized dataset");
   }
+
+  @Test
+  void rowGroupSizeTakesTheSameByteSuffixesAsTheOtherByteOptions() {
+    Path suffixed = dir.resolve("suffixed.parquet");
+    Path plain = dir.resolve("plain.parquet");
+    CliRun withSuffix = generate(suffixed, "--format", "parquet", "--row-group-size", "1k");
+    assertThat(withSuffix.exitCode()).as(withSuffix.err()).isZero();
+    CliRun withNumber = generate(plain, "--format", "parquet", "--row-group-size", "1024");
+    assertThat(withNumber.exitCode()).as(withNumber.err()).isZero();
+    assertThat(CliRun.of("inspect", suffixed.toString()).out().replace(suffixed.toString(), "P"))
+        .isEqualTo(CliRun.of("inspect", plain.toString()).out().replace(plain.toString(), "P"));
+
+    assertOneLine(generate(dir.resolve("bad.parquet"), "--format", "parquet", "--row-group-size", "1x"),
+        "'1x' is not a byte count");
+  }
+
+  @Test
+  void anEmptyFileIsCalledEmptyByEveryCommandThatReads() throws Exception {
+    for (String name : new String[] {"empty.parquet", "empty.npy", "empty"}) {
+      Path empty = Files.createFile(dir.resolve(name));
+      for (String command : new String[] {"inspect", "read", "checksum"}) {
+        CliRun run = CliRun.of(command, empty.toString());
+        assertOneLine(run, empty.toString());
+        assertThat(run.err()).as(command).isEqualTo("sluice: " + empty + ": empty file (0 bytes)" + System.lineSeparator());
+      }
+      assertOneLine(CliRun.of("checksum", empty.toString(), "--format", "parquet"), "empty file (0 bytes)");
+    }
+  }
 }

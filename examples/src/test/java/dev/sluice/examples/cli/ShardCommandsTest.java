@@ -105,7 +105,20 @@ class ShardCommandsTest {
     ok("convert", d.toString(), dir.resolve("both").toString(), "--to", "shards", "--num-shards", "3");
     ok("convert", dir.resolve("both").toString(), back.toString(), "--to", "npy");
     assertThat(checksum(back)).isEqualTo(checksum(d));
-    assertThat(ok("checksum", dir.resolve("both").toString(), "--verify").out().strip()).isEqualTo(checksum(d));
+    CliRun verified = CliRun.of("checksum", dir.resolve("both").toString(), "--verify");
+    assertThat(verified.exitCode()).as(verified.err()).isZero();
+    assertThat(verified.out()).as("stdout holds only the checksum").isEqualTo(checksum(d) + System.lineSeparator());
+    long shardBytes = 0;
+    try (var files = Files.list(dir.resolve("both"))) {
+      for (Path p : files.filter(p -> p.toString().endsWith(".shard")).toList()) {
+        shardBytes += Files.size(p);
+      }
+    }
+    assertThat(verified.err().lines()).as(verified.err()).hasSize(1);
+    assertThat(verified.err().strip()).matches("verified 3 shard files \\(\\d+ blocks, "
+        + java.util.regex.Pattern.quote(ChecksumCommand.mebibytes(shardBytes)) + "\\) against their CRC32C");
+    int blocks = Integer.parseInt(verified.err().replaceAll("(?s).*\\((\\d+) blocks.*", "$1"));
+    assertThat(blocks).as("at least one block per field per shard").isGreaterThanOrEqualTo(3 * 2);
   }
 
   @Test
@@ -236,7 +249,8 @@ class ShardCommandsTest {
         "--num-shards");
     assertBadInput(CliRun.of("convert", dir.resolve("missing").toString(), dir.resolve("z").toString(), "--to", "shards"),
         "missing", "no such file");
-    assertBadInput(CliRun.of("checksum", d.toString(), "--verify"), "npy format stores no checksums");
+    assertBadInput(CliRun.of("checksum", d.toString(), "--verify"),
+        "sluice: note: " + d, "the npy format stores no checksums; nothing to verify");
   }
 
   @Test
@@ -286,5 +300,34 @@ class ShardCommandsTest {
         "checksum mismatch");
     assertBadInput(CliRun.of("read", s.toString(), "--shuffle", "--batch", "16"), "shard-00000.shard",
         "block 0 (field 'tokens' offsets", "checksum mismatch");
+  }
+
+  @Test
+  void shardSetsAreWrittenWithTheUmasksPermissionsLikeTheOtherFormats() throws Exception {
+    Path npy = dir.resolve("npy");
+    ok("generate", npy.toString(), "--rows", "50", "--dim", "2");
+    String umasked = java.nio.file.attribute.PosixFilePermissions.toString(
+        Files.getPosixFilePermissions(npy.resolve("x.npy")));
+    Process sh = new ProcessBuilder("sh", "-c", "umask").redirectErrorStream(true).start();
+    int umask = Integer.parseInt(new String(sh.getInputStream().readAllBytes()).strip(), 8);
+    assertThat(sh.waitFor()).isZero();
+    StringBuilder expected = new StringBuilder();
+    for (int bit = 8; bit >= 0; bit--) {
+      boolean set = (0666 & ~umask & (1 << bit)) != 0;
+      expected.append(set ? "rwx".charAt((8 - bit) % 3) : '-');
+    }
+    assertThat(umasked).as("npy files get 0666 minus the umask").isEqualTo(expected.toString());
+    Path generated = dir.resolve("generated");
+    ok("generate", generated.toString(), "--rows", "50", "--dim", "2", "--format", "shards");
+    Path converted = dir.resolve("converted");
+    ok("convert", npy.toString(), converted.toString(), "--to", "shards", "--num-shards", "2");
+    for (Path set : List.of(generated, converted)) {
+      try (var files = Files.list(set)) {
+        for (Path f : files.toList()) {
+          assertThat(java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(f)))
+              .as(f.toString()).isEqualTo(umasked);
+        }
+      }
+    }
   }
 }

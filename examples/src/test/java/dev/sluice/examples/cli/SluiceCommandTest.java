@@ -46,6 +46,22 @@ class SluiceCommandTest {
   }
 
   @Test
+  void anUnknownCommandIsNamedWithTheCommandsThatExist() {
+    CliRun run = CliRun.of("train", "--epochs", "3");
+    assertThat(run.exitCode()).isEqualTo(2);
+    assertThat(run.out()).isEmpty();
+    assertThat(run.err().lines()).as(run.err()).hasSize(1);
+    String names = String.join(", ", SluiceCommand.commandLine(new java.io.PrintWriter(java.io.Writer.nullWriter()),
+        new java.io.PrintWriter(java.io.Writer.nullWriter())).getSubcommands().keySet());
+    assertThat(names).startsWith("demo, generate, ").contains("checksum", "convert", "read");
+    assertThat(run.err()).isEqualTo("sluice: unknown command 'train' (commands: " + names + ")" + System.lineSeparator());
+
+    CliRun afterOption = CliRun.of("--verbose", "train");
+    assertThat(afterOption.exitCode()).isEqualTo(2);
+    assertThat(afterOption.err()).startsWith("sluice: unknown command 'train' (commands: demo, ");
+  }
+
+  @Test
   void usageErrorsPrintOneLineAndExitTwo() {
     CliRun run = CliRun.of("demo", "--no-such-flag");
     assertThat(run.exitCode()).isEqualTo(2);

@@ -2,14 +2,19 @@ package dev.sluice.core.internal;
 
 import java.io.IOException;
 import java.nio.channels.FileChannel;
+import java.nio.file.AccessDeniedException;
 import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.DirectoryNotEmptyException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.FileSystemException;
+import java.nio.file.FileSystemLoopException;
 import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
+import java.nio.file.NotDirectoryException;
+import java.nio.file.NotLinkException;
 import java.nio.file.Path;
 import java.nio.file.SimpleFileVisitor;
 import java.nio.file.StandardCopyOption;
@@ -290,10 +295,28 @@ public final class AtomicOutput implements AutoCloseable {
   /**
    * An I/O failure's reason for a message that names the target, not the temporary: a
    * {@link FileSystemException}'s reason without its file names ({@code "No space left on device"}),
-   * else the message, else the exception's class.
+   * or for one that carries only file names (the JDK throws {@link AccessDeniedException} so) the
+   * operating system's words for its kind ({@code "Permission denied"}); else the message, else the
+   * exception's class.
    */
   public static String reason(IOException e) {
-    String m = e instanceof FileSystemException f && f.getReason() != null ? f.getReason() : e.getMessage();
+    if (e instanceof FileSystemException f) {
+      if (f.getReason() != null && !f.getReason().isBlank()) {
+        return f.getReason();
+      }
+      String kind = e instanceof AccessDeniedException ? "Permission denied"
+          : e instanceof NoSuchFileException ? "No such file or directory"
+          : e instanceof FileAlreadyExistsException ? "File exists"
+          : e instanceof DirectoryNotEmptyException ? "Directory not empty"
+          : e instanceof NotDirectoryException ? "Not a directory"
+          : e instanceof NotLinkException ? "Not a link"
+          : e instanceof FileSystemLoopException ? "Too many levels of symbolic links"
+          : null;
+      if (kind != null) {
+        return kind;
+      }
+    }
+    String m = e.getMessage();
     return m == null || m.isBlank() ? e.getClass().getSimpleName() : m;
   }
 

@@ -162,4 +162,16 @@ class AtomicOutputTest {
     }
     assertEquals(List.of(), names());
   }
+
+  @Test
+  void theReasonOfAFailureThatCarriesOnlyFileNamesIsTheOperatingSystemsWords() {
+    assertEquals("Permission denied", AtomicOutput.reason(new java.nio.file.AccessDeniedException("/ro/.out.tmp-1-2")));
+    assertEquals("Permission denied",
+        AtomicOutput.reason(new java.nio.file.AccessDeniedException("/ro/.out.tmp-1-2", null, "Permission denied")));
+    assertEquals("No such file or directory", AtomicOutput.reason(new java.nio.file.NoSuchFileException("/gone/x")));
+    assertEquals("No space left on device",
+        AtomicOutput.reason(new java.nio.file.FileSystemException("/full/x", null, "No space left on device")));
+    assertEquals("disk on fire", AtomicOutput.reason(new IOException("disk on fire")));
+    assertEquals("IOException", AtomicOutput.reason(new IOException()));
+  }
 }

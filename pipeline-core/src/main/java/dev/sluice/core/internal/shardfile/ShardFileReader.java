@@ -208,6 +208,16 @@ public final class ShardFileReader implements AutoCloseable {
     return columns[f];
   }
 
+  /** The number of blocks the file's block table lists, each with its CRC32C. */
+  public int blockCount() {
+    return frame.blocks().size();
+  }
+
+  /** The file's length in bytes. */
+  public long fileBytes() {
+    return frame.length();
+  }
+
   /**
    * Reads every byte of the shard: the CRC32C of every block against the block table, zero bytes
    * between blocks, every offset in order and inside its values, validity flags 0 or 1 and null rows

@@ -16,6 +16,7 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.FileAttribute;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.zip.CRC32C;
@@ -41,12 +42,13 @@ public final class ShardFileWriter implements AutoCloseable {
   private final long rows;
   private final BufferPool pool;
   private final BlockOut[] blocks;
+  private final FileAttribute<?>[] attrs; // of the file and its spill files
   private final long[][] written; // per field and depth: the last offset written so far
   private long rowsWritten;
   private boolean done;
 
-  private ShardFileWriter(Path target, String shown, List<FieldLayout> layouts, long rows, BufferPool pool)
-      throws IOException {
+  private ShardFileWriter(Path target, String shown, List<FieldLayout> layouts, long rows, BufferPool pool,
+      FileAttribute<?>[] attrs) throws IOException {
     this.target = target;
     this.shown = shown;
     this.layouts = layouts;
@@ -56,7 +58,8 @@ public final class ShardFileWriter implements AutoCloseable {
     for (int f = 0; f < layouts.size(); f++) {
       written[f] = new long[layouts.get(f).ragged() + 1];
     }
-    this.out = AtomicOutput.fileAmongMany(target);
+    this.attrs = attrs.clone();
+    this.out = AtomicOutput.fileAmongMany(target, this.attrs);
     this.temp = out.temp();
     FileChannel ch;
     try {
@@ -74,23 +77,27 @@ public final class ShardFileWriter implements AutoCloseable {
   }
 
   /**
-   * A writer of a shard of {@code rows} rows to {@code target}.
+   * A writer of a shard of {@code rows} rows to {@code target}. The file and its spill files are
+   * created with {@code attrs}: none gives the umask's permissions (a dataset others may read), a
+   * mode of 0600 keeps them private (the node cache's segments) whatever the umask.
    *
    * @param pool where the staging buffers come from (returned by {@link #finish()} and {@link #close()})
+   * @param attrs the attributes the files are created with, such as a POSIX mode
    */
-  public static ShardFileWriter create(Path target, List<FieldLayout> layouts, long rows, BufferPool pool) {
-    return create(target, target.toString(), layouts, rows, pool);
+  public static ShardFileWriter create(Path target, List<FieldLayout> layouts, long rows, BufferPool pool,
+      FileAttribute<?>... attrs) {
+    return create(target, target.toString(), layouts, rows, pool, attrs);
   }
 
   /**
-   * {@link #create(Path, List, long, BufferPool)}, naming the shard {@code shown} in messages (where
-   * {@code target} lies in a temporary directory that becomes {@code shown}'s).
+   * {@link #create(Path, List, long, BufferPool, FileAttribute...)}, naming the shard {@code shown} in
+   * messages (where {@code target} lies in a temporary directory that becomes {@code shown}'s).
    */
   public static ShardFileWriter create(Path target, String shown, List<FieldLayout> layouts, long rows,
-      BufferPool pool) {
+      BufferPool pool, FileAttribute<?>... attrs) {
     ShardFileWriter w;
     try {
-      w = new ShardFileWriter(target, shown, layouts, rows, pool);
+      w = new ShardFileWriter(target, shown, layouts, rows, pool, attrs);
     } catch (IOException e) {
       throw new DatasetIOException(shown, "cannot create a temporary file beside it: " + AtomicOutput.reason(e), e);
     }
@@ -123,7 +130,7 @@ public final class ShardFileWriter implements AutoCloseable {
             blocks[l.block(b)] = new BlockOut(channel, null, at, -1);
             first = false;
           } else {
-            Path spill = AtomicOutput.newTemporaryFile(target);
+            Path spill = AtomicOutput.newTemporaryFile(target, attrs);
             FileChannel ch = FileChannel.open(spill, StandardOpenOption.WRITE, StandardOpenOption.READ);
             blocks[l.block(b)] = new BlockOut(ch, spill, -1, -1);
           }

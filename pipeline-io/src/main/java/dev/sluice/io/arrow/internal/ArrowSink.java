@@ -10,6 +10,7 @@ import dev.sluice.core.HasSchema;
 import dev.sluice.core.RandomAccessDataset;
 import dev.sluice.core.Schema;
 import dev.sluice.core.TensorSpec;
+import dev.sluice.core.internal.AtomicOutput;
 import dev.sluice.io.arrow.ArrowCompression;
 import dev.sluice.io.arrow.ArrowWriteOptions;
 import dev.sluice.io.arrow.IpcFormat;
@@ -21,6 +22,8 @@ import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import org.apache.arrow.compression.CommonsCompressionFactory;
+import org.apache.arrow.flatbuf.BodyCompressionMethod;
+import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.VectorSchemaRoot;
@@ -31,13 +34,11 @@ import org.apache.arrow.vector.ipc.ArrowFileWriter;
 import org.apache.arrow.vector.ipc.ArrowStreamWriter;
 import org.apache.arrow.vector.ipc.ArrowWriter;
 import org.apache.arrow.vector.ipc.WriteChannel;
-import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.vector.ipc.message.ArrowBlock;
 import org.apache.arrow.vector.ipc.message.ArrowBodyCompression;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
-import org.apache.arrow.vector.ipc.message.MessageSerializer;
-import org.apache.arrow.flatbuf.BodyCompressionMethod;
 import org.apache.arrow.vector.ipc.message.IpcOption;
+import org.apache.arrow.vector.ipc.message.MessageSerializer;
 
 /**
  * Writes Sluice batches with Arrow Java's IPC writer: each batch becomes a record batch through
@@ -82,7 +83,7 @@ public final class ArrowSink implements AutoCloseable {
       }
       allocator.close();
       if (e instanceof IOException io) {
-        throw new DatasetIOException(resource, "cannot write: " + io.getMessage(), io);
+        throw new DatasetIOException(resource, "cannot write: " + AtomicOutput.reason(io), io);
       }
       throw (RuntimeException) e;
     }
@@ -125,7 +126,7 @@ public final class ArrowSink implements AutoCloseable {
       }
       rows += batch.size();
     } catch (IOException e) {
-      throw new DatasetIOException(resource, "cannot write: " + e.getMessage(), e);
+      throw new DatasetIOException(resource, "cannot write: " + AtomicOutput.reason(e), e);
     }
   }
 
@@ -159,7 +160,7 @@ public final class ArrowSink implements AutoCloseable {
       writer.end();
       finished = true;
     } catch (IOException e) {
-      throw new DatasetIOException(resource, "cannot write: " + e.getMessage(), e);
+      throw new DatasetIOException(resource, "cannot write: " + AtomicOutput.reason(e), e);
     }
   }
 
@@ -321,7 +322,7 @@ public final class ArrowSink implements AutoCloseable {
         progress.accept(m);
       }
     } catch (UncheckedIOException e) {
-      throw new DatasetIOException(sink.resource, "cannot write: " + e.getMessage(), e);
+      throw new DatasetIOException(sink.resource, "cannot write: " + AtomicOutput.reason(e.getCause()), e.getCause());
     } finally {
       if (builder != null) {
         builder.close();

@@ -564,7 +564,8 @@ final class CacheStore {
         return null;
       }
       ShardFile.Summary written;
-      try (ShardFileWriter w = ShardFileWriter.create(file, layouts, batch.size(), pool)) {
+      try (ShardFileWriter w = ShardFileWriter.create(file, layouts, batch.size(), pool,
+          PrivateDirs.fileAttributes(dir))) {
         w.write(batch);
         written = w.finish();
       } catch (DatasetIOException | UncheckedIOException x) {
