@@ -21,6 +21,19 @@ public interface SplitDataset<T> extends Dataset<T> {
    */
   Flux<T> read(Split split, long fromRow, long toRow);
 
+  /**
+   * The rows of {@code split} at which a read may start at no extra cost (a Parquet page boundary,
+   * a record batch), in ascending order, the first 0; null (the default) when a read may start at
+   * any row at the same cost. A shuffle cuts every split into blocks of a bounded number of rows
+   * and the permutation of the epoch orders those blocks; where this answers, blocks start on these
+   * rows whenever they are close enough together to keep the blocks small.
+   *
+   * @param split one of {@link #splits()}, with a known row count
+   */
+  default long[] blockStarts(Split split) {
+    return null;
+  }
+
   /** Every split in order, each read whole. */
   @Override
   default Flux<T> flux(PipelineContext context) {
