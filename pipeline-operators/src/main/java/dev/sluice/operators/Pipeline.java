@@ -433,17 +433,20 @@ public final class Pipeline<T> implements Dataset<T> {
    * completes after the last position; cancel stops it at once. Holds nothing, so nothing is
    * discarded.
    *
-   * <p>On a {@link dev.sluice.core.SplitDataset} (files, row groups, chunks) it is the split-order
-   * shuffle per (seed, epoch), shared by every rank, plus a buffer shuffle of
-   * {@value dev.sluice.operators.internal.SplitStages#SPLIT_SHUFFLE_BUFFER} elements within the
-   * rank's stream; {@code shard} then takes each rank's contiguous range of the split sequence. On
-   * the columnar path (a {@code batch} follows) that buffer is a <em>window shuffle</em>: the rank's
-   * rows are decoded a window of about 10,000 rows at a time (rounded to whole decoded batches),
-   * the next window on a worker while the current one is served, and each batch gathers its rows
-   * from the window by a uniform random permutation of the window that depends only on (seed,
-   * epoch, rank); memory is the window served plus the one being decoded. Every row of a window is
-   * equally likely at each of its positions, so it is at least as random as a buffer shuffle of the
-   * same size.
+   * <p>On a {@link dev.sluice.core.SplitDataset} (files, row groups, chunks) it is a block shuffle
+   * ({@link SplitShuffle#BLOCKS}): every split is cut into blocks of a bounded number of rows, the
+   * epoch's sequence is a permutation of all blocks per (seed, epoch), shared by every rank,
+   * {@code shard} gives each rank its part of that sequence (so a rank reads a different random part
+   * of the data every epoch, whatever the number of splits), and a buffer shuffle of
+   * {@value dev.sluice.operators.internal.SplitStages#SPLIT_SHUFFLE_BUFFER} elements runs within the
+   * rank's stream, each of its windows filled from blocks spread over the dataset. On the columnar
+   * path (a {@code batch} follows) that buffer is a <em>window shuffle</em>: the rank's rows are
+   * decoded a window of about 10,000 rows at a time (rounded to whole decoded batches), the next
+   * window on a worker while the current one is served, and each batch gathers its rows from the
+   * window by a uniform random permutation of the window that depends only on (seed, epoch, rank);
+   * memory is the window served plus the one being decoded. Every row of a window is equally
+   * likely at each of its positions, so it is at least as random as a buffer shuffle of the same
+   * size. {@link #shuffle(SplitShuffle) shuffle(SplitShuffle.SPLITS)} shuffles whole splits only.
    *
    * <p>Caveats: needs a {@link RandomAccessDataset} (or a split source) with only {@code shuffle}, {@code shard},
    * {@code take} and {@code skip} before it; a shuffle written after {@code shard} runs before it,
@@ -458,12 +461,26 @@ public final class Pipeline<T> implements Dataset<T> {
    *     operator comes before
    */
   public Pipeline<T> shuffle() {
+    return shuffle(SplitShuffle.BLOCKS);
+  }
+
+  /**
+   * {@link #shuffle()} with a choice of how a split source's rows are ordered:
+   * {@link SplitShuffle#BLOCKS} (what {@code shuffle()} does) or {@link SplitShuffle#SPLITS}, which
+   * only shuffles the order of whole splits (cheaper, but with few splits a rank reads the same rows
+   * every epoch). On a random-access source both are the global permutation.
+   *
+   * @param splits how a split source's rows are ordered
+   * @throws UnsupportedOperationException as {@link #shuffle()}
+   */
+  public Pipeline<T> shuffle(SplitShuffle splits) {
+    Objects.requireNonNull(splits, "splits");
     if (!PlanCompiler.isIndexPlan(source, stages) && !SplitStages.acceptsShuffle(source, stages)) {
       throw new UnsupportedOperationException("shuffle() is the global shuffle of a random-access source and must come "
           + "before any element operator, but the source is " + source
           + (stages.isEmpty() ? "" : " with " + describeStages()) + "; use the buffer shuffle shuffle(bufferSize)");
     }
-    return with(new ShuffleStage(null));
+    return with(new ShuffleStage(null, splits));
   }
 
   /**
@@ -959,8 +976,8 @@ public final class Pipeline<T> implements Dataset<T> {
    *
    * <pre>
    * Pipeline over ParquetDataset[a.parquet][...]
-   *   shuffle()                columnar split order shuffled per (seed, epoch); window shuffle of 10000 rows
-   *   shard(2, 0, PAD)         columnar the rank's contiguous rows of the split sequence
+   *   shuffle()                columnar blocks of every split shuffled per (seed, epoch); window shuffle of 10000 rows
+   *   shard(2, 0, PAD)         columnar the rank's part of the block sequence
    *   batch(256, false, 1)     columnar readBatches re-cut into 256-row batches, decode parallelism 1
    *   prefetch(4)              element
    * </pre>

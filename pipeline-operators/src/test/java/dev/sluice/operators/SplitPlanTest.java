@@ -23,14 +23,21 @@ import reactor.test.StepVerifier;
 
 class SplitPlanTest {
 
-  private static List<Long> pass(MemorySplits source, boolean shuffle, PipelineContext ctx, int k, int r, EqualLength policy) {
-    return SplitPlan.pass(source, shuffle, ctx.seed(), ctx, new ShardStage(k, r, policy))
-        .map(Example::index).collectList().block();
+  private static List<Long> pass(MemorySplits source, SplitShuffle shuffle, PipelineContext ctx, int k, int r,
+      EqualLength policy) {
+    return pass(source, shuffle, ctx, k, r, policy, 0);
+  }
+
+  private static List<Long> pass(MemorySplits source, SplitShuffle shuffle, PipelineContext ctx, int k, int r,
+      EqualLength policy, long window) {
+    return SplitPlan.pass(source, new SplitPlan.Order(shuffle, ctx.seed(), ctx.epoch(), new ShardStage(k, r, policy),
+        window)).map(Example::index).collectList().block();
   }
 
   /** The sequence of indices of the epoch's split order. */
-  private static List<Long> sequence(MemorySplits source, boolean shuffle, PipelineContext ctx) {
-    return SplitPlan.pass(source, shuffle, ctx.seed(), ctx, null).map(Example::index).collectList().block();
+  private static List<Long> sequence(MemorySplits source, SplitShuffle shuffle, PipelineContext ctx) {
+    return SplitPlan.pass(source, new SplitPlan.Order(shuffle, ctx.seed(), ctx.epoch(), null, 0))
+        .map(Example::index).collectList().block();
   }
 
   @Test
@@ -44,16 +51,18 @@ class SplitPlanTest {
       }
       int k = 1 + random.nextInt(8);
       boolean known = random.nextBoolean();
-      boolean shuffle = random.nextBoolean();
+      SplitShuffle shuffle = new SplitShuffle[] {null, SplitShuffle.SPLITS, SplitShuffle.BLOCKS}[random.nextInt(3)];
+      long window = random.nextBoolean() ? 0 : 1 + random.nextInt(40);
       PipelineContext ctx = PipelineContext.defaults().withSeed(random.nextLong()).withEpoch(random.nextInt(4));
       MemorySplits source = new MemorySplits(known, sizes);
       long n = source.size();
       List<Long> seq = sequence(source, shuffle, ctx);
-      String what = "sizes " + java.util.Arrays.toString(sizes) + " k " + k + " known " + known;
+      String what = "sizes " + java.util.Arrays.toString(sizes) + " k " + k + " known " + known + " " + shuffle
+          + " window " + window;
       for (EqualLength policy : EqualLength.values()) {
         Map<Long, Integer> seen = new HashMap<>();
         for (int r = 0; r < k; r++) {
-          List<Long> part = pass(source, shuffle, ctx, k, r, policy);
+          List<Long> part = pass(source, shuffle, ctx, k, r, policy, window);
           assertEquals(policy.count(n, k, r), part.size(), what + " " + policy + " rank " + r);
           part.forEach(i -> seen.merge(i, 1, Integer::sum));
         }
@@ -77,7 +86,7 @@ class SplitPlanTest {
   @Test
   void knownCountsReadOnlyTheRanksSplitsAndRows() {
     MemorySplits source = new MemorySplits(true, 10, 10, 10, 10);
-    List<Long> part = pass(source, false, PipelineContext.defaults(), 3, 1, EqualLength.UNEVEN);
+    List<Long> part = pass(source, null, PipelineContext.defaults(), 3, 1, EqualLength.UNEVEN);
     // 40 rows, 3 ranks: 14, 13, 13; rank 1 holds rows [14, 27).
     assertEquals(13, part.size());
     assertEquals(14L, part.get(0));
@@ -91,18 +100,18 @@ class SplitPlanTest {
         List.of("s0[1,3)"));
     for (int r = 0; r < 4; r++) {
       source.reads.clear();
-      List<Long> part = pass(source, false, PipelineContext.defaults(), 4, r, EqualLength.PAD);
+      List<Long> part = pass(source, null, PipelineContext.defaults(), 4, r, EqualLength.PAD);
       assertEquals(2, part.size());
       assertEquals(expected.get(r), source.reads, "reads of rank " + r);
     }
     // PAD: rank 3 takes rows 6, 7 of 5, wrapping to rows 1, 2.
-    assertEquals(List.of(1L, 2L), pass(source, false, PipelineContext.defaults(), 4, 3, EqualLength.PAD));
+    assertEquals(List.of(1L, 2L), pass(source, null, PipelineContext.defaults(), 4, 3, EqualLength.PAD));
   }
 
   @Test
   void unknownCountsReadEverythingAndKeepTheStride() {
     MemorySplits source = new MemorySplits(false, 4, 3);
-    List<Long> part = pass(source, false, PipelineContext.defaults(), 3, 1, EqualLength.UNEVEN);
+    List<Long> part = pass(source, null, PipelineContext.defaults(), 3, 1, EqualLength.UNEVEN);
     assertEquals(List.of(1L, 4L), part);
     assertEquals(List.of("s0[0,end)", "s1[0,end)"), source.reads);
   }
@@ -111,16 +120,16 @@ class SplitPlanTest {
   void splitOrderIsShuffledPerEpochAndSharedByRanks() {
     MemorySplits source = new MemorySplits(true, 3, 3, 3, 3, 3, 3, 3, 3);
     PipelineContext ctx = PipelineContext.defaults().withSeed(3);
-    List<Long> e0 = sequence(source, true, ctx);
-    assertEquals(e0, sequence(source, true, ctx));
-    assertNotEquals(e0, sequence(source, true, ctx.nextEpoch()));
+    List<Long> e0 = sequence(source, SplitShuffle.SPLITS, ctx);
+    assertEquals(e0, sequence(source, SplitShuffle.SPLITS, ctx));
+    assertNotEquals(e0, sequence(source, SplitShuffle.SPLITS, ctx.nextEpoch()));
     // Within a split the rows keep their order: the split is the unit of the shuffle.
     for (int i = 0; i < e0.size(); i += 3) {
       assertEquals(e0.get(i) + 1, e0.get(i + 1));
     }
     List<Long> ranks = new ArrayList<>();
     for (int r = 0; r < 4; r++) {
-      ranks.addAll(pass(source, true, ctx, 4, r, EqualLength.UNEVEN));
+      ranks.addAll(pass(source, SplitShuffle.SPLITS, ctx, 4, r, EqualLength.UNEVEN));
     }
     assertEquals(e0, ranks);
   }
@@ -133,7 +142,7 @@ class SplitPlanTest {
         return super.read(split, fromRow, toRow).take(2);
       }
     };
-    StepVerifier.create(SplitPlan.pass(liar, false, 0, PipelineContext.defaults(), null))
+    StepVerifier.create(SplitPlan.pass(liar, new SplitPlan.Order(null, 0, 0, null, 0)))
         .expectNextCount(2)
         .expectErrorSatisfies(e -> {
           assertTrue(e instanceof DatasetFormatException);

@@ -135,14 +135,21 @@ final class ColumnarPlan {
     return flux(options, context, 0);
   }
 
-  /** The rank's segments for {@code context}: the split sequence of the epoch, sharded. */
+  /** The rank's segments for {@code context}: the epoch's sequence of the split source, sharded. */
   private List<SplitPlan.Segment> segments(PipelineContext context) {
-    List<Split> order = prefix.shuffleSplits()
-        ? SplitPlan.shuffled(source.splits(), prefix.seed(context), context.epoch())
-        : source.splits();
-    ShardStage shard = prefix.shard();
-    return shard == null ? SplitPlan.whole(order)
-        : SplitPlan.segments(order, shard.numShards(), shard.index(), shard.policy());
+    return SplitPlan.sequence(source, prefix.order(context, window == null ? 0 : windowRows(window.bufferSize())));
+  }
+
+  /** The rows of a window of a window shuffle of {@code bufferSize} rows: whole decoded batches of at most {@value #MAX_WINDOW_DECODE_ROWS} rows. */
+  static long windowRows(int bufferSize) {
+    int perWindow = (bufferSize + MAX_WINDOW_DECODE_ROWS - 1) / MAX_WINDOW_DECODE_ROWS;
+    return (long) perWindow * decodeRows(bufferSize);
+  }
+
+  /** The rows of a window's decoded batches. */
+  private static int decodeRows(int bufferSize) {
+    int perWindow = (bufferSize + MAX_WINDOW_DECODE_ROWS - 1) / MAX_WINDOW_DECODE_ROWS;
+    return (bufferSize + perWindow - 1) / perWindow;
   }
 
   /** The rows {@code [first, last)} of the rank's rows the take / skip before the window shuffle keep. */
@@ -213,9 +220,8 @@ final class ColumnarPlan {
       if (lo >= hi) {
         return Flux.empty();
       }
-      int perWindow = (window.bufferSize() + MAX_WINDOW_DECODE_ROWS - 1) / MAX_WINDOW_DECODE_ROWS;
-      int decodeRows = (window.bufferSize() + perWindow - 1) / perWindow;
-      long windowRows = (long) perWindow * decodeRows;
+      int decodeRows = decodeRows(window.bufferSize());
+      long windowRows = windowRows(window.bufferSize());
       long firstWindow = lo / windowRows;
       long endRow = Math.min(length, ((hi + windowRows - 1) / windowRows) * windowRows);
       long from = cut.first() + firstWindow * windowRows;
@@ -334,11 +340,11 @@ final class ColumnarPlan {
   /** What {@code explain} says about a stage of this plan. */
   String explain(Stage s) {
     return switch (s.kind()) {
-      case SHUFFLE -> "split order shuffled per (seed, epoch)"
+      case SHUFFLE -> SplitStages.explainShuffle((ShuffleStage) s)
           + (window != null && window.isSplitDefault() ? "; window shuffle of " + window.bufferSize() + " rows"
               + windowDecode() : "");
       case BUFFER_SHUFFLE -> "window shuffle of " + ((BufferShuffleStage) s).bufferSize() + " rows" + windowDecode();
-      case SHARD -> "the rank's contiguous rows of the split sequence";
+      case SHARD -> SplitStages.explainShard(prefix);
       case TAKE, SKIP -> "row range";
       case BATCH -> "readBatches re-cut into " + batch.batchSize() + "-row batches, decode parallelism "
           + parallelism();

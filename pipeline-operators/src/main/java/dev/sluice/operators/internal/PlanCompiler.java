@@ -650,12 +650,13 @@ public final class PlanCompiler {
           steps.add(new Step(s, Path.COLUMNAR, columnar.isBatchCut(s) ? "batch range" : columnar.explain(s)));
         }
       } else if (source instanceof SplitDataset) {
-        next = SplitStages.prefix(ordered).next();
+        SplitStages.Prefix prefix = SplitStages.prefix(ordered);
+        next = prefix.next();
         for (int i = 0; i < next; i++) {
           Stage s = ordered.get(i);
           steps.add(new Step(s, Path.ELEMENT, switch (s.kind()) {
-            case SHUFFLE -> "split order shuffled per (seed, epoch), then a buffer shuffle";
-            case SHARD -> "reads the rank's contiguous rows of the split sequence as examples";
+            case SHUFFLE -> SplitStages.explainShuffle((ShuffleStage) s) + ", then a buffer shuffle";
+            case SHARD -> "reads " + SplitStages.explainShard(prefix) + " as examples";
             case BUFFER_SHUFFLE -> "buffer shuffle after the shard";
             case TAKE, SKIP, BATCH, REPEAT, ELEMENT -> "";
           }));

@@ -1,12 +1,12 @@
 package dev.sluice.operators.internal;
 
 import dev.sluice.core.DatasetFormatException;
-import dev.sluice.core.PipelineContext;
 import dev.sluice.core.Split;
 import dev.sluice.core.SplitDataset;
 import dev.sluice.core.internal.Mix;
 import dev.sluice.operators.EqualLength;
 import dev.sluice.operators.Shard;
+import dev.sluice.operators.SplitShuffle;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -17,14 +17,17 @@ import reactor.core.publisher.Flux;
 /**
  * The reading plan of one rank over a {@link SplitDataset} (docs/architecture.md, the planner).
  *
- * <p>The epoch's split sequence is the source's splits, shuffled per (seed, epoch) when the
- * pipeline shuffles (the same sequence on every rank). With known row counts the sequence is one
- * row range {@code [0, n)}, and rank {@code r} of {@code k} takes a contiguous range of it with the
- * counts of {@link EqualLength} ({@code PAD}: {@code ceil(n/k)} each, positions past {@code n}
- * wrapping around to the start of the sequence; {@code DROP}: {@code floor(n/k)}; {@code UNEVEN}:
- * the first {@code n mod k} ranks one more), and reads only the splits and rows of that range with
- * {@code read(split, fromRow, toRow)}. With an unknown row count every rank reads the whole
- * sequence and keeps its stride ({@link Shard}).
+ * <p>A pass's row sequence ({@link #sequence}) depends on its {@link Order}. Unshuffled: the
+ * source's splits in order. With known row counts the sequence is one row range {@code [0, n)}, and
+ * rank {@code r} of {@code k} takes a contiguous range of it with the counts of {@link EqualLength}
+ * ({@code PAD}: {@code ceil(n/k)} each, positions past {@code n} wrapping around to the start of the
+ * sequence; {@code DROP}: {@code floor(n/k)}; {@code UNEVEN}: the first {@code n mod k} ranks one
+ * more), and reads only the rows of that range with {@code read(split, fromRow, toRow)}. Shuffled
+ * ({@link SplitShuffle#BLOCKS}, the default): the sequence is a permutation of the blocks of every
+ * split ({@link BlockPlan}), the same on every rank, and the rank's range of it is spread over its
+ * shuffle windows. Shuffled by {@link SplitShuffle#SPLITS}: the splits in a permuted order. With an
+ * unknown row count every rank reads the whole sequence (splits, shuffled or not) and keeps its
+ * stride ({@link Shard}).
  */
 public final class SplitPlan {
   /** Salt of the split-order shuffle's random stream. */
@@ -37,6 +40,72 @@ public final class SplitPlan {
     public long rows() {
       return toRow - fromRow;
     }
+  }
+
+  /**
+   * What orders one pass of a rank.
+   *
+   * @param shuffle how the rows are shuffled, or null for the source's order
+   * @param seed the shuffle's seed
+   * @param epoch the context's epoch
+   * @param shard the rank's shard, or null for every row
+   * @param windowRows the rows of the shuffle window that follows (blocks are spread over such
+   *     windows), 0 when none follows
+   */
+  public record Order(SplitShuffle shuffle, long seed, long epoch, ShardStage shard, long windowRows) {
+    /** The rank's number, 0 without a shard. */
+    int rank() {
+      return shard == null ? 0 : shard.index();
+    }
+
+    /** The number of ranks, 1 without a shard. */
+    int world() {
+      return shard == null ? 1 : shard.numShards();
+    }
+  }
+
+  /**
+   * The rank's row ranges of one pass in reading order, or null when a split's row count is unknown
+   * (every rank then reads the whole split sequence and keeps its stride: {@link #pass}).
+   */
+  public static List<Segment> sequence(SplitDataset<?> source, Order order) {
+    List<Split> splits = source.splits();
+    if (!knownCounts(splits)) {
+      return null;
+    }
+    if (order.shuffle() != SplitShuffle.BLOCKS) {
+      List<Split> sequence = order.shuffle() == null ? splits : shuffled(splits, order.seed(), order.epoch());
+      return order.shard() == null ? whole(sequence)
+          : segments(sequence, order.shard().numShards(), order.shard().index(), order.shard().policy());
+    }
+    List<Segment> blocks = BlockPlan.shuffled(BlockPlan.blocks(source, splits, order.world(), order.windowRows()),
+        order.seed(), order.epoch());
+    List<Segment> mine = order.shard() == null ? blocks
+        : part(blocks, order.shard().numShards(), order.shard().index(), order.shard().policy());
+    return BlockPlan.spread(mine, splits, order.windowRows(),
+        Mix.seed(Mix.seed(order.seed(), order.epoch(), BlockPlan.SPREAD_SALT), order.rank(), BlockPlan.SPREAD_SALT));
+  }
+
+  /**
+   * Rank {@code r} of {@code k}'s contiguous range of {@code sequence}'s rows with the
+   * {@code policy}'s counts ({@code PAD} wrapping around to the start), as row ranges.
+   */
+  static List<Segment> part(List<Segment> sequence, int k, int r, EqualLength policy) {
+    long n = 0;
+    for (Segment s : sequence) {
+      n += s.rows();
+    }
+    long count = policy.count(n, k, r);
+    long from = start(n, k, r, policy);
+    List<Segment> out = new ArrayList<>();
+    while (count > 0) {
+      long position = from % n; // PAD wraps around to the start of the sequence
+      long take = Math.min(count, n - position);
+      out.addAll(range(sequence, position, position + take));
+      count -= take;
+      from += take;
+    }
+    return out;
   }
 
   /** The splits in the epoch's order: a seeded Fisher-Yates shuffle of (seed, epoch). */
@@ -76,38 +145,7 @@ public final class SplitPlan {
    * {@code order} (every split with a known row count).
    */
   public static List<Segment> segments(List<Split> order, int k, int r, EqualLength policy) {
-    long n = 0;
-    for (Split s : order) {
-      n += s.rowCount();
-    }
-    long count = policy.count(n, k, r);
-    long from = start(n, k, r, policy);
-    List<Segment> out = new ArrayList<>();
-    while (count > 0) {
-      long position = from % n; // PAD wraps around to the start of the sequence
-      long take = Math.min(count, n - position);
-      addRange(order, position, position + take, out);
-      count -= take;
-      from += take;
-    }
-    return out;
-  }
-
-  /** Appends the segments covering sequence rows {@code [from, to)}. */
-  private static void addRange(List<Split> order, long from, long to, List<Segment> out) {
-    long base = 0;
-    for (Split s : order) {
-      long end = base + s.rowCount();
-      long a = Math.max(from, base);
-      long b = Math.min(to, end);
-      if (a < b) {
-        out.add(new Segment(s, a - base, b - base));
-      }
-      base = end;
-      if (base >= to) {
-        break;
-      }
-    }
+    return part(whole(order), k, r, policy);
   }
 
   /** Reads the segments in order, failing when a split delivers another number of rows than it declared. */
@@ -138,23 +176,21 @@ public final class SplitPlan {
   }
 
   /**
-   * One pass of rank {@code shard}'s part of {@code source}: the split order shuffled per (seed,
-   * epoch) when {@code shuffleSplits}, then the rank's contiguous row range (known counts) or its
-   * stride of everything (unknown counts). {@code shard} null: the whole sequence.
-   *
-   * @param seed the split shuffle's seed
+   * One pass of a rank's part of {@code source} in the {@code order}'s {@link #sequence}; with an
+   * unknown row count, the whole split sequence (its order shuffled per (seed, epoch) when the pass
+   * shuffles) with the rank's stride kept.
    */
-  public static <T> Flux<T> pass(SplitDataset<T> source, boolean shuffleSplits, long seed, PipelineContext context,
-      ShardStage shard) {
+  public static <T> Flux<T> pass(SplitDataset<T> source, Order order) {
     return Flux.defer(() -> {
-      List<Split> order = shuffleSplits ? shuffled(source.splits(), seed, context.epoch()) : source.splits();
-      if (shard == null) {
-        return read(source, whole(order));
+      List<Segment> sequence = sequence(source, order);
+      if (sequence != null) {
+        return read(source, sequence);
       }
-      if (knownCounts(order)) {
-        return read(source, segments(order, shard.numShards(), shard.index(), shard.policy()));
-      }
-      return read(source, whole(order)).transform(Shard.of(shard.numShards(), shard.index(), shard.policy()));
+      List<Split> splits = order.shuffle() == null ? source.splits()
+          : shuffled(source.splits(), order.seed(), order.epoch());
+      Flux<T> all = read(source, whole(splits));
+      ShardStage shard = order.shard();
+      return shard == null ? all : all.transform(Shard.of(shard.numShards(), shard.index(), shard.policy()));
     });
   }
 

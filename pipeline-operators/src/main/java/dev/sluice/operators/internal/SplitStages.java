@@ -1,5 +1,7 @@
 package dev.sluice.operators.internal;
 
+import dev.sluice.operators.SplitShuffle;
+
 import dev.sluice.core.Dataset;
 import dev.sluice.core.Options;
 import dev.sluice.core.PipelineContext;
@@ -27,17 +29,32 @@ public final class SplitStages {
   /**
    * The leading run of stages a split source plans.
    *
-   * @param shuffleSplits whether the split order is shuffled per (seed, epoch)
+   * @param shuffle how {@code shuffle()} orders the rows, or null when the run has no {@code shuffle()}
    * @param splitSeed the split shuffle's own seed, or null for the context's
    * @param shard the shard of the run (the first one), or null
    * @param buffers the buffer shuffles of the run, in order, applied after the shard
    * @param next the index of the first stage after the run
    */
-  public record Prefix(boolean shuffleSplits, Long splitSeed, ShardStage shard, List<BufferShuffleStage> buffers,
+  public record Prefix(SplitShuffle shuffle, Long splitSeed, ShardStage shard, List<BufferShuffleStage> buffers,
       int next) {
+    /** Whether the run shuffles the split source ({@code shuffle()}). */
+    public boolean shuffleSplits() {
+      return shuffle != null;
+    }
+
     /** The seed of the split-order shuffle for {@code context}. */
     public long seed(PipelineContext context) {
       return splitSeed != null ? splitSeed : context.seed();
+    }
+
+    /** The order of a pass for {@code context}, followed by a shuffle window of {@code windowRows} rows (0: none). */
+    public SplitPlan.Order order(PipelineContext context, long windowRows) {
+      return new SplitPlan.Order(shuffle, seed(context), context.epoch(), shard, windowRows);
+    }
+
+    /** The window of the element path's first buffer shuffle, 0 when there is none. */
+    long elementWindow() {
+      return buffers.isEmpty() ? 0 : buffers.get(0).bufferSize();
     }
   }
 
@@ -49,23 +66,23 @@ public final class SplitStages {
       i++;
     }
     List<BufferShuffleStage> buffers = new ArrayList<>(scan.buffers);
-    if (scan.shuffleSplits && buffers.size() > 1) {
+    if (scan.shuffle != null && buffers.size() > 1) {
       // An explicit buffer shuffle replaces shuffle()'s default 10,000-element buffer.
       buffers.removeIf(BufferShuffleStage::isSplitDefault);
     }
-    return new Prefix(scan.shuffleSplits, scan.splitSeed, scan.shard, List.copyOf(buffers), i);
+    return new Prefix(scan.shuffle, scan.splitSeed, scan.shard, List.copyOf(buffers), i);
   }
 
   /** Takes stages into the prefix while they belong to it (the visitor answers true). */
   private static final class PrefixScan implements Stage.Visitor<Boolean> {
-    boolean shuffleSplits;
+    SplitShuffle shuffle;
     Long splitSeed;
     ShardStage shard;
     final List<BufferShuffleStage> buffers = new ArrayList<>();
 
     @Override
     public Boolean shuffle(ShuffleStage s) {
-      shuffleSplits = true;
+      shuffle = s.splits();
       splitSeed = s.seed();
       buffers.add(BufferShuffleStage.splitDefault(SPLIT_SHUFFLE_BUFFER, s.seed()));
       return true;
@@ -112,6 +129,18 @@ public final class SplitStages {
     }
   }
 
+  /** What {@code explain} says of a split source's {@code shuffle()}. */
+  static String explainShuffle(ShuffleStage s) {
+    return s.splits() == SplitShuffle.SPLITS ? "split order shuffled per (seed, epoch)"
+        : "blocks of every split shuffled per (seed, epoch)";
+  }
+
+  /** What {@code explain} says of a split source's {@code shard}. */
+  static String explainShard(Prefix prefix) {
+    return prefix.shuffle() == SplitShuffle.BLOCKS ? "the rank's part of the block sequence"
+        : "the rank's contiguous rows of the split sequence";
+  }
+
   /** True when {@code shuffle()} appended to {@code stages} is a split-order shuffle. */
   public static boolean acceptsShuffle(Dataset<?> source, List<Stage> stages) {
     if (!(source instanceof SplitDataset)) {
@@ -134,7 +163,7 @@ public final class SplitStages {
 
   /** The element path over a split source: the prefix as {@link SplitPlan#pass} plus buffer shuffles. */
   public static Planned plan(SplitDataset<?> source, Prefix prefix, Options options, PipelineContext context) {
-    Flux<?> flux = SplitPlan.pass(source, prefix.shuffleSplits(), prefix.seed(context), context, prefix.shard());
+    Flux<?> flux = SplitPlan.pass(source, prefix.order(context, prefix.elementWindow()));
     for (BufferShuffleStage b : prefix.buffers()) {
       flux = b.apply(flux, context, options);
     }
@@ -163,15 +192,8 @@ public final class SplitStages {
 
   /** The rank's rows of the prefix's split sequence as a positional stream, or null when a split's count is unknown. */
   static Positional positional(SplitDataset<?> source, Prefix prefix, PipelineContext context) {
-    List<dev.sluice.core.Split> order = prefix.shuffleSplits()
-        ? SplitPlan.shuffled(source.splits(), prefix.seed(context), context.epoch())
-        : source.splits();
-    if (!SplitPlan.knownCounts(order)) {
-      return null;
-    }
-    ShardStage shard = prefix.shard();
-    return SplitPlan.positional(source, shard == null ? SplitPlan.whole(order)
-        : SplitPlan.segments(order, shard.numShards(), shard.index(), shard.policy()));
+    List<SplitPlan.Segment> sequence = SplitPlan.sequence(source, prefix.order(context, prefix.elementWindow()));
+    return sequence == null ? null : SplitPlan.positional(source, sequence);
   }
 
   /** The number of rows of the prefix's pass, or -1 when a split's count is unknown. */

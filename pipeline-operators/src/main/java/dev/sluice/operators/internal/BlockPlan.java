@@ -1,0 +1,259 @@
+package dev.sluice.operators.internal;
+
+import dev.sluice.core.Split;
+import dev.sluice.core.SplitDataset;
+import dev.sluice.core.internal.Mix;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+
+/**
+ * Blocks: the unit of a split source's shuffle (docs/architecture.md, shuffling split sources).
+ *
+ * <p>Every split is cut into blocks of a bounded number of rows; the epoch's sequence is a seeded
+ * permutation of all blocks of the dataset, the same on every rank; each rank takes its part of it
+ * with the {@code EqualLength} counts ({@link SplitPlan#part}); and the rank's blocks are then
+ * {@linkplain #spread spread} so that every window of the shuffle that follows draws its rows from
+ * across the dataset. So a rank's rows change every epoch whatever the layout (a file of one row
+ * group included), its output order does not follow the file, and the ranks together still read
+ * every row exactly once per epoch ({@code UNEVEN}).
+ *
+ * <p>Block size. A block holds about {@code n / (64 k)} rows ({@code n} rows, {@code k} ranks: at
+ * least 64 blocks per rank and epoch, so two epochs of a rank overlap about as two random
+ * {@code 1/k} parts do), at most a quarter of the shuffle window (so a window gathers at least four
+ * blocks) and at least {@value #MIN_BLOCK_ROWS} rows. Where the source names the rows a read starts
+ * at no extra cost ({@link SplitDataset#blockStarts}: Parquet pages), a block is a run of whole
+ * such units, one at least; a unit is cut only when it is more than twice the per-rank size, which
+ * happens on small datasets only, where reading is cheap.
+ */
+final class BlockPlan {
+  /** Blocks a rank aims to draw per epoch. */
+  static final int BLOCKS_PER_RANK = 64;
+  /** Blocks a shuffle window aims to hold. */
+  static final int BLOCKS_PER_WINDOW = 4;
+  /** Fewest rows of a block (unless a split is shorter). */
+  static final long MIN_BLOCK_ROWS = 128;
+  /** Salt of the block permutation's random stream. */
+  static final long SALT = 0x6B10_C4ED_5EED_0001L;
+  /** Salt of the spreading of a rank's blocks over its windows ({@link #spread}). */
+  static final long SPREAD_SALT = 0x6B10_C4ED_5EED_0002L;
+
+  private BlockPlan() {}
+
+  /** The rows of a block a world of {@code world} ranks aims for, over {@code rows} rows and windows of {@code windowRows} (0: none). */
+  static long target(long rows, int world, long windowRows) {
+    long t = perRank(rows, world);
+    if (windowRows > 0) {
+      t = Math.min(t, windowRows / BLOCKS_PER_WINDOW);
+    }
+    return Math.max(MIN_BLOCK_ROWS, t);
+  }
+
+  /** Rows per block that give every rank {@value #BLOCKS_PER_RANK} blocks, at least {@value #MIN_BLOCK_ROWS}. */
+  static long perRank(long rows, int world) {
+    long per = (long) BLOCKS_PER_RANK * Math.max(1, world);
+    return Math.max(MIN_BLOCK_ROWS, rows / per + (rows % per == 0 ? 0 : 1));
+  }
+
+  /**
+   * The blocks of {@code splits} (every row count known), in source order.
+   *
+   * @param world the number of ranks sharing the epoch (1 without a shard)
+   * @param windowRows the rows of the shuffle window after the blocks, 0 for none
+   */
+  static List<SplitPlan.Segment> blocks(SplitDataset<?> source, List<Split> splits, int world, long windowRows) {
+    long rows = 0;
+    for (Split s : splits) {
+      rows = Math.addExact(rows, s.rowCount());
+    }
+    long target = target(rows, world, windowRows);
+    long cutAbove = 2 * perRank(rows, world);
+    List<SplitPlan.Segment> out = new ArrayList<>();
+    for (Split s : splits) {
+      long n = s.rowCount();
+      if (n == 0) {
+        continue;
+      }
+      long[] starts = source.blockStarts(s);
+      if (starts == null) {
+        cut(s, 0, n, target, out);
+        continue;
+      }
+      check(source, s, starts);
+      long groupFrom = 0;
+      for (int i = 0; i < starts.length; i++) {
+        long from = starts[i];
+        long to = i + 1 < starts.length ? starts[i + 1] : n;
+        if (to - from > cutAbove) { // a unit far larger than a block: cut it (small datasets only)
+          if (groupFrom < from) {
+            out.add(new SplitPlan.Segment(s, groupFrom, from));
+          }
+          cut(s, from, to, target, out);
+          groupFrom = to;
+        } else if (groupFrom < from && to - groupFrom > target) {
+          out.add(new SplitPlan.Segment(s, groupFrom, from));
+          groupFrom = from;
+        }
+      }
+      if (groupFrom < n) {
+        out.add(new SplitPlan.Segment(s, groupFrom, n));
+      }
+    }
+    return out;
+  }
+
+  /** Rows {@code [from, to)} of {@code s} cut into equal blocks of at most {@code target} rows. */
+  private static void cut(Split s, long from, long to, long target, List<SplitPlan.Segment> out) {
+    long n = to - from;
+    long parts = n / target + (n % target == 0 ? 0 : 1);
+    for (long i = 0; i < parts; i++) {
+      out.add(new SplitPlan.Segment(s, from + scaled(n, i, parts), from + scaled(n, i + 1, parts)));
+    }
+  }
+
+  /** {@code n * i / parts} without overflow ({@code i <= parts}). */
+  private static long scaled(long n, long i, long parts) {
+    long q = n / parts;
+    long r = n % parts;
+    if (Math.multiplyHigh(r, i) != 0 || r * i < 0) {
+      return java.math.BigInteger.valueOf(n).multiply(java.math.BigInteger.valueOf(i))
+          .divide(java.math.BigInteger.valueOf(parts)).longValueExact();
+    }
+    return q * i + r * i / parts;
+  }
+
+  /** Fails naming the source when its block starts are not ascending rows of the split from 0. */
+  private static void check(SplitDataset<?> source, Split s, long[] starts) {
+    boolean ok = starts.length > 0 && starts[0] == 0;
+    for (int i = 1; ok && i < starts.length; i++) {
+      ok = starts[i] > starts[i - 1] && starts[i] < s.rowCount();
+    }
+    if (!ok) {
+      throw new IllegalStateException(source + " gave block starts " + Arrays.toString(starts) + " for " + s
+          + ": expected ascending rows of the split, the first 0");
+    }
+  }
+
+  /** The epoch's block sequence: a seeded Fisher-Yates permutation of (seed, epoch), the same on every rank. */
+  static List<SplitPlan.Segment> shuffled(List<SplitPlan.Segment> blocks, long seed, long epoch) {
+    List<SplitPlan.Segment> out = new ArrayList<>(blocks);
+    SplittableRandom random = new SplittableRandom(Mix.seed(seed, epoch, SALT));
+    for (int i = out.size() - 1; i > 0; i--) {
+      int j = random.nextInt(i + 1);
+      SplitPlan.Segment t = out.get(i);
+      out.set(i, out.get(j));
+      out.set(j, t);
+    }
+    return out;
+  }
+
+  /**
+   * A rank's segments arranged so that every window of {@code windowRows} rows draws from across
+   * the dataset and no window leans towards its start or its end.
+   *
+   * <p>The rank's rows in source order are numbered {@code 0 .. n-1}; row range {@code [a, b)} of
+   * that order is paired with its mirror {@code [n-b, n-a)} (the cuts are every segment boundary
+   * and its mirror, so each half lies in one segment), and a pair's rows have the mean position
+   * {@code (n-1)/2} exactly. The pairs, in a seeded random order, fill the windows in turn (a pair
+   * that does not fit is cut into two mirrored pairs), the two halves of a pair next to each other
+   * in a random order. Every window is then a random set of pieces from all over the dataset whose
+   * mean position is the middle of the dataset, and so is every run of a few pairs within it (a
+   * buffer shuffle, which mixes a sliding range rather than whole windows, keeps the balance):
+   * output order and row index are uncorrelated up to the randomness within the windows, whatever
+   * the window size. The same rows, reordered. Unchanged
+   * when the rank's rows fit one window, or when its segments are too large for a window to hold
+   * {@value #BLOCKS_PER_WINDOW} of them (the block order is then the only order).
+   *
+   * @param splits the source's splits in source order (their positions order the segments)
+   * @param key the rank's random stream: a function of (seed, epoch, rank)
+   */
+  static List<SplitPlan.Segment> spread(List<SplitPlan.Segment> segments, List<Split> splits, long windowRows,
+      long key) {
+    long n = 0;
+    for (SplitPlan.Segment s : segments) {
+      n += s.rows();
+    }
+    if (windowRows <= 0 || n <= windowRows || segments.size() < 2
+        || n / segments.size() > windowRows / BLOCKS_PER_WINDOW) {
+      return segments;
+    }
+    Map<Split, Integer> position = new IdentityHashMap<>();
+    for (int i = 0; i < splits.size(); i++) {
+      position.put(splits.get(i), i);
+    }
+    List<SplitPlan.Segment> sorted = new ArrayList<>(segments);
+    sorted.sort(Comparator.<SplitPlan.Segment>comparingInt(s -> position.getOrDefault(s.split(), -1))
+        .thenComparingLong(SplitPlan.Segment::fromRow));
+    // the cuts of the lower half: every segment boundary and every mirrored one
+    long half = n / 2;
+    java.util.TreeSet<Long> cuts = new java.util.TreeSet<>();
+    cuts.add(0L);
+    cuts.add(half);
+    long at = 0;
+    for (SplitPlan.Segment s : sorted) {
+      at += s.rows();
+      if (at < half) {
+        cuts.add(at);
+      } else if (n - at < half) {
+        cuts.add(n - at);
+      }
+    }
+    List<long[]> pairs = new ArrayList<>(); // {frontFrom, frontTo, backFrom, backTo} in rank-order positions
+    Long previous = null;
+    for (long c : cuts) {
+      if (previous != null) {
+        pairs.add(new long[] {previous, c, n - c, n - previous});
+      }
+      previous = c;
+    }
+    if (n % 2 == 1) {
+      pairs.add(new long[] {half, half + 1, half + 1, half + 1}); // the middle row
+    }
+    SplittableRandom random = new SplittableRandom(Mix.seed(key, windowRows, SPREAD_SALT));
+    for (int i = pairs.size() - 1; i > 0; i--) {
+      int j = random.nextInt(i + 1);
+      long[] t = pairs.get(i);
+      pairs.set(i, pairs.get(j));
+      pairs.set(j, t);
+    }
+    List<SplitPlan.Segment> out = new ArrayList<>(segments.size() * 3);
+    List<SplitPlan.Segment> window = new ArrayList<>();
+    long room = Math.min(windowRows, n);
+    long placed = 0;
+    for (int p = 0; p < pairs.size(); ) {
+      long[] pair = pairs.get(p);
+      long front = pair[1] - pair[0];
+      long back = pair[3] - pair[2];
+      long takeFront;
+      long takeBack;
+      if (front + back <= room) {
+        takeFront = front;
+        takeBack = back;
+        p++;
+      } else { // cut into two mirrored pairs: the rows nearest the middle stay for the next window
+        takeBack = Math.min(back, room / 2);
+        takeFront = Math.min(front, room - takeBack);
+        takeBack = room - takeFront;
+      }
+      List<SplitPlan.Segment> low = SplitPlan.range(sorted, pair[0], pair[0] + takeFront);
+      List<SplitPlan.Segment> high = SplitPlan.range(sorted, pair[3] - takeBack, pair[3]);
+      boolean lowFirst = random.nextBoolean();
+      window.addAll(lowFirst ? low : high);
+      window.addAll(lowFirst ? high : low);
+      pair[0] += takeFront;
+      pair[3] -= takeBack;
+      room -= takeFront + takeBack;
+      placed += takeFront + takeBack;
+      if (room == 0 || placed == n) {
+        out.addAll(window);
+        window.clear();
+        room = Math.min(windowRows, n - placed);
+      }
+    }
+    return out;
+  }
+}
