@@ -13,6 +13,7 @@ import dev.sluice.operators.CacheMonitor;
 import dev.sluice.operators.CacheSpec;
 import dev.sluice.operators.CacheStats;
 import dev.sluice.operators.EqualLength;
+import dev.sluice.operators.SplitShuffle;
 import dev.sluice.operators.Pipeline;
 import java.io.PrintWriter;
 import java.nio.file.Path;
@@ -41,10 +42,16 @@ final class ReadCommand implements Callable<Integer> {
       description = "Format (${COMPLETION-CANDIDATES}); default: recognized from the contents.")
   String format;
 
-  @Option(names = "--shuffle", description = "Shuffle: the global permutation on a random-access source; split-order "
-      + "shuffle plus a 10,000-row window (with --batch) or buffer on a split source; a 10,000-element buffer on a "
-      + "streaming source.")
+  @Option(names = "--shuffle", description = "Shuffle: the global permutation on a random-access source; on a split "
+      + "source the blocks of every split in a new order every epoch, plus a 10,000-row window (with --batch) or "
+      + "buffer; a 10,000-element buffer on a streaming source.")
   boolean shuffle;
+
+  @Option(names = "--split-shuffle", paramLabel = "blocks|splits", defaultValue = "blocks",
+      description = "With --shuffle on a split source: blocks (default: a rank reads a new random part every epoch) "
+      + "or splits (only the order of whole splits is shuffled: cheaper, but with few splits a rank reads the same "
+      + "rows every epoch).")
+  String splitShuffle;
 
   @Option(names = "--buffer", paramLabel = "N", description = "With --shuffle: tf.data's buffer shuffle of N elements "
       + "(after the shard; on a split source after the split-order shuffle, and a window of N rows with --batch).")
@@ -171,6 +178,10 @@ final class ReadCommand implements Callable<Integer> {
     if (stopAfter != null) {
       OptionChecks.nonNegative("--stop-after", stopAfter);
     }
+    splitShuffle(splitShuffle);
+    if (given("--split-shuffle") && !shuffle) {
+      throw new IllegalArgumentException("--split-shuffle " + splitShuffle + " needs --shuffle");
+    }
     PipelineState from = null;
     if (resume != null) {
       if (given("--epochs")) {
@@ -206,8 +217,8 @@ final class ReadCommand implements Callable<Integer> {
         // Global permutation, or a buffer shuffle of the rank's stride with --buffer.
         p = buffer == null ? p.shuffle() : p;
       } else if (shuffle && data instanceof SplitDataset) {
-        // Split-order shuffle plus a buffer (10,000 elements, or --buffer N), after the shard.
-        p = p.shuffle();
+        // Block (or split-order) shuffle plus a buffer (10,000 elements, or --buffer N), after the shard.
+        p = p.shuffle(splitShuffle(splitShuffle));
       }
       p = p.shard(ctx.worldSize(), ctx.rank(), policy);
       if (shuffle && buffer != null) {
@@ -347,6 +358,15 @@ final class ReadCommand implements Callable<Integer> {
       throw new IllegalArgumentException("--rank " + rank + " is out of range for --world " + world + ": expected 0 <= rank < world");
     }
     return PipelineContext.defaults().withRank(rank, world);
+  }
+
+  static SplitShuffle splitShuffle(String name) {
+    for (SplitShuffle s : SplitShuffle.values()) {
+      if (s.name().equalsIgnoreCase(name)) {
+        return s;
+      }
+    }
+    throw new IllegalArgumentException("--split-shuffle '" + name + "': expected blocks or splits");
   }
 
   static EqualLength policy(String name) {
