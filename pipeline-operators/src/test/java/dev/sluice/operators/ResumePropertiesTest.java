@@ -114,6 +114,19 @@ class ResumePropertiesTest {
     assertResumesExactly(q, ctx(seed, 0), epochs, cuts);
   }
 
+  /** Splits large enough to be cut into many blocks, spread over windows that hold several of them. */
+  @Property(tries = 12)
+  void blockShuffleMidEpoch(@ForAll @Size(min = 1, max = 3) List<@IntRange(min = 0, max = 3000) Integer> sizes,
+      @ForAll @IntRange(min = 1, max = 3) int world, @ForAll @IntRange(min = 0, max = 2) int rank,
+      @ForAll EqualLength policy, @ForAll @IntRange(min = 512, max = 1500) int window, @ForAll boolean columnar,
+      @ForAll @IntRange(min = 1, max = 2) int epochs, @ForAll long seed,
+      @ForAll @Size(min = 1, max = 2) List<@DoubleRange(min = 0, max = 1) Double> cuts) {
+    MemoryBatchSplits source = MemoryBatchSplits.byColumns(sizes.stream().mapToLong(Integer::longValue).toArray());
+    Pipeline<Example> p = Pipeline.from(source).shuffle().shuffle(window).shard(world, rank % world, policy);
+    Pipeline<?> q = columnar ? p.batch(97).prefetch(2) : p;
+    assertResumesExactly(q, ctx(seed, 0), epochs, cuts);
+  }
+
   @Property(tries = 25)
   void filterInterleaveUnbatchAndRepeat(@ForAll @IntRange(min = 0, max = 300) int n,
       @ForAll @IntRange(min = 1, max = 4) int cycle, @ForAll @IntRange(min = 1, max = 5) int block,

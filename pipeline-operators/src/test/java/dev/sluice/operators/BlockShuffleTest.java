@@ -1,0 +1,255 @@
+package dev.sluice.operators;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.sluice.core.Batch;
+import dev.sluice.core.Example;
+import dev.sluice.core.MemoryManager;
+import dev.sluice.core.PipelineContext;
+import dev.sluice.core.Split;
+import dev.sluice.operators.internal.ShardStage;
+import dev.sluice.operators.internal.SplitPlan;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The block shuffle of split sources: exactly-once per epoch across ranks whatever the layout, and
+ * its quality measured (a rank's rows change every epoch; output order uncorrelated with row index).
+ */
+class BlockShuffleTest {
+
+  /** A split source whose reads may start cheaply only at the given rows of each split (its "pages"). */
+  private static final class PagedSplits extends MemorySplits {
+    private final long page;
+
+    PagedSplits(long page, long... sizes) {
+      super(true, sizes);
+      this.page = page;
+    }
+
+    @Override
+    public long[] blockStarts(Split split) {
+      if (page <= 0) {
+        return null;
+      }
+      long n = split.rowCount();
+      long[] starts = new long[(int) ((n + page - 1) / page)];
+      for (int i = 0; i < starts.length; i++) {
+        starts[i] = i * page;
+      }
+      return starts;
+    }
+  }
+
+  /** The rows of one rank's pass, from the plan's row ranges. */
+  private static List<Long> rows(MemorySplits source, SplitPlan.Order order) {
+    List<Long> out = new ArrayList<>();
+    Map<Split, Long> base = new HashMap<>();
+    for (int i = 0; i < source.splits.size(); i++) {
+      base.put(source.splits.get(i), source.offsets.get(i));
+    }
+    for (SplitPlan.Segment s : SplitPlan.sequence(source, order)) {
+      for (long r = s.fromRow(); r < s.toRow(); r++) {
+        out.add(base.get(s.split()) + r);
+      }
+    }
+    return out;
+  }
+
+  @Test
+  void everyRankTakesItsCountsAndTogetherEveryRowOnceUnderUnevenForRandomLayouts() {
+    SplittableRandom random = new SplittableRandom(41);
+    for (int trial = 0; trial < 400; trial++) {
+      int numSplits = 1 + random.nextInt(7);
+      long[] sizes = new long[numSplits];
+      for (int i = 0; i < numSplits; i++) {
+        sizes[i] = switch (random.nextInt(4)) {
+          case 0 -> random.nextInt(2);            // empty and one-row splits
+          case 1 -> random.nextInt(40);
+          default -> random.nextInt(6000);        // many blocks
+        };
+      }
+      int k = 1 + random.nextInt(trial % 7 == 0 ? 40 : 9); // world > splits, world > rows
+      long page = random.nextBoolean() ? 0 : 1 + random.nextInt(3000);
+      long window = random.nextInt(3) == 0 ? 0 : 1 + random.nextInt(4000);
+      long seed = random.nextLong();
+      long epoch = random.nextInt(5);
+      PagedSplits source = new PagedSplits(page, sizes);
+      long n = source.size();
+      String what = "sizes " + Arrays.toString(sizes) + " k " + k + " page " + page + " window " + window;
+      for (EqualLength policy : EqualLength.values()) {
+        Map<Long, Integer> seen = new HashMap<>();
+        for (int r = 0; r < k; r++) {
+          List<Long> part = rows(source, new SplitPlan.Order(SplitShuffle.BLOCKS, seed, epoch,
+              new ShardStage(k, r, policy), window));
+          assertEquals(policy.count(n, k, r), part.size(), what + " " + policy + " rank " + r);
+          part.forEach(i -> seen.merge(i, 1, Integer::sum));
+        }
+        switch (policy) {
+          case UNEVEN -> {
+            assertEquals(n, seen.size(), what + " UNEVEN covers every row");
+            assertTrue(seen.values().stream().allMatch(c -> c == 1), what + " UNEVEN: every row once");
+          }
+          case DROP -> {
+            assertTrue(seen.values().stream().allMatch(c -> c == 1), what + " DROP is disjoint");
+            assertEquals(k * (n / k), seen.size(), what + " DROP drops only the remainder");
+          }
+          case PAD -> {
+            assertEquals(n, seen.size(), what + " PAD covers every row");
+            int extra = seen.values().stream().mapToInt(c -> c - 1).sum();
+            assertEquals(n == 0 ? 0 : k * ((n + k - 1) / k) - n, extra, what + " PAD repeats exactly the padding");
+          }
+        }
+      }
+    }
+  }
+
+  @Test
+  void theSequenceIsAFunctionOfSeedEpochAndLayout() {
+    PagedSplits source = new PagedSplits(0, 30_000);
+    SplitPlan.Order order = new SplitPlan.Order(SplitShuffle.BLOCKS, 5, 2, new ShardStage(4, 1, EqualLength.PAD), 10_000);
+    assertEquals(rows(source, order), rows(new PagedSplits(0, 30_000), order));
+    assertNotEquals(rows(source, order), rows(source, new SplitPlan.Order(SplitShuffle.BLOCKS, 5, 3,
+        new ShardStage(4, 1, EqualLength.PAD), 10_000)));
+  }
+
+  @Test
+  void blocksStartOnTheSourcesCheapRowsWhenTheyAreCloseEnough() {
+    // 1,000,000 rows in one split with 20,000-row pages, one rank: every block is one whole page
+    PagedSplits source = new PagedSplits(20_000, 1_000_000);
+    List<SplitPlan.Segment> seq = SplitPlan.sequence(source,
+        new SplitPlan.Order(SplitShuffle.BLOCKS, 1, 0, null, 10_000));
+    assertEquals(50, seq.size());
+    seq.forEach(s -> assertTrue(s.fromRow() % 20_000 == 0 && s.rows() == 20_000, s.toString()));
+    // 200,000 rows for 4 ranks: pages are cut so that every rank draws at least 64 blocks
+    PagedSplits small = new PagedSplits(20_000, 200_000);
+    List<SplitPlan.Segment> mine = SplitPlan.sequence(small,
+        new SplitPlan.Order(SplitShuffle.BLOCKS, 1, 0, new ShardStage(4, 1, EqualLength.PAD), 0));
+    assertTrue(mine.size() >= 64, mine.size() + " blocks");
+  }
+
+  /** Spearman's rank correlation of output position and row index (distinct rows). */
+  static double spearman(List<Long> out) {
+    int n = out.size();
+    Integer[] order = new Integer[n];
+    for (int i = 0; i < n; i++) {
+      order[i] = i;
+    }
+    Arrays.sort(order, (a, b) -> Long.compare(out.get(a), out.get(b)));
+    double sum = 0;
+    for (int rank = 0; rank < n; rank++) {
+      double d = order[rank] - rank;
+      sum += d * d;
+    }
+    return 1 - 6 * sum / ((double) n * ((double) n * n - 1));
+  }
+
+  static double jaccard(List<Long> a, List<Long> b) {
+    Set<Long> x = new HashSet<>(a);
+    Set<Long> y = new HashSet<>(b);
+    int common = 0;
+    for (Long v : x) {
+      if (y.contains(v)) {
+        common++;
+      }
+    }
+    return common / (double) (x.size() + y.size() - common);
+  }
+
+  private static List<Long> batchIndices(Pipeline<Batch> p, PipelineContext ctx) {
+    List<Long> out = new ArrayList<>();
+    p.flux(ctx).doOnNext(b -> {
+      for (int i = 0; i < b.size(); i++) {
+        out.add(b.index(i));
+      }
+      b.close();
+    }).blockLast();
+    return out;
+  }
+
+  /**
+   * One rank of 4 over 3 epochs on one split, four splits and ten splits of 200,000 rows: a fresh
+   * random quarter every epoch (Jaccard of consecutive epochs near 1/7, at most 0.25) and output
+   * order uncorrelated with row index (|Spearman| at most 0.05), on the columnar path (window
+   * shuffle) and on the element path (buffer shuffle).
+   */
+  @ParameterizedTest
+  @ValueSource(ints = {1, 4, 10})
+  void aRanksRowsChangeEveryEpochAndAreWellMixed(int splits) {
+    long[] sizes = new long[splits];
+    Arrays.fill(sizes, 200_000 / splits);
+    MemoryBatchSplits source = MemoryBatchSplits.byColumns(sizes);
+    Pipeline<Batch> columnar = Pipeline.from(source).shuffle().shard(4, 1).batch(64);
+    Pipeline<Example> element = Pipeline.from(source).shuffle().shard(4, 1);
+    PipelineContext ctx = PipelineContext.defaults().withSeed(7);
+    List<Long> previousColumnar = null;
+    List<Long> previousElement = null;
+    for (int epoch = 0; epoch < 3; epoch++) {
+      List<Long> c = batchIndices(columnar, ctx.withEpoch(epoch));
+      List<Long> e = element.flux(ctx.withEpoch(epoch)).map(Example::index).collectList().block();
+      assertEquals(50_000, c.size());
+      assertEquals(50_000, e.size());
+      assertTrue(Math.abs(spearman(c)) <= 0.05, "columnar epoch " + epoch + " spearman " + spearman(c));
+      assertTrue(Math.abs(spearman(e)) <= 0.05, "element epoch " + epoch + " spearman " + spearman(e));
+      if (previousColumnar != null) {
+        assertTrue(jaccard(previousColumnar, c) <= 0.25, "columnar jaccard " + jaccard(previousColumnar, c));
+        assertTrue(jaccard(previousElement, e) <= 0.25, "element jaccard " + jaccard(previousElement, e));
+      }
+      previousColumnar = c;
+      previousElement = e;
+    }
+    assertEquals(0, source.pool.outstandingBytes());
+    assertEquals(0, MemoryManager.shared().pool("batch").outstandingBytes());
+  }
+
+  /** The split-order shuffle, asked for by name, keeps its cheaper order: a one-split file gives a rank the same rows. */
+  @Test
+  void theSplitOrderShuffleStaysAvailableByName() {
+    MemoryBatchSplits source = MemoryBatchSplits.byColumns(20_000);
+    Pipeline<Batch> p = Pipeline.from(source).shuffle(SplitShuffle.SPLITS).shard(4, 1).batch(64);
+    PipelineContext ctx = PipelineContext.defaults().withSeed(7);
+    assertEquals(1.0, jaccard(batchIndices(p, ctx), batchIndices(p, ctx.withEpoch(1))));
+    assertTrue(p.explain().contains("split order shuffled"), p.explain());
+    assertTrue(Pipeline.from(source).shuffle().shard(4, 1).batch(64).explain().contains("blocks of every split"));
+  }
+
+  /**
+   * A row's output position is uniform: over 600 epochs the position of each of a few rows of a
+   * 4,000-row split read through a 512-row window shuffle falls into each tenth of the epoch about
+   * equally often (chi-square with 9 degrees of freedom below its 0.1% point, 27.88).
+   */
+  @Test
+  void aRowsOutputPositionIsUniformOverEpochs() {
+    MemoryBatchSplits source = MemoryBatchSplits.byColumns(4_000);
+    Pipeline<Batch> p = Pipeline.from(source).shuffle().shuffle(512).batch(100);
+    long[] watched = {0, 1_999, 3_999, 1_234};
+    int[][] counts = new int[watched.length][10];
+    int epochs = 600;
+    PipelineContext ctx = PipelineContext.defaults().withSeed(3);
+    for (int epoch = 0; epoch < epochs; epoch++) {
+      List<Long> out = batchIndices(p, ctx.withEpoch(epoch));
+      for (int w = 0; w < watched.length; w++) {
+        counts[w][out.indexOf(watched[w]) * 10 / out.size()]++;
+      }
+    }
+    for (int w = 0; w < watched.length; w++) {
+      double chi = 0;
+      double expected = epochs / 10.0;
+      for (int c : counts[w]) {
+        chi += (c - expected) * (c - expected) / expected;
+      }
+      assertTrue(chi < 27.88, "row " + watched[w] + ": " + Arrays.toString(counts[w]) + " chi-square " + chi);
+    }
+  }
+}
