@@ -38,7 +38,7 @@ import java.util.concurrent.TimeUnit;
  * {@link PipelineContext#fromEnvironment()} and writes the indices it reads to a file of its own.
  * The launcher then reads those files and checks, for every {@link EqualLength} policy and for a
  * random-access source (an {@code .npy} pair: a global shuffle) and a streaming split source (a
- * Parquet file whose row groups are the splits: split order shuffled, then a buffer), that the
+ * Parquet file whose row groups are the splits: blocks of them shuffled, then a buffer), that the
  * ranks' indices are disjoint, cover the dataset and have equal lengths as the policy promises:
  *
  * <ul>

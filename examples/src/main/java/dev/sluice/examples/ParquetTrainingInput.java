@@ -33,8 +33,9 @@ import java.util.SplittableRandom;
 /**
  * A training input over a directory of Parquet files that survives a restart: projection (only
  * {@code x} and {@code label} are decoded; the files' {@code text} column never is), the node's
- * shared cache of the decoded rows, a window shuffle (row groups in a new order every epoch, rows
- * shuffled within a window), this rank's shard, batches decoded by parallel workers, and prefetch.
+ * shared cache of the decoded rows, a block shuffle (blocks of every row group in a new order every
+ * epoch, so the rank reads a different part of the data each time; rows shuffled within a window),
+ * this rank's shard, batches decoded by parallel workers, and prefetch.
  *
  * <p>The run stops after {@code --stop-after} training steps, as a preempted job would, and writes
  * the pipeline's state next to where a model checkpoint would go; a second run resumes from that
@@ -96,7 +97,7 @@ public final class ParquetTrainingInput {
         .build())) {
       Pipeline<Batch> train = Pipeline.from(data)
           .cache(cacheDir == null ? spec : spec.directory(cacheDir)) // decoded rows, shared by the node's ranks
-          .shuffle()                            // row groups in a new order every epoch, a window shuffle within
+          .shuffle()                            // blocks of every row group in a new order every epoch, a window shuffle
           .shard(ctx.worldSize(), ctx.rank())   // this rank's part
           .batch(batchSize, false, workers)     // batches built by parallel workers
           .prefetch(4);
