@@ -246,30 +246,6 @@ public final class RowGroupReader implements AutoCloseable {
   }
 
   /**
-   * Moves past the next {@code n} rows (at most {@link #remaining()}): their levels are read and
-   * their values skipped, nothing is written.
-   */
-  public void skip(long n) {
-    if (n < 0 || n > remaining()) {
-      throw new IllegalArgumentException("cannot skip " + n + " rows of " + this + ": " + remaining() + " are left");
-    }
-    for (int f = 0; f < columnRows.length; f++) {
-      if (columnRows[f] != 0) {
-        throw new IllegalStateException("cannot skip rows of " + this + ": field '" + schema.field(f).name()
-            + "' was decoded for the rows from " + position);
-      }
-    }
-    try {
-      for (ColumnChunkDecoder d : decoders) {
-        d.skip(n);
-      }
-    } catch (RuntimeException e) {
-      throw translate(e, file.name(), "row group " + rowGroup);
-    }
-    position += n;
-  }
-
-  /**
    * The next {@code n} rows (at most {@link #remaining()}; fewer when a variable-length column
    * reaches the batch's value bytes first, but at least one) as a batch that the caller closes.
    */
