@@ -112,7 +112,16 @@ class ParquetRangeReadTest {
     BufferPool pool = MemoryManager.shared().pool("test.range");
     long first = 0;
     for (Split s : ds.splits()) {
-      for (long[] r : ranges(s.rowCount(), seed++)) {
+      List<long[]> ranges = ranges(s.rowCount(), seed++);
+      try (ParquetDataset indexed = Parquet.open(f)) { // exactly at, before and after page starts
+        long[] starts = indexed.blockStarts(indexed.splits().get(ds.splits().indexOf(s)));
+        for (int k = 1; k < Math.min(4, starts.length); k++) {
+          ranges.add(new long[] {starts[k], k + 1 < starts.length ? starts[k + 1] : s.rowCount()});
+          ranges.add(new long[] {starts[k] - 1, starts[k] + 1});
+          ranges.add(new long[] {starts[k - 1] + 1, starts[k]});
+        }
+      }
+      for (long[] r : ranges) {
         long end = Math.min(r[1], s.rowCount());
         String range = what + " " + s.id() + " [" + r[0] + ", " + r[1] + ")";
         List<Batch> batches = ds.readBatches(s, r[0], r[1], 37).collectList().block();
