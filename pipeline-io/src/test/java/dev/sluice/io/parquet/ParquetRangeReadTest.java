@@ -261,6 +261,31 @@ class ParquetRangeReadTest {
     }
   }
 
+  /** An offset index that does not describe its column chunk (another chunk's) is not trusted: the page headers are. */
+  @Test
+  void anOffsetIndexThatDoesNotFitItsChunkIsIgnored() throws Exception {
+    Path f = dir.resolve("swapped.parquet");
+    Config c = configs().get(0);
+    ParquetTestFiles.write(f, ParquetTestFiles.WIDE, ParquetTestFiles.WIDE_META, c, ROWS, ROWS, PAGE_ROWS, 9);
+    List<Group> groups = ParquetTestFiles.readGroups(f);
+    ParquetFileInfo info = ParquetFileInfo.open(f.toString(), new WindowedInputFile(f));
+    List<ColumnChunkMetaData> chunks = info.rowGroups().get(0).getColumns();
+    var first = chunks.get(0).getOffsetIndexReference();
+    for (int i = 0; i < chunks.size(); i++) { // each chunk gets the next one's index
+      chunks.get(i).setOffsetIndexReference(i + 1 < chunks.size() ? chunks.get(i + 1).getOffsetIndexReference() : first);
+    }
+    try (ParquetDataset ds = new ParquetDataset(List.of(info), ParquetOptions.builder().build())) {
+      Split s = ds.splits().get(0);
+      List<Batch> batches = ds.readBatches(s, 3 * PAGE_ROWS + 7, 5 * PAGE_ROWS, 40).collectList().block();
+      try {
+        assertEquals(5 * PAGE_ROWS, ParquetTestFiles.assertBatchesMatch(batches, groups, 3 * PAGE_ROWS + 7,
+            ParquetTestFiles.plans(ds, f), "swapped offset indexes"));
+      } finally {
+        batches.forEach(Batch::close);
+      }
+    }
+  }
+
   private static long[] firstRows(OffsetIndex oi) {
     long[] out = new long[oi.getPageCount()];
     for (int i = 0; i < out.length; i++) {
