@@ -28,18 +28,18 @@ import org.apache.parquet.io.SeekableInputStream;
 
 /**
  * The data pages of one column chunk that hold rows {@code [from, to)} of its row group, read and
- * decompressed one at a time as the decoder asks for them. The pages before the range are never
- * read: with an offset index the reader seeks straight to the page holding row {@code from}; without
- * one it walks the page headers and skips every page whose rows its header gives (every page of a
- * column that is not repeated; a v2 page of any column), and starts at the first page whose rows it
- * cannot tell (a v1 page of a repeated column). {@link #startRow()} is the row of the row group the
+ * decompressed one at a time as the decoder asks for them. With an offset index the reader seeks
+ * straight to the page holding row {@code from} and reads none before it; without one it walks the
+ * page headers, skips unread every page whose rows its header gives and that ends before {@code from}
+ * (every page of a column that is not repeated; a v2 page of any column), and starts at the first
+ * page whose rows it cannot tell (a v1 page of a repeated column). {@link #startRow()} is the row of the row group the
  * first page handed out starts at; the decoder drops the rows from there to {@code from}. Pages that
  * start at or after {@code to} are not handed out. Page checksums are verified when asked.
  *
  * <p>Not thread-safe; reads through a stream the caller owns and closes.
  */
 final class RangePages implements PageReader {
-  /** Bytes read at a time to find a page header; doubled while a header is longer. */
+  /** Bytes read at first to find a page header; eight times more while a header is longer. */
   private static final int HEADER_BYTES = 512;
 
   private final String file;
