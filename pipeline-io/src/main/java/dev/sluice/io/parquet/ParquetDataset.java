@@ -61,12 +61,17 @@ public final class ParquetDataset implements BatchSplitDataset<Example>, Fingerp
 
   private record SplitRef(int file, int rowGroup, long firstRow) {}
 
+  private static final long[] NO_STARTS = new long[0];
+  private final Map<String, long[]> blockStarts = new java.util.concurrent.ConcurrentHashMap<>();
+  private final List<Set<String>> paths; // per file: the projected column paths
+
   private volatile boolean closed;
 
   ParquetDataset(List<ParquetFileInfo> files, ParquetOptions options) {
     this.files = List.copyOf(files);
     this.options = options;
     List<List<ColumnPlan>> p = new ArrayList<>();
+    List<Set<String>> projected = new ArrayList<>();
     Schema first = null;
     String firstName = null;
     for (ParquetFileInfo f : files) {
@@ -80,6 +85,7 @@ public final class ParquetDataset implements BatchSplitDataset<Example>, Fingerp
         paths.add(String.join(".", c.descriptor().getPath()));
       }
       f.checkCodecs(paths);
+      projected.add(Set.copyOf(paths));
       Schema s = Schema.of(specs);
       if (first == null) {
         first = s;
@@ -91,6 +97,7 @@ public final class ParquetDataset implements BatchSplitDataset<Example>, Fingerp
       p.add(selected);
     }
     this.plans = List.copyOf(p);
+    this.paths = List.copyOf(projected);
     this.schema = first == null ? Schema.of(List.of()) : first;
     List<Split> sp = new ArrayList<>();
     Map<String, SplitRef> r = new LinkedHashMap<>();
@@ -178,6 +185,12 @@ public final class ParquetDataset implements BatchSplitDataset<Example>, Fingerp
    * Rows {@code [fromRow, toRow)} of a row group decoded straight into pooled batches of
    * {@code batchSize} rows (the last may be shorter).
    *
+   * <p>A part of a row group costs about its share of it: where the file has an offset index (the
+   * page index parquet-java writes by default) only the pages holding the rows are read and
+   * decompressed; without one the pages before the range are skipped by their headers, unread,
+   * except for a repeated column's v1 pages, whose rows only their levels tell. The rows of the
+   * first page before {@code fromRow} are decoded and dropped.
+   *
    * <p><b>Reactive Streams semantics.</b> Emits one batch per request, decoded on the requesting
    * thread; backpressures by decoding nothing ahead of demand; completes after the last row of the
    * range; on cancel or error closes the file (opened on subscribe). A decode failure is a
@@ -216,6 +229,24 @@ public final class ParquetDataset implements BatchSplitDataset<Example>, Fingerp
     });
   }
 
+  /**
+   * The first rows of the pages of the row group's dominant projected column (the one with the
+   * largest uncompressed size in that row group), from the file's offset index: a read that starts
+   * there decodes no row of its first page only to drop it. Null when that column chunk has no
+   * offset index (pyarrow, for one, writes none by default), or the split has no rows. Read from
+   * the file once per split and kept.
+   */
+  @Override
+  public long[] blockStarts(Split split) {
+    checkOpen();
+    SplitRef r = ref(split);
+    long[] starts = blockStarts.computeIfAbsent(split.id(), id -> {
+      long[] s = files.get(r.file).pageStarts(r.rowGroup, paths.get(r.file));
+      return s == null ? NO_STARTS : s;
+    });
+    return starts == NO_STARTS ? null : starts.clone();
+  }
+
   /** The options' decode parallelism ({@link ParquetOptions#decodeParallelism()}). */
   @Override
   public int decodeParallelism() {
@@ -230,8 +261,8 @@ public final class ParquetDataset implements BatchSplitDataset<Example>, Fingerp
 
   /**
    * Rows {@code [fromRow, toRow)} of a row group as a cursor that decodes one column at a time: the
-   * file is opened and the row group's column chunks read here, the rows before {@code fromRow}
-   * decoded and dropped. The caller closes the cursor, which closes the file. A decode failure is a
+   * file is opened here and only the pages holding those rows are read (see
+   * {@link #readBatches(Split, long, long, int)}). The caller closes the cursor, which closes the file. A decode failure is a
    * {@link DatasetFormatException} naming the file, row group and column.
    */
   @Override
@@ -240,13 +271,7 @@ public final class ParquetDataset implements BatchSplitDataset<Example>, Fingerp
     SplitRef r = ref(split);
     split.checkRows(fromRow, toRow);
     long end = Math.min(toRow, split.rowCount());
-    RowGroupReader reader = open(r, options.memory().pool(STAGE));
-    try {
-      reader.skip(Math.min(fromRow, end));
-    } catch (RuntimeException e) {
-      reader.close();
-      throw e;
-    }
+    RowGroupReader reader = open(r, options.memory().pool(STAGE), fromRow, end);
     return new RangeCursor(reader, Math.max(0, end - fromRow));
   }
 
@@ -318,7 +343,7 @@ public final class ParquetDataset implements BatchSplitDataset<Example>, Fingerp
     return Flux.<Batch, RangeReader>generate(
             () -> {
               try {
-                return new RangeReader(open(r, pool), fromRow, end);
+                return new RangeReader(open(r, pool, fromRow, end), end - fromRow);
               } catch (LinkageError | VirtualMachineError e) {
                 throw new FatalErrorException(files.get(r.file).name() + ", row group " + r.rowGroup + ": decoding", e);
               }
@@ -350,34 +375,34 @@ public final class ParquetDataset implements BatchSplitDataset<Example>, Fingerp
   }
 
   private RowGroupReader open(SplitRef r, BufferPool pool) {
+    return open(r, pool, 0, Long.MAX_VALUE);
+  }
+
+  /** A reader of rows {@code [from, to)} of a row group, at row {@code from}: only the pages holding them are read. */
+  private RowGroupReader open(SplitRef r, BufferPool pool, long from, long to) {
     ParquetFileInfo f = files.get(r.file);
     return new RowGroupReader(f, r.rowGroup, plans.get(r.file), schema, pool, r.firstRow,
-        options.nullPolicy(), options.pageChecksums() == ParquetOptions.PageChecksums.VERIFY);
+        options.nullPolicy(), options.pageChecksums() == ParquetOptions.PageChecksums.VERIFY, from, to);
   }
 
   /** A reader limited to a row range. */
   private static final class RangeReader implements AutoCloseable {
     private final RowGroupReader reader;
     private long left;
-    private boolean skipped;
-    private final long from;
+    private boolean started;
 
-    RangeReader(RowGroupReader reader, long from, long to) {
+    RangeReader(RowGroupReader reader, long rows) {
       this.reader = reader;
-      this.from = from;
-      this.left = to - from;
+      this.left = rows;
     }
 
     /** True once the first batch was asked for. */
     boolean started() {
-      return skipped;
+      return started;
     }
 
     Batch next(int batchSize) {
-      if (!skipped) {
-        skipped = true;
-        reader.skip(from);
-      }
+      started = true;
       if (left <= 0) {
         return null;
       }

@@ -211,6 +211,22 @@ class ParquetDuckDbTest {
         batches.forEach(Batch::close);
       }
       assertEquals(ParquetTestFiles.canonicalSha(groups, plans), Checksums.sha256(ds), file + ": checksum");
+      // parts of row groups, as a shuffle's blocks read them: the same rows
+      long first = 0;
+      for (dev.sluice.core.Split s : ds.splits()) {
+        long n = s.rowCount();
+        for (long[] r : new long[][] {{n / 3, 2 * n / 3 + 1}, {Math.max(0, n - 1), n}, {n / 2, n / 2 + 1}}) {
+          long to = Math.min(r[1], n);
+          List<Batch> part = ds.readBatches(s, Math.min(r[0], to), to, 333).collectList().block();
+          try {
+            assertEquals(first + to, ParquetTestFiles.assertBatchesMatch(part, groups, (int) (first + Math.min(r[0], to)),
+                plans, file + " " + s.id() + " [" + r[0] + ", " + to + ")"));
+          } finally {
+            part.forEach(Batch::close);
+          }
+        }
+        first += n;
+      }
     }
   }
 }

@@ -22,10 +22,21 @@ final class ColumnChunkDecoder {
   private final ListAssembler lists;
   /** The values of the current page. */
   ValueSource values;
-  /** Rows of this chunk already decoded (for messages). */
+  /** Rows of the row group before the next row to decode (for messages). */
   long rowsDone;
 
   ColumnChunkDecoder(ColumnPlan plan, PageReader pages, String file, int rowGroup, long firstRow, NullPolicy nullPolicy) {
+    this(plan, pages, file, rowGroup, firstRow, nullPolicy, 0);
+  }
+
+  /**
+   * A decoder whose first page starts at row {@code startRow} of the row group.
+   *
+   * @param firstRow the global index of the row group's first row
+   */
+  ColumnChunkDecoder(ColumnPlan plan, PageReader pages, String file, int rowGroup, long firstRow, NullPolicy nullPolicy,
+      long startRow) {
+    this.rowsDone = startRow;
     this.plan = plan;
     this.ctx = new ChunkContext(file, rowGroup, firstRow, plan.name(), nullPolicy);
     this.levels = new PageLevels(plan.descriptor(), pages,
@@ -73,6 +84,71 @@ final class ColumnChunkDecoder {
       throw e;
     } catch (RuntimeException e) {
       throw ctx.error("cannot decode: " + e, e);
+    }
+    rowsDone += rows;
+  }
+
+  /**
+   * Moves past the next {@code rows} rows: their levels are read and their values skipped without
+   * being converted or written (a row is a level of repetition level 0; a null is no value).
+   */
+  void skip(long rows) {
+    if (rows <= 0) {
+      return;
+    }
+    PageLevels lv = levels;
+    int maxDef = plan.maxDef();
+    boolean flat = plan.maxRep() == 0;
+    long started = 0;
+    try {
+      while (!(flat && started == rows)) {
+        if (!lv.hasLevel()) {
+          if (!nextPage()) {
+            break;
+          }
+          continue;
+        }
+        int from = lv.pos;
+        int n;
+        if (flat) {
+          n = (int) Math.min(rows - started, lv.count - lv.pos);
+          started += n;
+        } else {
+          int p = lv.pos;
+          while (p < lv.count) {
+            if (lv.rep(p) == 0) {
+              if (started == rows) {
+                break;
+              }
+              started++;
+            }
+            p++;
+          }
+          n = p - lv.pos;
+        }
+        int present = n;
+        if (!lv.defsAllMax) {
+          present = 0;
+          int[] defs = lv.defs();
+          for (int i = from; i < from + n; i++) {
+            if (defs[i] == maxDef) {
+              present++;
+            }
+          }
+        }
+        values.skip(present);
+        lv.pos += n;
+        if (lv.hasLevel()) {
+          break; // stopped at the start of the row after the skipped ones
+        }
+      }
+    } catch (DatasetFormatException e) {
+      throw e;
+    } catch (RuntimeException e) {
+      throw ctx.error("cannot decode: " + e, e);
+    }
+    if (started < rows) {
+      throw endsEarly(rowsDone + started);
     }
     rowsDone += rows;
   }

@@ -214,6 +214,39 @@ public final class ParquetFileInfo {
     }
   }
 
+  /**
+   * The first rows of the pages of the column chunk of row group {@code rowGroup} with the largest
+   * uncompressed size among {@code paths} (dotted column paths), from its offset index; null when
+   * that chunk has no (usable) offset index or no column is named.
+   */
+  public long[] pageStarts(int rowGroup, Set<String> paths) {
+    BlockMetaData block = footer.getBlocks().get(rowGroup);
+    ColumnChunkMetaData largest = null;
+    for (ColumnChunkMetaData c : block.getColumns()) {
+      if (paths.contains(c.getPath().toDotString())
+          && (largest == null || c.getTotalUncompressedSize() > largest.getTotalUncompressedSize())) {
+        largest = c;
+      }
+    }
+    if (largest == null || block.getRowCount() == 0) {
+      return null;
+    }
+    org.apache.parquet.format.OffsetIndex index;
+    try (SeekableInputStream in = input.newStream()) {
+      index = RangePages.offsetIndex(in, largest, block.getRowCount());
+    } catch (IOException e) {
+      throw new DatasetIOException(name, "row group " + rowGroup + ": cannot read: " + e.getMessage(), e);
+    }
+    if (index == null) {
+      return null;
+    }
+    long[] out = new long[index.getPage_locations().size()];
+    for (int i = 0; i < out.length; i++) {
+      out[i] = index.getPage_locations().get(i).getFirst_row_index();
+    }
+    return out;
+  }
+
   /** Lets go of what the file holds between reads (a memory mapping is then left to the GC). */
   public void release() {
     if (input instanceof MappedInputFile m) {

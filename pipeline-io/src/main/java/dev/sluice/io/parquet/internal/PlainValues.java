@@ -31,6 +31,29 @@ final class PlainValues extends ValueSource {
   }
 
   @Override
+  void skip(int n) {
+    int width = switch (physical) {
+      case INT32, FLOAT -> 4;
+      case INT64, DOUBLE -> 8;
+      case INT96 -> 12;
+      case FIXED_LEN_BYTE_ARRAY -> fixedLength;
+      default -> -1;
+    };
+    if (width < 0) {
+      for (int i = 0; i < n; i++) {
+        int len = nextLength(); // moves past the length first
+        pos += len;
+      }
+      return;
+    }
+    long next = pos + (long) n * width;
+    if (next > data.limit()) {
+      throw new IndexOutOfBoundsException("page holds fewer values than its levels say");
+    }
+    pos = (int) next;
+  }
+
+  @Override
   int nextInt() {
     int v = data.getInt(pos);
     pos += 4;

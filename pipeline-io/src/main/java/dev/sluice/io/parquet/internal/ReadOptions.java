@@ -11,7 +11,8 @@ import org.apache.parquet.format.converter.ParquetMetadataConverter;
 
 /**
  * parquet-java read options that need no Hadoop on the class path: Sluice's own page codecs, no
- * filters (Sluice reads whole row groups), page checksums as asked.
+ * filters (parquet-java reads whole row groups for Sluice; parts of row groups are read by
+ * {@link RangePages}), page checksums as asked.
  *
  * <p>parquet-java's public builder ({@code ParquetReadOptions.builder(conf)}) creates Hadoop's
  * codec factory and loads {@code ParquetInputFormat} (a Hadoop MapReduce class) in its constructor,

@@ -16,6 +16,11 @@ final class ReaderValues extends ValueSource {
   }
 
   @Override
+  void skip(int n) {
+    r.skip(n);
+  }
+
+  @Override
   int nextInt() {
     return r.readInteger();
   }

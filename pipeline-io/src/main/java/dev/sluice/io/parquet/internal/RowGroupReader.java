@@ -15,7 +15,11 @@ import java.util.Arrays;
 import java.util.List;
 import org.apache.parquet.column.ColumnDescriptor;
 import org.apache.parquet.column.page.PageReadStore;
+import org.apache.parquet.format.OffsetIndex;
 import org.apache.parquet.hadoop.ParquetFileReader;
+import org.apache.parquet.hadoop.metadata.BlockMetaData;
+import org.apache.parquet.hadoop.metadata.ColumnChunkMetaData;
+import org.apache.parquet.io.SeekableInputStream;
 
 /**
  * Reads one row group of one file and decodes it, batch by batch, into pooled memory. Not
@@ -38,8 +42,11 @@ public final class RowGroupReader implements AutoCloseable {
   private final long firstRow;
   private final long rowCount;
   private final NullPolicy nullPolicy;
-  private final ParquetFileReader reader;
+  private static final PageCodecs CODECS = new PageCodecs();
+
+  private final ParquetFileReader reader; // whole row-group reads
   private final PageReadStore store;
+  private final SeekableInputStream input; // reads of part of a row group
   private final ColumnChunkDecoder[] decoders;
   private long position; // rows of the row group consumed
   private final int[] columnRows; // per field: rows decoded past position by decodeColumn
@@ -63,6 +70,27 @@ public final class RowGroupReader implements AutoCloseable {
    */
   public RowGroupReader(ParquetFileInfo file, int rowGroup, List<ColumnPlan> plans, Schema schema, BufferPool pool,
       long firstRow, NullPolicy nullPolicy, boolean verifyChecksums, long batchBytes) {
+    this(file, rowGroup, plans, schema, pool, firstRow, nullPolicy, verifyChecksums, batchBytes, 0, Long.MAX_VALUE);
+  }
+
+  /**
+   * A reader of rows {@code [from, to)} of the row group, positioned at row {@code from}. The whole
+   * row group ({@code from} 0, {@code to} at or past its end) is read as the other constructors read
+   * it; a part of it reads only the pages that hold those rows: each column chunk's offset index
+   * finds the page holding row {@code from}, or, without one, the page headers are walked and the
+   * pages before it skipped unread (see {@link RangePages}), and the rows of that page before
+   * {@code from} are decoded and dropped.
+   *
+   * @param from first row within the row group, ≥ 0
+   * @param to end row (exclusive); rows past the row group's end are not read
+   */
+  public RowGroupReader(ParquetFileInfo file, int rowGroup, List<ColumnPlan> plans, Schema schema, BufferPool pool,
+      long firstRow, NullPolicy nullPolicy, boolean verifyChecksums, long from, long to) {
+    this(file, rowGroup, plans, schema, pool, firstRow, nullPolicy, verifyChecksums, DEFAULT_BATCH_BYTES, from, to);
+  }
+
+  private RowGroupReader(ParquetFileInfo file, int rowGroup, List<ColumnPlan> plans, Schema schema, BufferPool pool,
+      long firstRow, NullPolicy nullPolicy, boolean verifyChecksums, long batchBytes, long from, long to) {
     if (batchBytes <= 0 || batchBytes > DEFAULT_BATCH_BYTES) {
       throw new IllegalArgumentException("batchBytes in [1, " + DEFAULT_BATCH_BYTES + "] required but it was "
           + batchBytes);
@@ -76,6 +104,26 @@ public final class RowGroupReader implements AutoCloseable {
     this.firstRow = firstRow;
     this.rowCount = file.rowGroups().get(rowGroup).getRowCount();
     this.nullPolicy = nullPolicy;
+    long end = Math.min(to, rowCount);
+    long start = Math.min(Math.max(0, from), end);
+    if (start > 0 || end < rowCount) {
+      this.reader = null;
+      this.store = null;
+      this.input = openInput();
+      try {
+        this.decoders = rangeDecoders(start, end, verifyChecksums);
+      } catch (RuntimeException e) {
+        closeQuietly(input);
+        throw translate(e, file.name(), "row group " + rowGroup);
+      } catch (Error e) {
+        closeQuietly(input);
+        throw e;
+      }
+      this.position = start;
+      this.columnRows = new int[plans.size()];
+      return;
+    }
+    this.input = null;
     ParquetFileReader r = null;
     PageReadStore s = null;
     try {
@@ -109,6 +157,41 @@ public final class RowGroupReader implements AutoCloseable {
     this.columnRows = new int[plans.size()];
   }
 
+  private SeekableInputStream openInput() {
+    try {
+      return file.input().newStream();
+    } catch (IOException e) {
+      throw translate(e, file.name(), "row group " + rowGroup);
+    }
+  }
+
+  /** Decoders of rows {@code [from, to)}, each over the pages of its chunk that hold them, at row {@code from}. */
+  private ColumnChunkDecoder[] rangeDecoders(long from, long to, boolean verifyChecksums) {
+    BlockMetaData block = file.rowGroups().get(rowGroup);
+    ColumnChunkDecoder[] d = new ColumnChunkDecoder[plans.size()];
+    for (int i = 0; i < d.length; i++) {
+      ColumnPlan plan = plans.get(i);
+      ColumnChunkMetaData meta = chunk(block, plan);
+      OffsetIndex index = from < to ? RangePages.offsetIndex(input, meta, rowCount) : null;
+      RangePages pages = new RangePages(file.name(), rowGroup, rowCount, plan.descriptor(), meta, index, input,
+          CODECS, verifyChecksums, from, to);
+      d[i] = new ColumnChunkDecoder(plan, pages, file.name(), rowGroup, firstRow, nullPolicy, pages.startRow());
+      d[i].skip(from - pages.startRow());
+    }
+    return d;
+  }
+
+  private ColumnChunkMetaData chunk(BlockMetaData block, ColumnPlan plan) {
+    String path = String.join(".", plan.descriptor().getPath());
+    for (ColumnChunkMetaData c : block.getColumns()) {
+      if (c.getPath().toDotString().equals(path)) {
+        return c;
+      }
+    }
+    throw new DatasetFormatException(file.name(), "row group " + rowGroup, "the row group has no column chunk for '"
+        + path + "'");
+  }
+
   /** Maps parquet-java's failures to typed errors naming the file and position. */
   public static DatasetException translate(Throwable e, String file, String position) {
     if (e instanceof DatasetException de) {
@@ -128,6 +211,16 @@ public final class RowGroupReader implements AutoCloseable {
       return new DatasetIOException(file, position + ": " + msg, e);
     }
     return new DatasetFormatException(file, position, "cannot decode: " + e, e);
+  }
+
+  private static void closeQuietly(SeekableInputStream in) {
+    try {
+      if (in != null) {
+        in.close();
+      }
+    } catch (IOException | RuntimeException ignored) {
+      // closing after a failure
+    }
   }
 
   private static void closeQuietly(PageReadStore s, ParquetFileReader r) {
@@ -150,16 +243,6 @@ public final class RowGroupReader implements AutoCloseable {
   /** Rows left in the row group. */
   public long remaining() {
     return rowCount - position;
-  }
-
-  /** Skips {@code n} rows (decoded and dropped). */
-  public void skip(long n) {
-    while (n > 0) {
-      int k = (int) Math.min(n, 4096);
-      try (Batch b = next(k)) {
-        n -= b.size();
-      }
-    }
   }
 
   /**
@@ -262,6 +345,7 @@ public final class RowGroupReader implements AutoCloseable {
   @Override
   public void close() {
     closeQuietly(store, reader);
+    closeQuietly(input);
   }
 
   @Override

@@ -33,6 +33,9 @@ abstract class ValueSource {
    */
   abstract void copy(int n, ByteBuffer dst, int off, int width);
 
+  /** Moves past the next {@code n} values without converting them. */
+  abstract void skip(int n);
+
   /** Adds the next byte-array value to a string/bytes column as one string or blob. */
   void addBytes(ColumnBuilder out) {
     ByteBuffer b = nextBinary().toByteBuffer();

@@ -1,0 +1,375 @@
+package dev.sluice.io.parquet.internal;
+
+import dev.sluice.core.DatasetException;
+import dev.sluice.core.DatasetFormatException;
+import dev.sluice.core.DatasetIOException;
+import java.io.ByteArrayInputStream;
+import java.io.EOFException;
+import java.io.IOException;
+import java.util.zip.CRC32;
+import org.apache.parquet.bytes.BytesInput;
+import org.apache.parquet.column.ColumnDescriptor;
+import org.apache.parquet.column.Encoding;
+import org.apache.parquet.column.page.DataPage;
+import org.apache.parquet.column.page.DataPageV1;
+import org.apache.parquet.column.page.DataPageV2;
+import org.apache.parquet.column.page.DictionaryPage;
+import org.apache.parquet.column.page.PageReader;
+import org.apache.parquet.compression.CompressionCodecFactory.BytesInputDecompressor;
+import org.apache.parquet.format.DataPageHeader;
+import org.apache.parquet.format.DataPageHeaderV2;
+import org.apache.parquet.format.OffsetIndex;
+import org.apache.parquet.format.PageHeader;
+import org.apache.parquet.format.PageType;
+import org.apache.parquet.format.Util;
+import org.apache.parquet.hadoop.metadata.ColumnChunkMetaData;
+import org.apache.parquet.internal.hadoop.metadata.IndexReference;
+import org.apache.parquet.io.SeekableInputStream;
+
+/**
+ * The data pages of one column chunk that hold rows {@code [from, to)} of its row group, read and
+ * decompressed one at a time as the decoder asks for them. With an offset index the reader seeks
+ * straight to the page holding row {@code from} and reads none before it; without one it walks the
+ * page headers, skips unread every page whose rows its header gives and that ends before {@code from}
+ * (every page of a column that is not repeated; a v2 page of any column), and starts at the first
+ * page whose rows it cannot tell (a v1 page of a repeated column). {@link #startRow()} is the row of the row group the
+ * first page handed out starts at; the decoder drops the rows from there to {@code from}. Pages that
+ * start at or after {@code to} are not handed out. Page checksums are verified when asked.
+ *
+ * <p>Not thread-safe; reads through a stream the caller owns and closes.
+ */
+final class RangePages implements PageReader {
+  /** Bytes read at first to find a page header; eight times more while a header is longer. */
+  private static final int HEADER_BYTES = 512;
+
+  private final String file;
+  private final String where;
+  private final SeekableInputStream in;
+  private final ColumnChunkMetaData meta;
+  private final BytesInputDecompressor decompressor;
+  private final boolean verify;
+  private final boolean repeated;
+  private final long end; // the chunk's end in the file
+  private final long to;
+  private final DictionaryPage dictionary;
+  private final long[] indexRows; // first row of each page from the offset index, or null
+  private final int[] indexSizes; // bytes of each page, header included, from the offset index
+  private final long[] indexOffsets; // file position of each page, from the offset index
+  private final long rowGroupRows;
+  private long pos; // file position of the next page header
+  private long row; // row of the next page, or -1 once unknown
+  private int page; // index of the next page in the offset index
+  private final long startRow;
+
+  /**
+   * Positions a reader on the page holding row {@code from} of column chunk {@code meta}.
+   *
+   * @param index the chunk's offset index, or null to walk the page headers
+   */
+  RangePages(String file, int rowGroup, long rowGroupRows, ColumnDescriptor desc, ColumnChunkMetaData meta,
+      OffsetIndex index, SeekableInputStream in, PageCodecs codecs, boolean verify, long from, long to) {
+    this.file = file;
+    this.where = "row group " + rowGroup + ", column '" + meta.getPath().toDotString() + "'";
+    this.in = in;
+    this.meta = meta;
+    this.decompressor = codecs.getDecompressor(meta.getCodec());
+    this.verify = verify;
+    this.repeated = desc.getMaxRepetitionLevel() > 0;
+    this.rowGroupRows = rowGroupRows;
+    this.end = meta.getStartingPos() + meta.getTotalSize();
+    this.to = to;
+    this.pos = meta.getStartingPos();
+    this.row = 0;
+    this.dictionary = from >= to ? null : readDictionary();
+    if (from >= to) {
+      this.indexRows = null;
+      this.indexSizes = null;
+      this.indexOffsets = null;
+      this.pos = end; // nothing to read
+      this.startRow = from;
+      return;
+    }
+    if (index != null) {
+      int n = index.getPage_locations().size();
+      long[] rows = new long[n];
+      int[] sizes = new int[n];
+      long[] offsets = new long[n];
+      int at = 0;
+      for (int i = 0; i < n; i++) {
+        rows[i] = index.getPage_locations().get(i).getFirst_row_index();
+        sizes[i] = index.getPage_locations().get(i).getCompressed_page_size();
+        offsets[i] = index.getPage_locations().get(i).getOffset();
+        if (rows[i] <= from) {
+          at = i;
+        }
+      }
+      this.indexRows = rows;
+      this.indexSizes = sizes;
+      this.indexOffsets = offsets;
+      this.page = at;
+      this.pos = offsets[at];
+      this.row = rows[at];
+    } else {
+      this.indexRows = null;
+      this.indexSizes = null;
+      this.indexOffsets = null;
+      walkTo(from);
+    }
+    this.startRow = row;
+  }
+
+  /**
+   * The offset index of column chunk {@code meta} read through {@code in}, or null when the file has
+   * none for it or the one it has cannot be read or does not fit the chunk ({@link #checked}).
+   */
+  static OffsetIndex offsetIndex(SeekableInputStream in, ColumnChunkMetaData meta, long rowGroupRows) {
+    IndexReference ref = meta.getOffsetIndexReference();
+    if (ref == null || ref.getLength() <= 0) {
+      return null;
+    }
+    try {
+      byte[] b = new byte[ref.getLength()];
+      in.seek(ref.getOffset());
+      in.readFully(b);
+      return checked(Util.readOffsetIndex(new ByteArrayInputStream(b)), meta, rowGroupRows);
+    } catch (IOException | RuntimeException e) {
+      return null; // the pages are then found by their headers, which are checked as they are read
+    }
+  }
+
+  /**
+   * Checks an offset index against its column chunk: pages in file order inside the chunk, the
+   * first at row 0, first rows increasing and inside the row group. Returns null for an index that
+   * fails, so the pages are found by their headers instead.
+   */
+  static OffsetIndex checked(OffsetIndex index, ColumnChunkMetaData meta, long rowGroupRows) {
+    if (index == null || !index.isSetPage_locations() || index.getPage_locations().isEmpty()) {
+      return null;
+    }
+    long start = meta.getStartingPos();
+    long chunkEnd = start + meta.getTotalSize();
+    long lastRow = -1;
+    long lastEnd = start;
+    for (var p : index.getPage_locations()) {
+      long first = p.getFirst_row_index();
+      if (lastRow < 0 ? first != 0 : first <= lastRow || first >= rowGroupRows) {
+        return null;
+      }
+      if (p.getOffset() < lastEnd || p.getCompressed_page_size() <= 0
+          || p.getOffset() + p.getCompressed_page_size() > chunkEnd) {
+        return null;
+      }
+      lastRow = first;
+      lastEnd = p.getOffset() + p.getCompressed_page_size();
+    }
+    return index;
+  }
+
+  /** The row of the row group at which the first page handed out starts. */
+  long startRow() {
+    return startRow;
+  }
+
+  @Override
+  public DictionaryPage readDictionaryPage() {
+    return dictionary;
+  }
+
+  @Override
+  public long getTotalValueCount() {
+    return meta.getValueCount();
+  }
+
+  @Override
+  public DataPage readPage() {
+    while (pos < end && (row < 0 || row < to)) {
+      if (indexRows != null && page >= indexRows.length) {
+        return null;
+      }
+      long at = indexRows != null ? indexOffsets[page] : pos;
+      Header h = header(at, indexRows != null ? indexSizes[page] : HEADER_BYTES);
+      pos = h.bodyAt + h.header.getCompressed_page_size();
+      PageType type = h.header.getType();
+      if (type != PageType.DATA_PAGE && type != PageType.DATA_PAGE_V2) {
+        if (indexRows != null) {
+          throw error("the offset index names a " + type + " page at byte " + at + " as data page " + page, null);
+        }
+        continue; // index pages, or a dictionary page out of place: nothing to decode
+      }
+      long rows = rows(h.header);
+      if (indexRows != null) {
+        long expected = (page + 1 < indexRows.length ? indexRows[page + 1] : rowGroupRows) - indexRows[page];
+        if (rows >= 0 && rows != expected) {
+          throw error("the page at byte " + at + " holds " + rows + " rows but the offset index says " + expected,
+              null);
+        }
+        rows = expected;
+        page++;
+      }
+      byte[] body = body(h, at);
+      row = rows < 0 || row < 0 ? -1 : row + rows;
+      return dataPage(h.header, body, at);
+    }
+    return null;
+  }
+
+  /** The rows a data page header gives, or -1 when only the levels tell (a v1 page of a repeated column). */
+  private long rows(PageHeader h) {
+    if (h.getType() == PageType.DATA_PAGE_V2) {
+      return h.getData_page_header_v2().getNum_rows();
+    }
+    return repeated ? -1 : h.getData_page_header().getNum_values();
+  }
+
+  /** Skips, by their headers, the data pages that end at or before row {@code from}. */
+  private void walkTo(long from) {
+    while (pos < end) {
+      Header h = header(pos, HEADER_BYTES);
+      PageType type = h.header.getType();
+      long next = h.bodyAt + h.header.getCompressed_page_size();
+      if (type == PageType.DATA_PAGE || type == PageType.DATA_PAGE_V2) {
+        long rows = rows(h.header);
+        if (rows < 0 || row + rows > from) {
+          return;
+        }
+        row += rows;
+      }
+      pos = next;
+    }
+  }
+
+  /** The chunk's dictionary page, when its first page is one (whatever the metadata's dictionary offset says). */
+  private DictionaryPage readDictionary() {
+    if (pos >= end) {
+      return null;
+    }
+    Header h = header(pos, HEADER_BYTES);
+    if (h.header.getType() != PageType.DICTIONARY_PAGE) {
+      return null;
+    }
+    long at = pos;
+    byte[] body = body(h, at);
+    pos = h.bodyAt + h.header.getCompressed_page_size();
+    var d = h.header.getDictionary_page_header();
+    try {
+      BytesInput bytes = decompressor.decompress(BytesInput.from(body), h.header.getUncompressed_page_size());
+      return new DictionaryPage(bytes, h.header.getUncompressed_page_size(), d.getNum_values(),
+          encoding(d.getEncoding()));
+    } catch (IOException e) {
+      throw error("cannot decompress the dictionary page at byte " + at + ": " + e.getMessage(), e);
+    }
+  }
+
+  private DataPage dataPage(PageHeader h, byte[] body, long at) {
+    int uncompressed = h.getUncompressed_page_size();
+    try {
+      if (h.getType() == PageType.DATA_PAGE) {
+        DataPageHeader d = h.getData_page_header();
+        BytesInput bytes = decompressor.decompress(BytesInput.from(body), uncompressed);
+        return new DataPageV1(bytes, d.getNum_values(), uncompressed, null, encoding(d.getRepetition_level_encoding()),
+            encoding(d.getDefinition_level_encoding()), encoding(d.getEncoding()));
+      }
+      DataPageHeaderV2 d = h.getData_page_header_v2();
+      int rl = d.getRepetition_levels_byte_length();
+      int dl = d.getDefinition_levels_byte_length();
+      if (rl < 0 || dl < 0 || rl + dl > body.length || rl + dl > uncompressed) {
+        throw error("the v2 page at byte " + at + " has " + rl + " + " + dl + " level bytes in a page of " + body.length,
+            null);
+      }
+      BytesInput data = BytesInput.from(body, rl + dl, body.length - rl - dl);
+      if (d.isIs_compressed()) {
+        data = decompressor.decompress(data, uncompressed - rl - dl);
+      }
+      return DataPageV2.uncompressed(d.getNum_rows(), d.getNum_nulls(), d.getNum_values(),
+          BytesInput.from(body, 0, rl), BytesInput.from(body, rl, dl), encoding(d.getEncoding()), data, null);
+    } catch (IOException e) {
+      throw error("cannot decompress the page at byte " + at + ": " + e.getMessage(), e);
+    }
+  }
+
+  private static Encoding encoding(org.apache.parquet.format.Encoding e) {
+    return Encoding.valueOf(e.name());
+  }
+
+  /** A page header and where the page's body starts. */
+  private record Header(PageHeader header, long bodyAt, byte[] bytes, int bytesFrom) {}
+
+  /**
+   * Reads the page header at {@code at}, with the bytes read after it (the page's body starts
+   * there): {@code guess} bytes at first (the whole page when its size is known).
+   */
+  private Header header(long at, int guess) {
+    int want = Math.max(guess, HEADER_BYTES);
+    while (true) {
+      int n = (int) Math.min(want, end - at);
+      byte[] buf = read(at, n);
+      Counting stream = new Counting(buf);
+      try {
+        PageHeader h = Util.readPageHeader(stream);
+        int len = stream.consumed();
+        if (h.getCompressed_page_size() < 0 || at + len + h.getCompressed_page_size() > end) {
+          throw error("the page at byte " + at + " claims " + h.getCompressed_page_size()
+              + " bytes but the column chunk ends at byte " + end, null);
+        }
+        return new Header(h, at + len, buf, len);
+      } catch (IOException | RuntimeException e) {
+        if (e instanceof DatasetException de) {
+          throw de;
+        }
+        if (n < want || want >= (1 << 26)) {
+          throw error("cannot read the page header at byte " + at + ": " + e.getMessage(), e);
+        }
+        want *= 8;
+      }
+    }
+  }
+
+  /** The page's body, its checksum verified when asked. */
+  private byte[] body(Header h, long at) {
+    int size = h.header.getCompressed_page_size();
+    byte[] body;
+    if (h.bytes.length - h.bytesFrom >= size) {
+      body = java.util.Arrays.copyOfRange(h.bytes, h.bytesFrom, h.bytesFrom + size);
+    } else {
+      body = read(h.bodyAt, size);
+    }
+    if (verify && h.header.isSetCrc()) {
+      CRC32 crc = new CRC32();
+      crc.update(body);
+      int found = (int) crc.getValue();
+      if (found != h.header.getCrc()) {
+        throw error("page checksum mismatch: the page at byte " + at + " has CRC " + Integer.toUnsignedString(found)
+            + " but its header says " + Integer.toUnsignedString(h.header.getCrc()), null);
+      }
+    }
+    return body;
+  }
+
+  private byte[] read(long at, int n) {
+    byte[] b = new byte[n];
+    try {
+      in.seek(at);
+      in.readFully(b);
+    } catch (EOFException e) {
+      throw error("the file ends early (truncated?): " + e.getMessage(), e);
+    } catch (IOException e) {
+      throw new DatasetIOException(file, where + ": " + e.getMessage(), e);
+    }
+    return b;
+  }
+
+  private DatasetFormatException error(String message, Throwable cause) {
+    return new DatasetFormatException(file, where, message, cause);
+  }
+
+  /** Reads a byte array, counting what was consumed. */
+  private static final class Counting extends ByteArrayInputStream {
+    Counting(byte[] b) {
+      super(b);
+    }
+
+    int consumed() {
+      return pos;
+    }
+  }
+}
