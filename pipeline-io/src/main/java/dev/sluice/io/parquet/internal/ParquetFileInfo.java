@@ -28,6 +28,9 @@ public final class ParquetFileInfo {
 
   private final String name;
   private final InputFile input;
+  /** The checked offset indexes read so far, by row group and column path; empty when a chunk has none. */
+  private final java.util.concurrent.ConcurrentHashMap<String, java.util.Optional<RangePages.PageIndex>> pageIndexes =
+      new java.util.concurrent.ConcurrentHashMap<>();
   private final ParquetMetadata footer;
 
   private ParquetFileInfo(String name, InputFile input, ParquetMetadata footer) {
@@ -215,36 +218,73 @@ public final class ParquetFileInfo {
   }
 
   /**
-   * The first rows of the pages of the column chunk of row group {@code rowGroup} with the largest
-   * uncompressed size among {@code paths} (dotted column paths), from its offset index; null when
-   * that chunk has no (usable) offset index or no column is named.
+   * The offset index of column chunk {@code meta} of row group {@code rowGroup} (read through
+   * {@code in} the first time, then kept), or null when the file has no usable one for it.
+   */
+  RangePages.PageIndex pageIndex(int rowGroup, ColumnChunkMetaData meta, SeekableInputStream in) {
+    String key = rowGroup + "/" + meta.getPath().toDotString();
+    java.util.Optional<RangePages.PageIndex> known = pageIndexes.get(key);
+    if (known == null) {
+      org.apache.parquet.format.OffsetIndex index =
+          RangePages.offsetIndex(in, meta, rowGroups().get(rowGroup).getRowCount());
+      known = java.util.Optional.ofNullable(index == null ? null : RangePages.PageIndex.of(index));
+      pageIndexes.putIfAbsent(key, known);
+    }
+    return known.orElse(null);
+  }
+
+  /**
+   * The rows of row group {@code rowGroup} at which a read of the columns {@code paths} (dotted
+   * column paths) starts cheaply: the page starts of one of those columns, from its offset index.
+   * The column is the one whose page starts waste the fewest decoded bytes when every block starts
+   * on them: a block that starts inside another column's page decompresses that page and passes
+   * over its rows before the start, so a block start costs, for every column, the rows of its page
+   * before the start times the column's bytes per row. Columns whose pages start on the same rows
+   * count once. Null when a chunk has no (usable) offset index or no column is named.
    */
   public long[] pageStarts(int rowGroup, Set<String> paths) {
     BlockMetaData block = footer.getBlocks().get(rowGroup);
-    ColumnChunkMetaData largest = null;
-    for (ColumnChunkMetaData c : block.getColumns()) {
-      if (paths.contains(c.getPath().toDotString())
-          && (largest == null || c.getTotalUncompressedSize() > largest.getTotalUncompressedSize())) {
-        largest = c;
-      }
-    }
-    if (largest == null || block.getRowCount() == 0) {
+    long rows = block.getRowCount();
+    if (rows == 0) {
       return null;
     }
-    org.apache.parquet.format.OffsetIndex index;
+    java.util.Map<java.util.List<Long>, double[]> patterns = new java.util.LinkedHashMap<>(); // starts -> bytes per row
     try (SeekableInputStream in = input.newStream()) {
-      index = RangePages.offsetIndex(in, largest, block.getRowCount());
+      for (ColumnChunkMetaData c : block.getColumns()) {
+        if (!paths.contains(c.getPath().toDotString())) {
+          continue;
+        }
+        RangePages.PageIndex index = pageIndex(rowGroup, c, in);
+        if (index == null) {
+          return null;
+        }
+        java.util.List<Long> starts = java.util.Arrays.stream(index.rows()).boxed().toList();
+        patterns.computeIfAbsent(starts, k -> new double[1])[0] += c.getTotalUncompressedSize() / (double) rows;
+      }
     } catch (IOException e) {
       throw new DatasetIOException(name, "row group " + rowGroup + ": cannot read: " + e.getMessage(), e);
     }
-    if (index == null) {
-      return null;
+    long[] best = null;
+    double bestWaste = Double.MAX_VALUE;
+    for (java.util.List<Long> candidate : patterns.keySet()) {
+      double waste = 0;
+      for (var other : patterns.entrySet()) {
+        if (other.getKey() == candidate) {
+          continue;
+        }
+        long[] theirs = other.getKey().stream().mapToLong(Long::longValue).toArray();
+        for (long start : candidate) {
+          int at = java.util.Arrays.binarySearch(theirs, start);
+          long before = at >= 0 ? 0 : start - theirs[Math.max(0, -at - 2)];
+          waste += before * other.getValue()[0];
+        }
+      }
+      if (waste < bestWaste) {
+        bestWaste = waste;
+        best = candidate.stream().mapToLong(Long::longValue).toArray();
+      }
     }
-    long[] out = new long[index.getPage_locations().size()];
-    for (int i = 0; i < out.length; i++) {
-      out[i] = index.getPage_locations().get(i).getFirst_row_index();
-    }
-    return out;
+    return best;
   }
 
   /** Lets go of what the file holds between reads (a memory mapping is then left to the GC). */

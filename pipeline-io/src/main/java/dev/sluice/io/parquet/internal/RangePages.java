@@ -67,7 +67,7 @@ final class RangePages implements PageReader {
    * @param index the chunk's offset index, or null to walk the page headers
    */
   RangePages(String file, int rowGroup, long rowGroupRows, ColumnDescriptor desc, ColumnChunkMetaData meta,
-      OffsetIndex index, SeekableInputStream in, PageCodecs codecs, boolean verify, long from, long to) {
+      PageIndex index, SeekableInputStream in, PageCodecs codecs, boolean verify, long from, long to) {
     this.file = file;
     this.where = "row group " + rowGroup + ", column '" + meta.getPath().toDotString() + "'";
     this.in = in;
@@ -90,24 +90,18 @@ final class RangePages implements PageReader {
       return;
     }
     if (index != null) {
-      int n = index.getPage_locations().size();
-      long[] rows = new long[n];
-      int[] sizes = new int[n];
-      long[] offsets = new long[n];
+      long[] rows = index.rows();
       int at = 0;
-      for (int i = 0; i < n; i++) {
-        rows[i] = index.getPage_locations().get(i).getFirst_row_index();
-        sizes[i] = index.getPage_locations().get(i).getCompressed_page_size();
-        offsets[i] = index.getPage_locations().get(i).getOffset();
+      for (int i = 0; i < rows.length; i++) {
         if (rows[i] <= from) {
           at = i;
         }
       }
       this.indexRows = rows;
-      this.indexSizes = sizes;
-      this.indexOffsets = offsets;
+      this.indexSizes = index.sizes();
+      this.indexOffsets = index.offsets();
       this.page = at;
-      this.pos = offsets[at];
+      this.pos = indexOffsets[at];
       this.row = rows[at];
     } else {
       this.indexRows = null;
@@ -116,6 +110,27 @@ final class RangePages implements PageReader {
       walkTo(from);
     }
     this.startRow = row;
+  }
+
+  /**
+   * A column chunk's offset index: the first row, the size (header included) and the file offset
+   * of every page, in file order. Shared, never modified.
+   */
+  record PageIndex(long[] rows, int[] sizes, long[] offsets) {
+    /** The arrays of {@code index}. */
+    static PageIndex of(OffsetIndex index) {
+      int n = index.getPage_locations().size();
+      long[] rows = new long[n];
+      int[] sizes = new int[n];
+      long[] offsets = new long[n];
+      for (int i = 0; i < n; i++) {
+        var p = index.getPage_locations().get(i);
+        rows[i] = p.getFirst_row_index();
+        sizes[i] = p.getCompressed_page_size();
+        offsets[i] = p.getOffset();
+      }
+      return new PageIndex(rows, sizes, offsets);
+    }
   }
 
   /**
@@ -206,7 +221,7 @@ final class RangePages implements PageReader {
         rows = expected;
         page++;
       }
-      byte[] body = body(h, at);
+      Body body = body(h, at);
       row = rows < 0 || row < 0 ? -1 : row + rows;
       return dataPage(h.header, body, at);
     }
@@ -248,11 +263,11 @@ final class RangePages implements PageReader {
       return null;
     }
     long at = pos;
-    byte[] body = body(h, at);
+    Body body = body(h, at);
     pos = h.bodyAt + h.header.getCompressed_page_size();
     var d = h.header.getDictionary_page_header();
     try {
-      BytesInput bytes = decompressor.decompress(BytesInput.from(body), h.header.getUncompressed_page_size());
+      BytesInput bytes = decompressor.decompress(body.input(), h.header.getUncompressed_page_size());
       return new DictionaryPage(bytes, h.header.getUncompressed_page_size(), d.getNum_values(),
           encoding(d.getEncoding()));
     } catch (IOException e) {
@@ -260,28 +275,28 @@ final class RangePages implements PageReader {
     }
   }
 
-  private DataPage dataPage(PageHeader h, byte[] body, long at) {
+  private DataPage dataPage(PageHeader h, Body body, long at) {
     int uncompressed = h.getUncompressed_page_size();
     try {
       if (h.getType() == PageType.DATA_PAGE) {
         DataPageHeader d = h.getData_page_header();
-        BytesInput bytes = decompressor.decompress(BytesInput.from(body), uncompressed);
+        BytesInput bytes = decompressor.decompress(body.input(), uncompressed);
         return new DataPageV1(bytes, d.getNum_values(), uncompressed, null, encoding(d.getRepetition_level_encoding()),
             encoding(d.getDefinition_level_encoding()), encoding(d.getEncoding()));
       }
       DataPageHeaderV2 d = h.getData_page_header_v2();
       int rl = d.getRepetition_levels_byte_length();
       int dl = d.getDefinition_levels_byte_length();
-      if (rl < 0 || dl < 0 || rl + dl > body.length || rl + dl > uncompressed) {
-        throw error("the v2 page at byte " + at + " has " + rl + " + " + dl + " level bytes in a page of " + body.length,
-            null);
+      if (rl < 0 || dl < 0 || rl + dl > body.length() || rl + dl > uncompressed) {
+        throw error("the v2 page at byte " + at + " has " + rl + " + " + dl + " level bytes in a page of "
+            + body.length(), null);
       }
-      BytesInput data = BytesInput.from(body, rl + dl, body.length - rl - dl);
+      BytesInput data = body.slice(rl + dl, body.length() - rl - dl);
       if (d.isIs_compressed()) {
         data = decompressor.decompress(data, uncompressed - rl - dl);
       }
       return DataPageV2.uncompressed(d.getNum_rows(), d.getNum_nulls(), d.getNum_values(),
-          BytesInput.from(body, 0, rl), BytesInput.from(body, rl, dl), encoding(d.getEncoding()), data, null);
+          body.slice(0, rl), body.slice(rl, dl), encoding(d.getEncoding()), data, null);
     } catch (IOException e) {
       throw error("cannot decompress the page at byte " + at + ": " + e.getMessage(), e);
     }
@@ -324,18 +339,14 @@ final class RangePages implements PageReader {
     }
   }
 
-  /** The page's body, its checksum verified when asked. */
-  private byte[] body(Header h, long at) {
+  /** The page's body (a view of the bytes read with its header when they hold it), its checksum verified when asked. */
+  private Body body(Header h, long at) {
     int size = h.header.getCompressed_page_size();
-    byte[] body;
-    if (h.bytes.length - h.bytesFrom >= size) {
-      body = java.util.Arrays.copyOfRange(h.bytes, h.bytesFrom, h.bytesFrom + size);
-    } else {
-      body = read(h.bodyAt, size);
-    }
+    Body body = h.bytes.length - h.bytesFrom >= size ? new Body(h.bytes, h.bytesFrom, size)
+        : new Body(read(h.bodyAt, size), 0, size);
     if (verify && h.header.isSetCrc()) {
       CRC32 crc = new CRC32();
-      crc.update(body);
+      crc.update(body.bytes, body.from, body.length);
       int found = (int) crc.getValue();
       if (found != h.header.getCrc()) {
         throw error("page checksum mismatch: the page at byte " + at + " has CRC " + Integer.toUnsignedString(found)
@@ -343,6 +354,17 @@ final class RangePages implements PageReader {
       }
     }
     return body;
+  }
+
+  /** Bytes {@code [from, from + length)} of {@code bytes}: a page's body. */
+  private record Body(byte[] bytes, int from, int length) {
+    BytesInput input() {
+      return BytesInput.from(bytes, from, length);
+    }
+
+    BytesInput slice(int offset, int n) {
+      return BytesInput.from(bytes, from + offset, n);
+    }
   }
 
   private byte[] read(long at, int n) {

@@ -15,7 +15,6 @@ import java.util.Arrays;
 import java.util.List;
 import org.apache.parquet.column.ColumnDescriptor;
 import org.apache.parquet.column.page.PageReadStore;
-import org.apache.parquet.format.OffsetIndex;
 import org.apache.parquet.hadoop.ParquetFileReader;
 import org.apache.parquet.hadoop.metadata.BlockMetaData;
 import org.apache.parquet.hadoop.metadata.ColumnChunkMetaData;
@@ -172,7 +171,7 @@ public final class RowGroupReader implements AutoCloseable {
     for (int i = 0; i < d.length; i++) {
       ColumnPlan plan = plans.get(i);
       ColumnChunkMetaData meta = chunk(block, plan);
-      OffsetIndex index = from < to ? RangePages.offsetIndex(input, meta, rowCount) : null;
+      RangePages.PageIndex index = from < to ? file.pageIndex(rowGroup, meta, input) : null;
       RangePages pages = new RangePages(file.name(), rowGroup, rowCount, plan.descriptor(), meta, index, input,
           CODECS, verifyChecksums, from, to);
       d[i] = new ColumnChunkDecoder(plan, pages, file.name(), rowGroup, firstRow, nullPolicy, pages.startRow());
