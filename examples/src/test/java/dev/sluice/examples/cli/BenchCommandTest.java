@@ -172,4 +172,39 @@ class BenchCommandTest {
     assertBadInput(CliRun.of("bench", grid.toString(), "--matrix", "--formats", "npy", "--num-samples", "500"),
         "holds 400 records from an earlier run but --num-samples is 500");
   }
+
+  private static BenchMatrix.Measured cell(String format, double recordsPerSecond, double jaccard, double rho)
+      throws Exception {
+    BenchMatrix.Cell c = new BenchMatrix.Cell(format, BenchData.Access.MMAP, true, true, 1);
+    com.fasterxml.jackson.databind.node.ObjectNode bench =
+        (com.fasterxml.jackson.databind.node.ObjectNode) JSON.readTree("{\"recordsPerSecond\":" + recordsPerSecond + "}");
+    com.fasterxml.jackson.databind.node.ObjectNode quality = (com.fasterxml.jackson.databind.node.ObjectNode) JSON.readTree(
+        "{\"rank\":0,\"world\":4,\"epochs\":[{\"rows\":12500}],\"maxJaccard\":" + jaccard + ",\"maxAbsSpearman\":" + rho
+            + ",\"randomJaccard\":0.142857}");
+    return new BenchMatrix.Measured(c, bench, List.of("bench", format),
+        new BenchMatrix.Quality(format, true, quality, List.of("read", format)));
+  }
+
+  @Test
+  void aFastButPoorlyMixedFormatDoesNotWinSilently() throws Exception {
+    BenchMatrix.Measured sameRows = cell("parquet", 3e6, 1.0, 0.02);
+    BenchMatrix.Measured fileOrder = cell("arrow", 2e6, 0.14, 0.86);
+    BenchMatrix.Measured mixed = cell("npy", 1e6, 0.143, 0.01);
+    assertThat(sameRows.wellMixed()).isFalse();
+    assertThat(fileOrder.wellMixed()).isFalse();
+    assertThat(mixed.wellMixed()).isTrue();
+    List<BenchMatrix.Recommendation> best = BenchMatrix.recommendations(List.of(sameRows, fileOrder, mixed));
+    assertThat(best).hasSize(1);
+    assertThat(best.get(0).best()).isSameAs(sameRows);
+    assertThat(best.get(0).bestMixed()).containsSame(mixed);
+    assertThat(best.get(0).line()).contains("parquet (mmap, 1 worker), 3000000 records/s")
+        .contains("POORLY MIXED: max jaccard 1.000 (random 0.143), max |rho| 0.020")
+        .endsWith("; fastest well mixed: npy (mmap, 1 worker), 1000000 records/s");
+
+    BenchMatrix.Recommendation ordered = BenchMatrix.recommendations(List.of(mixed, fileOrder)).get(0);
+    assertThat(ordered.best()).isSameAs(fileOrder);
+    assertThat(ordered.bestMixed()).containsSame(mixed);
+    assertThat(BenchMatrix.recommendations(List.of(mixed)).get(0).line()).contains("; well mixed: max jaccard 0.143")
+        .doesNotContain("fastest well mixed");
+  }
 }
