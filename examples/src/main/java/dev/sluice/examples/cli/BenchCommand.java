@@ -30,7 +30,8 @@ import picocli.CommandLine.Spec;
       "Measure records/s and bytes/s of a batched pipeline over PATH (warm-up epochs, then E measured).",
       "When PATH is an empty directory, first generate a dataset there in --format (x float32, label int64).",
       "--matrix runs every format x access (mmap/read) x fixed/variable-length x shuffle x 1/2 workers on data it "
-          + "generates under PATH, prints one table and the fastest format per access pattern, and --plot draws it."})
+          + "generates under PATH, prints one table with the shuffle quality of each shuffled cell and the fastest "
+          + "format per access pattern, and --plot draws it."})
 final class BenchCommand implements Callable<Integer> {
   static final long DEFAULT_GENERATED_ROWS = 100_000;
 
@@ -104,6 +105,11 @@ final class BenchCommand implements Callable<Integer> {
       + "run (default: npy,shards,parquet,arrow,directory).")
   List<String> formats = BenchData.FORMATS;
 
+  @Option(names = "--world", paramLabel = "W", description = "With --matrix: measure each format's shuffle quality "
+      + "(sluice read --quality over " + BenchMatrix.QUALITY_EPOCHS + " epochs) for rank 0 of W ranks (default: "
+      + BenchMatrix.DEFAULT_WORLD + ").")
+  Integer world;
+
   @Option(names = "--plot", paramLabel = "FILE.png", description = "With --matrix: draw records/s as a bar chart, "
       + "one series per format, into FILE.png.")
   Path plot;
@@ -128,11 +134,11 @@ final class BenchCommand implements Callable<Integer> {
     if (matrix) {
       refuseWithMatrix("--format", "--use-mmap", "--fixed-length", "--shuffle", "--num-workers", "--columns");
       BenchMatrix m = new BenchMatrix(path, formats, numSamples == null ? BenchMatrix.DEFAULT_ROWS : numSamples, dim,
-          seed, batch, prefetch, warmup, epochs, memoryLimit);
+          seed, batch, prefetch, warmup, epochs, memoryLimit, world == null ? BenchMatrix.DEFAULT_WORLD : world);
       m.run(out, plot, json);
       return 0;
     }
-    for (String matrixOnly : List.of("--formats", "--plot")) {
+    for (String matrixOnly : List.of("--formats", "--plot", "--world")) {
       if (given(matrixOnly)) {
         throw new IllegalArgumentException(matrixOnly + " applies to --matrix runs only");
       }

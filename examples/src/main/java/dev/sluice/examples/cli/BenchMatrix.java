@@ -1,5 +1,6 @@
 package dev.sluice.examples.cli;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sluice.core.Dataset;
@@ -23,14 +24,21 @@ import java.util.Optional;
  * format offers both) &times; fixed- / variable-length records (where the format holds both)
  * &times; sequential / shuffled &times; 1 / 2 workers, each measured as a single
  * {@code sluice bench} run would, over datasets generated once under {@code DIR/<format>-<kind>}
- * and kept for later runs. Prints one table, a line per access pattern naming the fastest format,
- * and optionally draws the table ({@link MatrixChart}).
+ * and kept for later runs. Beside the speed of each shuffled cell it reports how well that shuffle
+ * mixes ({@link Quality}: a {@code sluice read --quality} run of {@link #QUALITY_EPOCHS} epochs for
+ * rank 0 of {@code world} over the same dataset). Prints one table, a line per access pattern naming
+ * the fastest format (and, when that format mixes poorly, the fastest one that mixes well), and
+ * optionally draws the table ({@link MatrixChart}).
  */
 final class BenchMatrix {
   /** Records per generated dataset unless {@code --num-samples} says otherwise. */
   static final long DEFAULT_ROWS = 50_000;
   /** The worker counts of the grid. */
   static final List<Integer> WORKERS = List.of(1, 2);
+  /** The ranks the shuffle quality is measured for unless {@code --world} says otherwise (rank 0 of them). */
+  static final int DEFAULT_WORLD = 4;
+  /** Epochs of each shuffle-quality run. */
+  static final int QUALITY_EPOCHS = 3;
 
   private final Path dir;
   private final List<String> formats;
@@ -42,9 +50,10 @@ final class BenchMatrix {
   private final int warmup;
   private final int epochs;
   private final Long memoryLimit;
+  private final int world;
 
   BenchMatrix(Path dir, List<String> formats, long rows, int dim, long seed, int batch, int prefetch, int warmup,
-      int epochs, Long memoryLimit) {
+      int epochs, Long memoryLimit, int world) {
     for (String f : formats) {
       if (!BenchData.FORMATS.contains(f)) {
         throw new IllegalArgumentException("--formats: bench generates " + String.join(", ", BenchData.FORMATS)
@@ -64,6 +73,8 @@ final class BenchMatrix {
     this.warmup = warmup;
     this.epochs = epochs;
     this.memoryLimit = memoryLimit;
+    OptionChecks.positive("--world", world);
+    this.world = world;
   }
 
   /**
@@ -94,10 +105,78 @@ final class BenchMatrix {
    * @param cell the cell
    * @param json the JSON object its {@code sluice bench --json} run printed
    * @param command the arguments of that run
+   * @param quality how well its shuffle mixes, for a shuffled cell; null for a sequential one
    */
-  record Measured(Cell cell, ObjectNode json, List<String> command) {
+  record Measured(Cell cell, ObjectNode json, List<String> command, Quality quality) {
     double recordsPerSecond() {
       return json.get("recordsPerSecond").asDouble();
+    }
+
+    /** Whether the cell reads in the stored order or its shuffle mixes well. */
+    boolean wellMixed() {
+      return quality == null || quality.wellMixed();
+    }
+  }
+
+  /**
+   * How well {@code sluice read --shuffle} mixes one dataset: the {@code "quality"} object of a
+   * {@code sluice read --quality --json} run of {@link #QUALITY_EPOCHS} epochs for rank 0 of the
+   * matrix's world ({@link QualityReport#json}). It mixes well when the largest Jaccard similarity of
+   * consecutive epochs is at most twice that of a fresh random part, and the largest |Spearman| is
+   * at most 0.1 or, for small epochs, four standard deviations of a uniform shuffle's.
+   *
+   * @param format the format's name
+   * @param fixedLength fixed- or variable-length records
+   * @param json the report
+   * @param command the arguments of the run
+   */
+  record Quality(String format, boolean fixedLength, ObjectNode json, List<String> command) {
+    double maxJaccard() {
+      return figure("maxJaccard");
+    }
+
+    double maxAbsSpearman() {
+      return figure("maxAbsSpearman");
+    }
+
+    double randomJaccard() {
+      return figure("randomJaccard");
+    }
+
+    /** Rows of the rank's first epoch. */
+    long rowsPerEpoch() {
+      JsonNode epochs = json.get("epochs");
+      return epochs == null || epochs.isEmpty() ? 0 : epochs.get(0).get("rows").asLong();
+    }
+
+    boolean wellMixed() {
+      double jaccard = maxJaccard();
+      double rho = maxAbsSpearman();
+      boolean fresh = Double.isNaN(jaccard) || jaccard <= 2 * randomJaccard() + 1e-9;
+      boolean unordered = Double.isNaN(rho) || rho <= Math.max(0.1, 4 / Math.sqrt(Math.max(1, rowsPerEpoch() - 1)));
+      return fresh && unordered;
+    }
+
+    /** A figure of the report, NaN when it is absent. */
+    private double figure(String name) {
+      JsonNode v = json.get(name);
+      return v == null || v.isNull() ? Double.NaN : v.asDouble();
+    }
+
+    /** The report with what was measured: format, record kind, epochs, whether it mixes well, the command. */
+    ObjectNode describe() {
+      ObjectNode o = DatasetRun.object();
+      o.put("format", format);
+      o.put("fixedLength", fixedLength);
+      o.put("rank", json.get("rank").asInt());
+      o.put("world", json.get("world").asInt());
+      o.put("epochs", json.get("epochs").size());
+      o.set("maxJaccard", json.get("maxJaccard"));
+      o.set("maxAbsSpearman", json.get("maxAbsSpearman"));
+      o.set("randomJaccard", json.get("randomJaccard"));
+      o.put("wellMixed", wellMixed());
+      o.put("command", String.join(" ", command));
+      return o;
     }
   }
 
@@ -141,6 +220,8 @@ final class BenchMatrix {
       o.put("epochs", epochs);
       ArrayNode cells = o.putArray("cells");
       measured.forEach(m -> cells.add(m.json()));
+      ArrayNode quality = o.putArray("quality");
+      measured.stream().map(Measured::quality).filter(q -> q != null).distinct().forEach(q -> quality.add(q.describe()));
       ArrayNode fastest = o.putArray("fastest");
       for (Recommendation b : best) {
         ObjectNode n = fastest.addObject();
@@ -150,6 +231,21 @@ final class BenchMatrix {
         n.put("workers", b.best().cell().workers());
         n.put("recordsPerSecond", DatasetRun.decimal(b.best().recordsPerSecond()));
         n.put("command", String.join(" ", b.best().command()));
+        Quality q = b.best().quality();
+        if (q != null) {
+          n.set("maxJaccard", q.json().get("maxJaccard"));
+          n.set("maxAbsSpearman", q.json().get("maxAbsSpearman"));
+          n.put("wellMixed", q.wellMixed());
+        }
+        if (b.bestMixed().isPresent()) {
+          Measured m = b.bestMixed().get();
+          ObjectNode mixed = n.putObject("fastestWellMixed");
+          mixed.put("format", m.cell().format());
+          mixed.put("access", m.cell().access().label);
+          mixed.put("workers", m.cell().workers());
+          mixed.put("recordsPerSecond", DatasetRun.decimal(m.recordsPerSecond()));
+          mixed.put("command", String.join(" ", m.command()));
+        }
       }
       out.println(DatasetRun.line(o));
     } else {
@@ -178,16 +274,26 @@ final class BenchMatrix {
         }
       }
     }
-    String rowFormat = "%-9s %-6s %-8s %-10s %7s %13s %13s %13s %9s %11s%n";
+    Map<String, Quality> quality = new LinkedHashMap<>();
+    for (Map.Entry<String, Path> d : data.entrySet()) {
+      String format = d.getKey().substring(0, d.getKey().lastIndexOf('-'));
+      boolean fixed = d.getKey().endsWith("-fixed");
+      List<String> command = qualityCommand(format, d.getValue());
+      ObjectNode report = (ObjectNode) SingleRun.json(command).get("quality");
+      quality.put(d.getKey(), new Quality(format, fixed, report, command));
+    }
+    String rowFormat = "%-9s %-6s %-8s %-10s %7s %13s %13s %13s %9s %11s %8s %8s%n";
     if (table != null) {
       table.printf(Locale.ROOT, rowFormat, "format", "access", "records", "order", "workers", "records/s", "min", "max",
-          "MB/s", "CPU s/Mrec");
+          "MB/s", "CPU s/Mrec", "jaccard", "|rho|");
       table.flush();
     }
     List<Measured> measured = new ArrayList<>();
     for (Cell c : cells()) {
-      List<String> command = command(c, data.get(key(c.format(), c.fixedLength())));
-      Measured m = new Measured(c, SingleRun.json(command), command);
+      String key = key(c.format(), c.fixedLength());
+      List<String> command = command(c, data.get(key));
+      Quality q = c.shuffle() ? quality.get(key) : null;
+      Measured m = new Measured(c, SingleRun.json(command), command, q);
       measured.add(m);
       if (table != null) {
         ObjectNode r = m.json();
@@ -195,11 +301,32 @@ final class BenchMatrix {
             c.shuffle() ? "shuffled" : "sequential", c.workers(), rate(r.get("recordsPerSecond").asDouble()),
             rate(r.get("recordsPerSecondMin").asDouble()), rate(r.get("recordsPerSecondMax").asDouble()),
             String.format(Locale.ROOT, "%.1f", r.get("bytesPerSecond").asDouble() / 1e6),
-            String.format(Locale.ROOT, "%.3f", r.get("cpuSecondsPerMillionRecords").asDouble()));
+            String.format(Locale.ROOT, "%.3f", r.get("cpuSecondsPerMillionRecords").asDouble()),
+            q == null ? "-" : figure(q.maxJaccard()), q == null ? "-" : figure(q.maxAbsSpearman()));
         table.flush();
       }
     }
     return measured;
+  }
+
+  /**
+   * The arguments of the {@code sluice read --quality} run that measures how {@code --shuffle}
+   * mixes {@code data}: {@link #QUALITY_EPOCHS} epochs of rank 0 of the matrix's world, batched as
+   * the cells are.
+   */
+  List<String> qualityCommand(String format, Path data) {
+    List<String> args = new ArrayList<>(List.of("read", data.toString(), "--format", format, "--shuffle", "--seed",
+        Long.toString(seed), "--epochs", Integer.toString(QUALITY_EPOCHS), "--rank", "0", "--world",
+        Integer.toString(world), "--batch", Integer.toString(batch), "--prefetch", Integer.toString(prefetch)));
+    if (memoryLimit != null) {
+      args.addAll(List.of("--memory-limit", Long.toString(memoryLimit)));
+    }
+    args.addAll(List.of("--quality", "--json"));
+    return args;
+  }
+
+  private static String figure(double value) {
+    return Double.isNaN(value) ? "-" : String.format(Locale.ROOT, "%.3f", value);
   }
 
   /** The arguments of the single {@code sluice bench} run that measures cell {@code c} over {@code data}. */
@@ -270,13 +397,15 @@ final class BenchMatrix {
   }
 
   /**
-   * The fastest cell of one access pattern and the fastest cell of another format there.
+   * The fastest cell of one access pattern, the fastest cell of another format there and, when the
+   * fastest cell's shuffle mixes poorly, the fastest cell whose shuffle mixes well.
    *
    * @param pattern the access pattern ("shuffled reads of fixed-length records")
    * @param best its fastest cell
    * @param next the fastest cell of another format, if any
+   * @param bestMixed the fastest well-mixed cell when {@code best} is not well mixed, if any
    */
-  record Recommendation(String pattern, Measured best, Optional<Measured> next) {
+  record Recommendation(String pattern, Measured best, Optional<Measured> next, Optional<Measured> bestMixed) {
     String line() {
       Cell c = best.cell();
       String s = String.format(Locale.ROOT, "fastest for %s: %s (%s, %d worker%s), %.0f records/s", pattern,
@@ -286,11 +415,25 @@ final class BenchMatrix {
         s += String.format(Locale.ROOT, ", %.2fx the next format, %s (%.0f records/s)",
             best.recordsPerSecond() / Math.max(1e-9, n.recordsPerSecond()), n.cell().format(), n.recordsPerSecond());
       }
+      Quality q = best.quality();
+      if (q != null) {
+        s += String.format(Locale.ROOT, "; %s: max jaccard %s (random %s), max |rho| %s",
+            q.wellMixed() ? "well mixed" : "POORLY MIXED", figure(q.maxJaccard()), figure(q.randomJaccard()),
+            figure(q.maxAbsSpearman()));
+      }
+      if (bestMixed.isPresent()) {
+        Measured m = bestMixed.get();
+        s += String.format(Locale.ROOT, "; fastest well mixed: %s (%s, %d worker%s), %.0f records/s", m.cell().format(),
+            m.cell().access().label, m.cell().workers(), m.cell().workers() == 1 ? "" : "s", m.recordsPerSecond());
+      }
       return s;
     }
   }
 
-  /** Per access pattern measured (record kind &times; order), its fastest format. */
+  /**
+   * Per access pattern measured (record kind &times; order), its fastest format, and for a shuffled
+   * pattern whose fastest cell mixes poorly, the fastest cell that mixes well.
+   */
   static List<Recommendation> recommendations(List<Measured> measured) {
     Map<String, List<Measured>> byPattern = new LinkedHashMap<>();
     for (Measured m : measured) {
@@ -302,7 +445,9 @@ final class BenchMatrix {
       List<Measured> sorted = e.getValue().stream().sorted(faster).toList();
       Measured best = sorted.get(0);
       Optional<Measured> next = sorted.stream().filter(m -> !m.cell().format().equals(best.cell().format())).findFirst();
-      out.add(new Recommendation(e.getKey(), best, next));
+      Optional<Measured> mixed = best.wellMixed() ? Optional.empty()
+          : sorted.stream().filter(Measured::wellMixed).findFirst();
+      out.add(new Recommendation(e.getKey(), best, next, mixed));
     }
     return out;
   }

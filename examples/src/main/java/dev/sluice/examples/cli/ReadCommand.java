@@ -15,6 +15,7 @@ import dev.sluice.operators.CacheStats;
 import dev.sluice.operators.EqualLength;
 import dev.sluice.operators.SplitShuffle;
 import dev.sluice.operators.Pipeline;
+import dev.sluice.operators.ShuffleQuality;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.List;
@@ -30,7 +31,8 @@ import reactor.core.publisher.Flux;
 /**
  * {@code sluice read}: one or more epochs of {@code [cache ->] shuffle -> shard -> batch -> prefetch} over PATH,
  * printing a summary line, a JSON summary ({@code --json}) or the source indices in delivery order
- * ({@code --print-indices}).
+ * ({@code --print-indices}); {@code --quality} adds the shuffle-quality report of the rank's epochs
+ * ({@link ShuffleQuality}).
  */
 @Command(name = "read", mixinStandardHelpOptions = true,
     description = "Read PATH through shuffle -> shard -> batch -> prefetch and report what was read.")
@@ -106,6 +108,12 @@ final class ReadCommand implements Callable<Integer> {
   @Option(names = "--json", description = "Print a JSON summary as the last line.")
   boolean json;
 
+  @Option(names = "--quality", description = "Measure how well the order mixes: per epoch the rows, distinct rows, "
+      + "the Spearman correlation of output position and row index (about 0 for a uniform shuffle, 1 in file order) "
+      + "and the Jaccard similarity of the epoch's rows with the previous epoch's (about 1/(2W-1) for a fresh random "
+      + "1/W of the rows, 1 for the same rows), then the largest of each; with --json as \"quality\".")
+  boolean quality;
+
   @Option(names = "--columns", split = ",", paramLabel = "a,b",
       description = "Read only these fields (default: all); the others are not read.")
   List<String> columns = List.of();
@@ -147,6 +155,13 @@ final class ReadCommand implements Callable<Integer> {
     }
     if (printIndices && metrics) {
       throw new IllegalArgumentException("--print-indices and --metrics cannot be combined: --print-indices leaves only index lines on stdout");
+    }
+    if (quality && printIndices) {
+      throw new IllegalArgumentException("--quality and --print-indices cannot be combined: --print-indices leaves only index lines on stdout");
+    }
+    if (quality && (stopAfter != null || resume != null)) {
+      throw new IllegalArgumentException("--quality measures whole epochs and cannot be combined with "
+          + (stopAfter != null ? "--stop-after" : "--resume"));
     }
     if (stepMs != null && !metrics) {
       throw new IllegalArgumentException("--step-ms " + stepMs + " needs --metrics");
@@ -251,15 +266,27 @@ final class ReadCommand implements Callable<Integer> {
       // the state after the last element handled: before the first, the run's start
       PipelineState[] last = {from != null ? from : measuredRun.initialState(ctx, epochs)};
       long[] handed = {0};
+      ShuffleQuality.Builder measuredOrder = quality ? ShuffleQuality.builder() : null;
+      long[] qualityEpoch = {0}; // the epoch the builder is filling
       try (Progress progress = Progress.start("read", total, "ex", System.err)) {
         elements.doOnNext(positioned -> {
           Object x = positioned.element();
           long epoch = positioned.state().epoch();
+          if (measuredOrder != null) {
+            for (; qualityEpoch[0] < epoch; qualityEpoch[0]++) {
+              measuredOrder.endEpoch();
+            }
+          }
           if (x instanceof Batch b) {
             try (b) {
               totals[0] += b.size();
               totals[1]++;
               totals[2] += DatasetRun.bytes(b);
+              if (measuredOrder != null) {
+                for (int i = 0; i < b.size(); i++) {
+                  measuredOrder.row(b.index(i));
+                }
+              }
               if (printIndices) {
                 StringBuilder line = new StringBuilder().append(epoch);
                 for (int i = 0; i < b.size(); i++) {
@@ -273,6 +300,9 @@ final class ReadCommand implements Callable<Integer> {
             Example e = (Example) x;
             totals[0]++;
             totals[2] += DatasetRun.bytes(e);
+            if (measuredOrder != null) {
+              measuredOrder.row(e.index());
+            }
             if (printIndices) {
               out.println(epoch + " " + e.index());
             }
@@ -290,6 +320,13 @@ final class ReadCommand implements Callable<Integer> {
         }).blockLast();
       }
       out.flush();
+      ShuffleQuality order = null;
+      if (measuredOrder != null) {
+        for (; qualityEpoch[0] < epochs; qualityEpoch[0]++) { // the last epoch, and any that delivered nothing
+          measuredOrder.endEpoch();
+        }
+        order = measuredOrder.build();
+      }
       if (checkpoint != null) {
         PipelineState end = last[0];
         // not stopped by --stop-after: the run is over, and a resume from here has nothing to read
@@ -322,6 +359,9 @@ final class ReadCommand implements Callable<Integer> {
         if (measured != null) {
           o.put("bottleneck", measured.report().bottleneck());
         }
+        if (order != null) {
+          o.set("quality", QualityReport.json(order, ctx.rank(), ctx.worldSize()));
+        }
         out.println(DatasetRun.line(o));
       } else if (!printIndices) {
         out.printf(Locale.ROOT, "read %d examples in %d batches over %d epochs (rank %d of %d): %d bytes in %.3f s%n",
@@ -333,6 +373,9 @@ final class ReadCommand implements Callable<Integer> {
         }
         if (measured != null) {
           measured.print(out);
+        }
+        if (order != null) {
+          QualityReport.print(out, order, ctx.rank(), ctx.worldSize());
         }
       }
       out.flush();

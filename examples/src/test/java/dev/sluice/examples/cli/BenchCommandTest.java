@@ -97,6 +97,7 @@ class BenchCommandTest {
         "--use-mmap: directory reads each sample file with read calls and has no mapped mode");
     assertBadInput(CliRun.of("bench", npy.toString(), "--plot", dir.resolve("x.png").toString()),
         "--plot applies to --matrix runs only");
+    assertBadInput(CliRun.of("bench", npy.toString(), "--world", "2"), "--world applies to --matrix runs only");
     assertBadInput(CliRun.of("bench", npy.toString(), "--matrix", "--shuffle"), "--shuffle cannot be combined with --matrix");
     assertBadInput(CliRun.of("bench", npy.toString(), "--matrix", "--formats", "npy,hdf5"), "not 'hdf5'");
   }
@@ -105,7 +106,7 @@ class BenchCommandTest {
   void aTinyMatrixPrintsOneTableAndDrawsOneSeriesPerFormat() throws Exception {
     Path grid = dir.resolve("grid");
     Path png = dir.resolve("chart/matrix.png");
-    BenchMatrix matrix = new BenchMatrix(grid, List.of("npy", "arrow"), 400, 8, 0, 64, 4, 1, 1, null);
+    BenchMatrix matrix = new BenchMatrix(grid, List.of("npy", "arrow"), 400, 8, 0, 64, 4, 1, 1, null, 4);
     java.io.StringWriter text = new java.io.StringWriter();
     List<BenchMatrix.Measured> measured = matrix.run(new java.io.PrintWriter(text, true), png, false);
     List<String> lines = text.toString().lines().toList();
@@ -114,6 +115,22 @@ class BenchCommandTest {
     List<String> rows = lines.subList(header + 1, header + 1 + 12);
     assertThat(rows).allMatch(l -> l.matches("(npy|arrow)\\s+mmap\\s+(fixed|variable)\\s+(sequential|shuffled)\\s+[12]\\s+\\d+ .*"));
     assertThat(rows.stream().filter(l -> l.startsWith("npy")).toList()).hasSize(4).allMatch(l -> l.contains(" fixed "));
+    // the shuffle quality beside the speed: shuffled cells show their figures, sequential ones none
+    assertThat(lines.get(header)).endsWith("jaccard    |rho|");
+    assertThat(rows.stream().filter(l -> l.contains(" shuffled ")).toList()).hasSize(6)
+        .allMatch(l -> l.matches(".* [01]\\.\\d{3} +[01]\\.\\d{3}"));
+    assertThat(rows.stream().filter(l -> l.contains(" sequential ")).toList()).hasSize(6)
+        .allMatch(l -> l.matches(".* - +-"));
+    assertThat(lines.stream().filter(l -> l.startsWith("fastest for shuffled ")).toList()).hasSize(2)
+        .allMatch(l -> l.contains("max jaccard ") && l.contains("(random 0.143)") && l.contains("max |rho| "));
+    for (BenchMatrix.Measured m : measured) {
+      assertThat(m.quality() == null).isEqualTo(!m.cell().shuffle());
+      if (m.quality() != null) {
+        // rank 0 of 4 reads 100 of the 400 records in each epoch: a fresh random quarter scores about 1/7
+        assertThat(m.quality().maxJaccard()).isCloseTo(1.0 / 7, org.assertj.core.api.Assertions.within(0.1));
+        assertThat(m.quality().rowsPerEpoch()).isEqualTo(100);
+      }
+    }
     assertThat(lines.stream().filter(l -> l.startsWith("fastest for ")).toList()).hasSize(4);
     assertThat(measured).hasSize(12);
     BufferedImage image = ImageIO.read(png.toFile());
@@ -128,6 +145,17 @@ class BenchCommandTest {
     assertThat(json.get("cells")).hasSize(4);
     assertThat(json.get("cells")).allMatch(cell -> cell.get("warmupEpochs").asInt() == 0); // passed on to every cell
     assertThat(json.get("fastest")).hasSize(2); // fixed-length records, sequential and shuffled
+    assertThat(json.get("quality")).hasSize(1); // npy holds fixed-length records only
+    JsonNode quality = json.get("quality").get(0);
+    assertThat(quality.get("format").asText()).isEqualTo("npy");
+    assertThat(quality.get("world").asInt()).isEqualTo(4);
+    assertThat(quality.get("epochs").asInt()).isEqualTo(BenchMatrix.QUALITY_EPOCHS);
+    assertThat(quality.get("maxJaccard").asDouble()).isBetween(0.0, 1.0);
+    assertThat(quality.get("command").asText()).startsWith("read ").contains("--quality");
+    for (JsonNode f : json.get("fastest")) {
+      boolean shuffled = f.get("pattern").asText().startsWith("shuffled");
+      assertThat(f.has("maxJaccard")).as(f.toString()).isEqualTo(shuffled);
+    }
     JsonNode single = lastJson(CliRun.of("bench", grid.resolve("npy-fixed").toString(), "--shuffle", "--num-workers", "2",
         "--batch", "64", "--epochs", "1", "--json"));
     JsonNode same = null;
@@ -143,5 +171,40 @@ class BenchCommandTest {
     }
     assertBadInput(CliRun.of("bench", grid.toString(), "--matrix", "--formats", "npy", "--num-samples", "500"),
         "holds 400 records from an earlier run but --num-samples is 500");
+  }
+
+  private static BenchMatrix.Measured cell(String format, double recordsPerSecond, double jaccard, double rho)
+      throws Exception {
+    BenchMatrix.Cell c = new BenchMatrix.Cell(format, BenchData.Access.MMAP, true, true, 1);
+    com.fasterxml.jackson.databind.node.ObjectNode bench =
+        (com.fasterxml.jackson.databind.node.ObjectNode) JSON.readTree("{\"recordsPerSecond\":" + recordsPerSecond + "}");
+    com.fasterxml.jackson.databind.node.ObjectNode quality = (com.fasterxml.jackson.databind.node.ObjectNode) JSON.readTree(
+        "{\"rank\":0,\"world\":4,\"epochs\":[{\"rows\":12500}],\"maxJaccard\":" + jaccard + ",\"maxAbsSpearman\":" + rho
+            + ",\"randomJaccard\":0.142857}");
+    return new BenchMatrix.Measured(c, bench, List.of("bench", format),
+        new BenchMatrix.Quality(format, true, quality, List.of("read", format)));
+  }
+
+  @Test
+  void aFastButPoorlyMixedFormatDoesNotWinSilently() throws Exception {
+    BenchMatrix.Measured sameRows = cell("parquet", 3e6, 1.0, 0.02);
+    BenchMatrix.Measured fileOrder = cell("arrow", 2e6, 0.14, 0.86);
+    BenchMatrix.Measured mixed = cell("npy", 1e6, 0.143, 0.01);
+    assertThat(sameRows.wellMixed()).isFalse();
+    assertThat(fileOrder.wellMixed()).isFalse();
+    assertThat(mixed.wellMixed()).isTrue();
+    List<BenchMatrix.Recommendation> best = BenchMatrix.recommendations(List.of(sameRows, fileOrder, mixed));
+    assertThat(best).hasSize(1);
+    assertThat(best.get(0).best()).isSameAs(sameRows);
+    assertThat(best.get(0).bestMixed()).containsSame(mixed);
+    assertThat(best.get(0).line()).contains("parquet (mmap, 1 worker), 3000000 records/s")
+        .contains("POORLY MIXED: max jaccard 1.000 (random 0.143), max |rho| 0.020")
+        .endsWith("; fastest well mixed: npy (mmap, 1 worker), 1000000 records/s");
+
+    BenchMatrix.Recommendation ordered = BenchMatrix.recommendations(List.of(mixed, fileOrder)).get(0);
+    assertThat(ordered.best()).isSameAs(fileOrder);
+    assertThat(ordered.bestMixed()).containsSame(mixed);
+    assertThat(BenchMatrix.recommendations(List.of(mixed)).get(0).line()).contains("; well mixed: max jaccard 0.143")
+        .doesNotContain("fastest well mixed");
   }
 }
