@@ -82,6 +82,12 @@ class CachedSplits implements SplitDataset<Example>, HasSchema, CachedDataset {
     return state.schema();
   }
 
+  /** The upstream's: a shuffle through the cache cuts the same blocks, so it orders the rows as one without it. */
+  @Override
+  public long[] blockStarts(Split split) {
+    return state.upstream.blockStarts(split);
+  }
+
   private int part(Split split) {
     Integer k = parts.get(split);
     if (k == null) {

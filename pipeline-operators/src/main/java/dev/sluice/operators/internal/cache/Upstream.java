@@ -158,6 +158,11 @@ final class Upstream {
     return ((SplitDataset<?>) source).splits();
   }
 
+  /** The source's cheap block starts of {@code split} ({@link SplitDataset#blockStarts}). */
+  long[] blockStarts(Split split) {
+    return ((SplitDataset<?>) source).blockStarts(split);
+  }
+
   /** Element {@code index} of a random-access upstream, the maps applied on the calling thread. */
   Example element(long index) {
     Object e = ((RandomAccessDataset<?>) source).get(index);
