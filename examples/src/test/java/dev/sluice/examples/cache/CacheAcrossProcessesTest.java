@@ -17,7 +17,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Three ranks in three JVMs share one cache over a generated Parquet file: in the first epoch they
- * fill their own row groups (the split-order shuffle and the shard give each rank different ones),
+ * fill their own blocks (the block shuffle and the shard give each rank different ones),
  * and in the second, reshuffled, each reads the blocks the others filled: no rank misses, and every
  * rank's elements equal those of a run without the cache, bit for bit.
  */
