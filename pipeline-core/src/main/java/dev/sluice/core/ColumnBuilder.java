@@ -696,7 +696,7 @@ public final class ColumnBuilder {
   /**
    * Before a long gather, reads one value per cache line of {@code src} in order: the hardware then
    * streams the column into the cache, and the gather's reads in random order hit it instead of
-   * each waiting for memory (a whole shuffle window's column is read about a third faster).
+   * each waiting for memory.
    */
   private static void warm(ByteBuffer src, int count) {
     if (count < WARM_FROM) {

@@ -124,8 +124,8 @@ final class RawGather {
   /**
    * The byte offsets {@code rows[i] << shift} of the rows {@code i} in {@code [base, base +
    * bytes.length)} of a gather, each row checked to be below {@code rowsBelow}, so that each value's
-   * address is one add (from a row index it takes a sign extension and a shift per value and column,
-   * and the loop runs about a sixth slower).
+   * address is one add (from a row index it would take a sign extension and a shift per value and
+   * column).
    */
   static final class Offsets {
     private final int[] bytes;
@@ -166,8 +166,8 @@ final class RawGather {
   /**
    * Two columns of 4-byte values at once: {@code dstA[at + i] = srcA[rows[from + i]]} and the same
    * for {@code B}, for {@code i < count}, by the offsets of those rows. Each offset is read once for
-   * both columns; that runs about a seventh faster per value than one column at a time (more columns
-   * per pass run out of registers).
+   * both columns, so a value costs less than one column at a time would (more columns per pass run
+   * out of registers).
    *
    * @throws IndexOutOfBoundsException if a buffer is too small
    */

@@ -109,8 +109,8 @@ public final class Batching {
   private record Pending(List<Example> examples, Schema schema) {}
 
   /**
-   * The pipeline hands its elements to {@code batch} unchecked (a map layer per element cost more
-   * than this pass per batch): anything that is not an example fails here, with the pipeline's message.
+   * The pipeline hands its elements to {@code batch} unchecked (one check per batch instead of a map
+   * layer per element): anything that is not an example fails here, with the pipeline's message.
    */
   private static void checkExamples(List<?> elements) {
     for (Object o : elements) {

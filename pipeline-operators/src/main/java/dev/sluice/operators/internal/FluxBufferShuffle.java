@@ -403,7 +403,7 @@ public final class FluxBufferShuffle<T> extends FluxOperator<T, T> implements Se
     /**
      * A uniform int in {@code [0, bound)} by Lemire's multiply-and-shift with rejection: exactly
      * uniform like {@code SplittableRandom.nextInt(bound)}, but without its integer division per
-     * draw (a division costs about as much as the rest of a draw; this runs once per element).
+     * draw (this runs once per element).
      */
     static int uniform(SplittableRandom random, int bound) {
       long m = (random.nextInt() & 0xFFFF_FFFFL) * bound;

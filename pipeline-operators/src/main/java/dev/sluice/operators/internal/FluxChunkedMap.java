@@ -593,7 +593,7 @@ public final class FluxChunkedMap<T, R> extends Flux<R> implements Scannable {
     static final long GROW_BELOW_MAP_NANOS = 100_000;
     static final long GROW_BELOW_FILL_NANOS_PER_ELEMENT = 2_000;
     static final long SHRINK_ABOVE_FILL_NANOS_PER_ELEMENT = 20_000;
-    /** A chunk maps on the calling thread when its expected cost is below this (about a hop to a worker and back here) ... */
+    /** A chunk maps on the calling thread when its expected cost is below this (the order of a hop to a worker and back) ... */
     static final long INLINE_BELOW_NANOS = 20_000;
     /**
      * ... or below this multiple of what its inputs took to arrive: a function up to twice as dear as
@@ -678,7 +678,7 @@ public final class FluxChunkedMap<T, R> extends Flux<R> implements Scannable {
      * moves the rest of the pipeline to that worker (results are emitted, and the upstream asked
      * for more, on the thread that finished the chunk), so a {@code prefetch} producer downstream
      * has to be woken for every replenishment, and a chunk measured on a worker looks slower (its
-     * inputs are in the other core's cache), which sent the next ones there too.
+     * inputs are in the other core's cache), which would send the next ones there too.
      */
     boolean mapsInline(int size) {
       if (!adaptive || !INLINE) {

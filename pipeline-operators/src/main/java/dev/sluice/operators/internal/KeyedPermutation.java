@@ -18,8 +18,8 @@ import java.util.SplittableRandom;
  * 2^24 rows (halves of at most 12 bits) that is one lookup in a table of random values, i.e. a truly
  * random round function (the Luby–Rackoff setting), at the cost of one table lookup per character
  * and round. The tables derive from
- * (seed, epoch, salt) only, so every rank computes the same permutation; building them costs
- * microseconds per pass (at most 6 × 3 tables of 4,096 ints).
+ * (seed, epoch, salt) only, so every rank computes the same permutation; they are built once per
+ * pass (at most 6 × 3 tables of 4,096 ints).
  *
  * <p>Domains under 2^16 use 24 rounds instead of 6: with halves of a few bits, 6 rounds leave the
  * position histograms measurably non-uniform (a chi-square test at level 0.001 rejects n = 5..7).

@@ -12,7 +12,7 @@ import java.util.concurrent.locks.LockSupport;
  * read per element and a stream that arrives in bursts is measured as well as a steady one.
  *
  * <p>The thread starts with the first measured pass and ends after a second without one; it sleeps
- * between ticks (a tick costs a few microseconds per measured stage).
+ * between ticks (a tick reads each measured stage's state once and does nothing per element).
  */
 final class StageSampler implements Runnable {
   /** Time between two looks at the stages. */
