@@ -834,6 +834,11 @@ public final class Pipeline<T> implements Dataset<T> {
     public long cardinality(PipelineContext context) {
       return pipeline.cardinality(context);
     }
+
+    @Override
+    public String toString() {
+      return pipeline.toString();
+    }
   }
 
   /** {@link #interleave(Function, int, int, int, boolean)} sequential and deterministic. */

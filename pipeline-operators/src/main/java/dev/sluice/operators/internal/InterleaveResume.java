@@ -17,13 +17,13 @@ import reactor.core.publisher.Mono;
 /**
  * Resumes a deterministic {@code interleave} after its first {@code skip} outputs without reading
  * them again, when the planner knows the length of every dataset it opened before that point
- * (random-access datasets, pipelines with a known cardinality, {@link PlannedDataset}): tf.data's interleave
- * order is run on counts ({@link Sim}, a step per block), which gives the open datasets, how much
- * of each was read, and where in the cycle and in the block the next output comes from. The
- * resumed interleave is then an ordinary one over a rotated input sequence: the rest of the current
- * block first, then the cycle's open datasets from their offsets in cycle order (each read from
- * there by {@code skip}, which the planner pushes down), with a fresh input wherever the cycle had
- * a free slot, then the inputs not opened yet. A slot that stays free for want of inputs only
+ * (random-access datasets, pipelines with a known cardinality: {@link PlannedDataset}): tf.data's
+ * interleave order is run on counts ({@link Sim}, a step per block), which gives the open datasets,
+ * how much of each was read, and where in the cycle and in the block the next output comes from.
+ * The resumed interleave is then an ordinary one over a rotated input sequence: the rest of the
+ * current block first, then the cycle's open datasets from their offsets in cycle order (each read
+ * from there by {@code skip}, which the planner pushes down), with a fresh input wherever the cycle
+ * had a free slot, then the inputs not opened yet. A slot that stays free for want of inputs only
  * shifts the others, which keeps their order. A dataset whose last element ends its block keeps its
  * slot for one more turn of the cycle (the turn that finds it ended emits nothing), so it is resumed
  * as an ended dataset, not as a free slot.
