@@ -1,6 +1,5 @@
 package dev.sluice.core;
 
-import dev.sluice.core.internal.metrics.StageMeter;
 import reactor.util.context.ContextView;
 
 /**
@@ -8,8 +7,9 @@ import reactor.util.context.ContextView;
  * the metrics of the pass it runs in: each name becomes a counter {@code sluice.stage.<name>} with
  * the stage's tags ({@code pipeline}, {@code stage}, {@code operator}; docs/metrics.md).
  *
- * <p>A stage finds its counters in the Reactor context of its subscription: every measured stage
- * of a pipeline puts its own counters there for the operators and the source upstream of it.
+ * <p>A stage finds its counters in the Reactor context of its subscription (under the key
+ * {@code StageCounters.class}): every measured stage of a pipeline puts its own counters there for
+ * the operators and the source upstream of it.
  * Without metrics (no registry in the pipeline's {@link Options#metrics() options}) it finds
  * {@link #NONE}, which ignores what it is given, so a stage may report unconditionally:
  *
@@ -40,8 +40,8 @@ public interface StageCounters {
 
   /** The counters of the stage whose operators see {@code context}, or {@link #NONE}. */
   static StageCounters of(ContextView context) {
-    StageMeter meter = StageMeter.from(context);
-    return meter == null ? NONE : meter;
+    Object found = context.getOrDefault(StageCounters.class, null);
+    return found instanceof StageCounters counters ? counters : NONE;
   }
 
   /**

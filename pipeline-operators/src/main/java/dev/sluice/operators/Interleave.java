@@ -1,13 +1,9 @@
 package dev.sluice.operators;
 
-import dev.sluice.core.internal.TrackedScheduler;
-import dev.sluice.operators.internal.FluxInterleave;
-import java.util.Objects;
+import dev.sluice.operators.internal.InterleaveOperator;
 import java.util.function.Function;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
-import reactor.core.scheduler.Scheduler;
-import reactor.core.scheduler.Schedulers;
 
 /**
  * tf.data's {@code interleave(map_func, cycle_length, block_length, num_parallel_calls,
@@ -53,24 +49,6 @@ public final class Interleave {
    */
   public static <T, R> Function<Flux<T>, Flux<R>> of(Function<? super T, ? extends Publisher<? extends R>> fn,
       int cycleLength, int blockLength, int numParallelCalls, boolean deterministic) {
-    Objects.requireNonNull(fn, "fn");
-    if (cycleLength <= 0) {
-      throw new IllegalArgumentException("cycleLength > 0 required but it was " + cycleLength);
-    }
-    if (blockLength <= 0) {
-      throw new IllegalArgumentException("blockLength > 0 required but it was " + blockLength);
-    }
-    if (numParallelCalls <= 0) {
-      throw new IllegalArgumentException("numParallelCalls > 0 required but it was " + numParallelCalls);
-    }
-    Scheduler scheduler = numParallelCalls > 1 ? TrackedScheduler.of(Schedulers.boundedElastic()) : null;
-    int prefetch = numParallelCalls > 1 ? Math.max(blockLength, 32) : blockLength;
-    if (deterministic) {
-      return f -> new FluxInterleave<>(f, fn, cycleLength, blockLength, prefetch, scheduler);
-    }
-    return f -> f.flatMap(t -> {
-      Flux<R> inner = Flux.from(fn.apply(t));
-      return scheduler == null ? inner : inner.subscribeOn(scheduler);
-    }, cycleLength, prefetch);
+    return InterleaveOperator.of(fn, cycleLength, blockLength, numParallelCalls, deterministic);
   }
 }

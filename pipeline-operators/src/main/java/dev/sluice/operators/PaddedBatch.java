@@ -4,9 +4,8 @@ import dev.sluice.core.Batch;
 import dev.sluice.core.BufferPool;
 import dev.sluice.core.Example;
 import dev.sluice.core.MemoryManager;
-import dev.sluice.operators.internal.PaddedCollator;
+import dev.sluice.operators.internal.PaddedBatchOperator;
 import java.util.Map;
-import java.util.Objects;
 import java.util.function.Function;
 import reactor.core.publisher.Flux;
 import dev.sluice.core.Shape;
@@ -57,13 +56,6 @@ public final class PaddedBatch {
   /** {@link #of(int, Map, Map, boolean)} allocating from {@code pool}. */
   public static Function<Flux<Example>, Flux<Batch>> of(int batchSize, Map<String, Shape> paddedShapes,
       Map<String, ? extends Number> paddingValues, boolean dropRemainder, BufferPool pool) {
-    if (batchSize <= 0) {
-      throw new IllegalArgumentException("batchSize > 0 required but it was " + batchSize);
-    }
-    PaddedCollator collator = new PaddedCollator(Map.copyOf(Objects.requireNonNull(paddedShapes, "paddedShapes")),
-        Map.copyOf(Objects.requireNonNull(paddingValues, "paddingValues")), Objects.requireNonNull(pool, "pool"));
-    return flux -> flux.buffer(batchSize)
-        .filter(list -> !dropRemainder || list.size() == batchSize)
-        .map(collator::collate);
+    return PaddedBatchOperator.of(batchSize, paddedShapes, paddingValues, dropRemainder, pool);
   }
 }

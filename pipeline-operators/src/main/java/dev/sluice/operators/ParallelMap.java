@@ -2,7 +2,7 @@ package dev.sluice.operators;
 
 import dev.sluice.core.Example;
 import dev.sluice.core.PipelineContext;
-import dev.sluice.operators.internal.FluxChunkedMap;
+import dev.sluice.operators.internal.MapOperator;
 import java.util.Objects;
 import java.util.SplittableRandom;
 import java.util.function.BiFunction;
@@ -47,9 +47,9 @@ import reactor.core.scheduler.Schedulers;
  */
 public final class ParallelMap {
   /** Elements handed to a worker at once, unless given. */
-  public static final int DEFAULT_CHUNK_SIZE = 64;
+  public static final int DEFAULT_CHUNK_SIZE = MapOperator.DEFAULT_CHUNK_SIZE;
   /** tf.data's {@code AUTOTUNE}: as many parallel calls as available processors. */
-  public static final int AUTOTUNE = -1;
+  public static final int AUTOTUNE = MapOperator.AUTOTUNE;
 
   private ParallelMap() {}
 
@@ -84,17 +84,7 @@ public final class ParallelMap {
 
   private static <T, R> Function<Flux<T>, Flux<R>> map(Function<? super T, ? extends R> fn, int numParallelCalls,
       boolean deterministic, int chunkSize, boolean adaptive, Scheduler scheduler) {
-    Objects.requireNonNull(fn, "fn");
-    Objects.requireNonNull(scheduler, "scheduler");
-    checkPositive("chunkSize", chunkSize);
-    int parallel = numParallelCalls == AUTOTUNE ? Runtime.getRuntime().availableProcessors() : numParallelCalls;
-    if (parallel <= 0) {
-      throw new IllegalArgumentException("numParallelCalls > 0 (or AUTOTUNE = -1) required but it was " + numParallelCalls);
-    }
-    if (parallel == 1) {
-      return f -> f.map(fn);
-    }
-    return f -> new FluxChunkedMap<T, R>(f, fn, parallel, deterministic, chunkSize, adaptive, scheduler);
+    return MapOperator.of(fn, numParallelCalls, deterministic, chunkSize, adaptive, scheduler);
   }
 
   /**
@@ -120,11 +110,5 @@ public final class ParallelMap {
     Objects.requireNonNull(fn, "fn");
     return mapWithContext((Example e, PipelineContext ctx) -> fn.apply(e, SampleRandom.of(ctx, e.index())),
         numParallelCalls, deterministic);
-  }
-
-  private static void checkPositive(String name, int value) {
-    if (value <= 0) {
-      throw new IllegalArgumentException(name + " > 0 required but it was " + value);
-    }
   }
 }

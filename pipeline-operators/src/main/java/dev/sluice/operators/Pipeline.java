@@ -11,7 +11,6 @@ import dev.sluice.core.PipelineIterator;
 import dev.sluice.core.PipelineState;
 import dev.sluice.core.Positioned;
 import dev.sluice.core.RandomAccessDataset;
-import dev.sluice.core.internal.FluxPass;
 import dev.sluice.operators.internal.BatchStage;
 import dev.sluice.operators.internal.BufferShuffleStage;
 import dev.sluice.operators.internal.Checkpoints;
@@ -24,8 +23,11 @@ import dev.sluice.operators.internal.cache.CachedDataset;
 import dev.sluice.operators.internal.MapStage;
 import dev.sluice.operators.internal.SplitStages;
 import dev.sluice.operators.internal.PlanCompiler;
+import dev.sluice.operators.internal.PlannedDataset;
+import dev.sluice.operators.internal.PlannedPass;
 import dev.sluice.operators.internal.PrefetchStage;
 import dev.sluice.operators.internal.RepeatStage;
+import dev.sluice.operators.internal.ShardOperator;
 import dev.sluice.operators.internal.ShardStage;
 import dev.sluice.operators.internal.ShuffleStage;
 import dev.sluice.operators.internal.SkipStage;
@@ -39,7 +41,6 @@ import java.util.function.BiFunction;
 import java.util.function.Function;
 import java.util.function.Predicate;
 import java.util.stream.Collectors;
-import reactor.core.observability.micrometer.Micrometer;
 import reactor.core.publisher.Flux;
 
 /**
@@ -123,18 +124,11 @@ public final class Pipeline<T> implements Dataset<T> {
   /** The pass for {@code context} without its first {@code skip} elements ({@link PlanCompiler#compile}). */
   @SuppressWarnings("unchecked")
   private Flux<T> pass(PipelineContext context, long skip, long offset) {
-    Flux<T> pass = (Flux<T>) (source instanceof CachedDataset cached
+    Flux<?> compiled = source instanceof CachedDataset cached
         ? Flux.using(cached::openPass, p -> PlanCompiler.compile(p.dataset(), stages, options, context, skip, offset),
             CachedDataset.Pass::close)
-        : Flux.defer(() -> PlanCompiler.compile(source, stages, options, context, skip, offset)));
-    if (options.metrics() != null && PlanCompiler.emitsBatches(stages)) {
-      // the pass as a whole, once per batch: reactor-core-micrometer's flow duration, batch interval and demand
-      pass = pass.name(PASS_METRICS).tag("pipeline", options.name()).tap(Micrometer.metrics(options.metrics()));
-    }
-    // the boundary: whatever a stage throws, on any thread, ends the pass as onError (never a hang)
-    return FluxPass.of(pass)
-        .doOnDiscard(Batch.class, Batch::close)
-        .contextWrite(context.asReactorContext());
+        : Flux.defer(() -> PlanCompiler.compile(source, stages, options, context, skip, offset));
+    return (Flux<T>) PlannedPass.of(compiled, stages, options, context);
   }
 
   /**
@@ -144,7 +138,7 @@ public final class Pipeline<T> implements Dataset<T> {
    * batches), {@code sluice.pipeline.requested} and {@code sluice.pipeline.subscribed}, each tagged
    * {@code pipeline}.
    */
-  public static final String PASS_METRICS = "sluice.pipeline";
+  public static final String PASS_METRICS = PlannedPass.METRICS;
 
   /** Epoch 0 of {@link PipelineContext#defaults()} (seed 0, rank 0 of 1). */
   @Override
@@ -561,7 +555,7 @@ public final class Pipeline<T> implements Dataset<T> {
    * @param policy the equal-length policy
    */
   public Pipeline<T> shard(int numShards, int index, EqualLength policy) {
-    Shard.checkShard(numShards, index);
+    ShardOperator.checkShard(numShards, index);
     Objects.requireNonNull(policy, "policy");
     return with(new ShardStage(numShards, index, policy));
   }
@@ -815,7 +809,36 @@ public final class Pipeline<T> implements Dataset<T> {
       int blockLength, int numParallelCalls, boolean deterministic) {
     Objects.requireNonNull(fn, "fn");
     Interleave.of(x -> null, cycleLength, blockLength, numParallelCalls, deterministic); // validates the arguments
-    return with(new InterleaveStage(t -> fn.apply(cast(t)), cycleLength, blockLength, numParallelCalls, deterministic));
+    return with(new InterleaveStage(t -> planned(fn.apply(cast(t))), cycleLength, blockLength, numParallelCalls,
+        deterministic));
+  }
+
+  /** {@code dataset}, a pipeline seen as the planner reads it (from a position on, its length known). */
+  private static Dataset<?> planned(Dataset<?> dataset) {
+    return dataset instanceof Pipeline<?> p ? new Planned<>(p) : dataset;
+  }
+
+  /** A pipeline opened by an interleave: the planner resumes into it without the public API. */
+  private record Planned<T>(Pipeline<T> pipeline) implements PlannedDataset<T> {
+    @Override
+    public Flux<T> flux(PipelineContext context) {
+      return pipeline.flux(context);
+    }
+
+    @Override
+    public Flux<T> flux(PipelineContext context, long offset) {
+      return pipeline.skip(offset).flux(context);
+    }
+
+    @Override
+    public long cardinality(PipelineContext context) {
+      return pipeline.cardinality(context);
+    }
+
+    @Override
+    public String toString() {
+      return pipeline.toString();
+    }
   }
 
   /** {@link #interleave(Function, int, int, int, boolean)} sequential and deterministic. */

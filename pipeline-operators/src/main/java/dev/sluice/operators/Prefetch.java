@@ -1,7 +1,7 @@
 package dev.sluice.operators;
 
-import dev.sluice.core.Batch;
 import dev.sluice.operators.internal.FluxPrefetch;
+import dev.sluice.operators.internal.PrefetchOperator;
 import java.util.function.Function;
 import reactor.core.publisher.Flux;
 import reactor.core.scheduler.Scheduler;
@@ -38,9 +38,6 @@ import reactor.core.scheduler.Schedulers;
  * }</pre>
  */
 public final class Prefetch {
-  /** The threads of a prefetch that may both be busy: its producer and its consumer. */
-  private static final int THREADS = 2;
-
   private Prefetch() {}
 
   /**
@@ -57,12 +54,6 @@ public final class Prefetch {
    * @param consumer the scheduler the downstream is called on
    */
   public static <T> Function<Flux<T>, Flux<T>> of(int bufferSize, Scheduler producer, Scheduler consumer) {
-    if (bufferSize <= 0) {
-      throw new IllegalArgumentException("bufferSize > 0 required but it was " + bufferSize);
-    }
-    long spin = FluxPrefetch.spinBudget(THREADS);
-    boolean adaptive = FluxPrefetch.adaptiveSpin();
-    return flux -> new FluxPrefetch<T>(flux, bufferSize, producer, consumer, spin, adaptive, FluxPrefetch.PARK_NANOS)
-        .doOnDiscard(Batch.class, Batch::close);
+    return PrefetchOperator.of(bufferSize, producer, consumer, PrefetchOperator.THREADS);
   }
 }

@@ -2,6 +2,7 @@ package dev.sluice.operators;
 
 import dev.sluice.core.Batch;
 import dev.sluice.core.Example;
+import dev.sluice.operators.internal.UnbatchOperator;
 import java.util.function.Function;
 import reactor.core.publisher.Flux;
 
@@ -22,8 +23,6 @@ public final class Unbatch {
 
   /** The transformer: {@code batches.transform(Unbatch.of())}. */
   public static Function<Flux<Batch>, Flux<Example>> of() {
-    return flux -> flux
-        .concatMap(batch -> Flux.using(() -> batch, b -> Flux.range(0, b.size()).map(b::copyRow), Batch::close), 1)
-        .doOnDiscard(Batch.class, Batch::close);
+    return UnbatchOperator.of();
   }
 }

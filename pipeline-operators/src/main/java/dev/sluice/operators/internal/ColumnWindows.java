@@ -20,7 +20,7 @@ import java.util.List;
  */
 final class ColumnWindows implements AutoCloseable {
   private final BatchSplitDataset<?> source;
-  private final List<ColumnarPlan.Piece> pieces;
+  private final List<SplitPiece> pieces;
   private final int windowRows;
   private final StageMeter meter; // may be null
   private final ColumnWindow window;
@@ -28,7 +28,7 @@ final class ColumnWindows implements AutoCloseable {
   private ColumnCursor current;
   private int next; // the next piece to open
 
-  ColumnWindows(BatchSplitDataset<?> source, List<ColumnarPlan.Piece> pieces, int windowRows, BufferPool pool,
+  ColumnWindows(BatchSplitDataset<?> source, List<SplitPiece> pieces, int windowRows, BufferPool pool,
       StageMeter meter) {
     this.source = source;
     this.pieces = pieces;
@@ -59,13 +59,13 @@ final class ColumnWindows implements AutoCloseable {
     return window.size() == 0 ? null : window;
   }
 
-  private ColumnCursor open(ColumnarPlan.Piece p) {
+  private ColumnCursor open(SplitPiece p) {
     ColumnCursor c = TimedColumnCursor.open(() -> source.openColumns(p.split(), p.fromRow(), p.toRow()), meter,
         p.split().id(), p.fromRow(), p.rows());
     if (c.remaining() != p.rows()) {
       long found = c.remaining();
       c.close();
-      throw SplitPlan.wrongCount(p.split(), p.fromRow(), p.toRow(), String.valueOf(found));
+      throw SplitPiece.wrongCount(p.split(), p.fromRow(), p.toRow(), String.valueOf(found));
     }
     return c;
   }

@@ -225,7 +225,7 @@ final class ColumnarPlan {
       long firstWindow = lo / windowRows;
       long endRow = Math.min(length, ((hi + windowRows - 1) / windowRows) * windowRows);
       long from = cut.first() + firstWindow * windowRows;
-      List<Piece> pieces = restrict(segments, from, cut.first() + endRow);
+      List<SplitPiece> pieces = restrict(segments, from, cut.first() + endRow);
       long seed = window.seed() != null ? window.seed() : context.seed();
       long epoch = window.reshuffleEachIteration() ? context.epoch() : 0;
       int rank = shard == null ? 0 : shard.index();
@@ -262,23 +262,16 @@ final class ColumnarPlan {
     return new long[] {numbers.first() * b, Math.min(count, numbers.last() * b)};
   }
 
-  /** A row range of one split and where it starts in the rank's row sequence. */
-  record Piece(Split split, long fromRow, long toRow, long position) {
-    long rows() {
-      return toRow - fromRow;
-    }
-  }
-
   /** The parts of {@code segments} at sequence positions {@code [from, to)}. */
-  static List<Piece> restrict(List<SplitPlan.Segment> segments, long from, long to) {
-    List<Piece> out = new ArrayList<>();
+  static List<SplitPiece> restrict(List<SplitPlan.Segment> segments, long from, long to) {
+    List<SplitPiece> out = new ArrayList<>();
     long base = 0;
     for (SplitPlan.Segment s : segments) {
       long end = base + s.rows();
       long a = Math.max(from, base);
       long b = Math.min(to, end);
       if (a < b) {
-        out.add(new Piece(s.split(), s.fromRow() + (a - base), s.fromRow() + (b - base), a - from));
+        out.add(new SplitPiece(s.split(), s.fromRow() + (a - base), s.fromRow() + (b - base), a - from));
       }
       base = end;
       if (base >= to) {
@@ -293,20 +286,20 @@ final class ColumnarPlan {
    * {@code align} rows from the first piece's start ({@code decodeRows} is a multiple of
    * {@code align}), so that no decoded batch crosses an output batch or a window.
    */
-  private Flux<Batch> decode(List<Piece> pieces, int align, int decodeRows, int parallelism) {
+  private Flux<Batch> decode(List<SplitPiece> pieces, int align, int decodeRows, int parallelism) {
     return Flux.deferContextual(view -> {
       StageMeter meter = StageMeter.from(view); // the decoding stage's, when the pass is measured
       if (parallelism <= 1) {
         return Flux.fromIterable(pieces).concatMap(p -> piece(p, align, decodeRows, meter), 0);
       }
-      return OrderedParallel.<Piece, Batch>flatMap(Flux.fromIterable(pieces),
+      return OrderedParallel.<SplitPiece, Batch>flatMap(Flux.fromIterable(pieces),
           (p, out) -> piece(p, align, decodeRows, meter).doOnNext(out).blockLast(),
           parallelism, Schedulers.boundedElastic(), Batch::close);
     });
   }
 
   /** One piece, checked to deliver exactly its rows; its decode timed for {@code meter} (may be null). */
-  private Flux<Batch> piece(Piece p, int align, int decodeRows, StageMeter meter) {
+  private Flux<Batch> piece(SplitPiece p, int align, int decodeRows, StageMeter meter) {
     int into = (int) (p.position() % align);
     int first = into == 0 ? decodeRows : align - into;
     return Flux.defer(() -> {
@@ -317,13 +310,13 @@ final class ColumnarPlan {
             seen[0] += b.size();
             if (seen[0] > p.rows()) {
               b.close();
-              sink.error(SplitPlan.wrongCount(p.split(), p.fromRow(), p.toRow(), "more"));
+              sink.error(SplitPiece.wrongCount(p.split(), p.fromRow(), p.toRow(), "more"));
             } else {
               sink.next(b);
             }
           })
           .concatWith(Flux.defer(() -> seen[0] == p.rows() ? Flux.empty()
-              : Flux.error(SplitPlan.wrongCount(p.split(), p.fromRow(), p.toRow(), String.valueOf(seen[0])))));
+              : Flux.error(SplitPiece.wrongCount(p.split(), p.fromRow(), p.toRow(), String.valueOf(seen[0])))));
     });
   }
 

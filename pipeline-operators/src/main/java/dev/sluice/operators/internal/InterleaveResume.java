@@ -4,7 +4,6 @@ import dev.sluice.core.Dataset;
 import dev.sluice.core.Options;
 import dev.sluice.core.PipelineContext;
 import dev.sluice.core.RandomAccessDataset;
-import dev.sluice.operators.Pipeline;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
@@ -18,13 +17,13 @@ import reactor.core.publisher.Mono;
 /**
  * Resumes a deterministic {@code interleave} after its first {@code skip} outputs without reading
  * them again, when the planner knows the length of every dataset it opened before that point
- * (random-access datasets, pipelines with a {@link Pipeline#cardinality}): tf.data's interleave
- * order is run on counts ({@link Sim}, a step per block), which gives the open datasets, how much
- * of each was read, and where in the cycle and in the block the next output comes from. The
- * resumed interleave is then an ordinary one over a rotated input sequence: the rest of the current
- * block first, then the cycle's open datasets from their offsets in cycle order (each read from
- * there by {@code skip}, which the planner pushes down), with a fresh input wherever the cycle had
- * a free slot, then the inputs not opened yet. A slot that stays free for want of inputs only
+ * (random-access datasets, pipelines with a known cardinality: {@link PlannedDataset}): tf.data's
+ * interleave order is run on counts ({@link Sim}, a step per block), which gives the open datasets,
+ * how much of each was read, and where in the cycle and in the block the next output comes from.
+ * The resumed interleave is then an ordinary one over a rotated input sequence: the rest of the
+ * current block first, then the cycle's open datasets from their offsets in cycle order (each read
+ * from there by {@code skip}, which the planner pushes down), with a fresh input wherever the cycle
+ * had a free slot, then the inputs not opened yet. A slot that stays free for want of inputs only
  * shifts the others, which keeps their order. A dataset whose last element ends its block keeps its
  * slot for one more turn of the cycle (the turn that finds it ended emits nothing), so it is resumed
  * as an ended dataset, not as a free slot.
@@ -170,7 +169,7 @@ final class InterleaveResume {
 
   /** The number of elements of {@code dataset}'s pass, or -1 when only reading tells. */
   private static long length(Dataset<?> dataset, PipelineContext context) {
-    if (dataset instanceof Pipeline<?> p) {
+    if (dataset instanceof PlannedDataset<?> p) {
       return p.cardinality(context);
     }
     if (dataset instanceof RandomAccessDataset<?> r) {
@@ -231,6 +230,6 @@ final class InterleaveResume {
 
   /** {@code dataset}'s pass for {@code context} from element {@code offset} on. */
   private static Flux<?> from(Dataset<?> dataset, long offset, PipelineContext context) {
-    return Pipeline.from(dataset).skip(offset).flux(context);
+    return dataset instanceof PlannedDataset<?> p ? p.flux(context, offset) : PlannedPass.from(dataset, offset, context);
   }
 }

@@ -3,7 +3,6 @@ package dev.sluice.operators.internal;
 import dev.sluice.core.Dataset;
 import dev.sluice.core.Options;
 import dev.sluice.core.PipelineContext;
-import dev.sluice.operators.Interleave;
 import java.util.function.Function;
 import reactor.core.publisher.Flux;
 
@@ -16,7 +15,7 @@ public record InterleaveStage(Function<Object, Dataset<?>> fn, int cycleLength, 
   @Override
   @SuppressWarnings("unchecked")
   public Flux<?> apply(Flux<?> in, PipelineContext context, Options options) {
-    return ((Flux<Object>) in).transform(Interleave.<Object, Object>of(
+    return ((Flux<Object>) in).transform(InterleaveOperator.<Object, Object>of(
         t -> (Flux<Object>) fn.apply(t).flux(context), cycleLength, blockLength, numParallelCalls, deterministic));
   }
 

@@ -2,7 +2,6 @@ package dev.sluice.operators.internal;
 
 import dev.sluice.core.Options;
 import dev.sluice.core.PipelineContext;
-import dev.sluice.operators.ParallelMap;
 import java.util.function.BiFunction;
 import reactor.core.publisher.Flux;
 
@@ -21,7 +20,7 @@ public record MapStage(BiFunction<Object, PipelineContext, Object> fn, int numPa
   @SuppressWarnings("unchecked")
   public Flux<?> apply(Flux<?> in, PipelineContext context, Options options) {
     boolean ordered = deterministic != null ? deterministic : options.deterministic();
-    return ((Flux<Object>) in).transform(ParallelMap.<Object, Object>map(t -> fn.apply(t, context), numParallelCalls, ordered));
+    return ((Flux<Object>) in).transform(MapOperator.<Object, Object>of(t -> fn.apply(t, context), numParallelCalls, ordered));
   }
 
   private boolean ordered(Options options) {

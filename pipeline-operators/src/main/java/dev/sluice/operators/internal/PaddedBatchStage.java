@@ -4,7 +4,6 @@ import dev.sluice.core.Example;
 import dev.sluice.core.Options;
 import dev.sluice.core.PipelineContext;
 import dev.sluice.core.Shape;
-import dev.sluice.operators.PaddedBatch;
 import java.util.Map;
 import reactor.core.publisher.Flux;
 
@@ -14,7 +13,7 @@ public record PaddedBatchStage(int batchSize, Map<String, Shape> paddedShapes, M
   @Override
   public Flux<?> apply(Flux<?> in, PipelineContext context, Options options) {
     Flux<Example> examples = in.map(o -> Schemas.asExample(o, "paddedBatch", -1));
-    return examples.transform(PaddedBatch.of(batchSize, paddedShapes, paddingValues, dropRemainder,
+    return examples.transform(PaddedBatchOperator.of(batchSize, paddedShapes, paddingValues, dropRemainder,
         options.memory().pool("padded-batch")));
   }
 

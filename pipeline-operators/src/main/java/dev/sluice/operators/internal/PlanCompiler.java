@@ -15,8 +15,6 @@ import dev.sluice.core.internal.metrics.FluxStageProbe;
 import dev.sluice.core.internal.metrics.PassMetrics;
 import dev.sluice.core.internal.metrics.SelfMeasured;
 import dev.sluice.core.internal.metrics.StageMeter;
-import dev.sluice.operators.Batching;
-import dev.sluice.operators.Shard;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -704,7 +702,7 @@ public final class PlanCompiler {
     @Override
     @SuppressWarnings("unchecked")
     public Flux<?> shard(ShardStage s) {
-      return ((Flux<Object>) flux).transform(Shard.of(s.numShards(), s.index(), s.policy()));
+      return ((Flux<Object>) flux).transform(ShardOperator.of(s.numShards(), s.index(), s.policy()));
     }
 
     @Override
@@ -721,7 +719,7 @@ public final class PlanCompiler {
     @SuppressWarnings("unchecked")
     public Flux<?> batch(BatchStage b) {
       Flux<Example> examples = (Flux<Example>) flux; // collate checks each element is an Example
-      return examples.transform(Batching.of(b.batchSize(), b.dropRemainder(), schema, options.memory().pool("batch"),
+      return examples.transform(BatchOperator.of(b.batchSize(), b.dropRemainder(), schema, options.memory().pool("batch"),
           b.numParallelCalls()));
     }
 

@@ -4,15 +4,14 @@ import dev.sluice.core.Batch;
 import dev.sluice.core.Options;
 import dev.sluice.core.PipelineContext;
 import dev.sluice.core.Schema;
-import dev.sluice.operators.Prefetch;
 import reactor.core.publisher.Flux;
 import reactor.core.scheduler.Schedulers;
 
-/** {@link Prefetch#of(int)} as a stage. */
+/** {@link PrefetchOperator#of(int)} as a stage. */
 public record PrefetchStage(int bufferSize) implements FluxStage {
   @Override
   public Flux<?> apply(Flux<?> in, PipelineContext context, Options options) {
-    return in.transform(Prefetch.of(bufferSize));
+    return in.transform(PrefetchOperator.of(bufferSize));
   }
 
   /**

@@ -1,11 +1,9 @@
 package dev.sluice.operators.internal;
 
-import dev.sluice.core.DatasetFormatException;
 import dev.sluice.core.Split;
 import dev.sluice.core.SplitDataset;
 import dev.sluice.core.internal.Mix;
 import dev.sluice.operators.EqualLength;
-import dev.sluice.operators.Shard;
 import dev.sluice.operators.SplitShuffle;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -158,21 +156,14 @@ public final class SplitPlan {
       return source.read(seg.split(), seg.fromRow(), seg.toRow())
           .handle((T t, reactor.core.publisher.SynchronousSink<T> sink) -> {
             if (seen.incrementAndGet() > seg.rows()) {
-              sink.error(wrongCount(seg.split(), seg.fromRow(), seg.toRow(), "more"));
+              sink.error(SplitPiece.wrongCount(seg.split(), seg.fromRow(), seg.toRow(), "more"));
             } else {
               sink.next(t);
             }
           })
           .concatWith(Flux.defer(() -> seen.get() == seg.rows() ? Flux.empty()
-              : Flux.error(wrongCount(seg.split(), seg.fromRow(), seg.toRow(), String.valueOf(seen.get())))));
+              : Flux.error(SplitPiece.wrongCount(seg.split(), seg.fromRow(), seg.toRow(), String.valueOf(seen.get())))));
     }), 0);
-  }
-
-  /** The error of a split that delivered {@code found} rows of the range {@code [fromRow, toRow)}. */
-  static DatasetFormatException wrongCount(Split split, long fromRow, long toRow, String found) {
-    return new DatasetFormatException(split.id(), "rows [" + fromRow + ", " + toRow + ")",
-        "expected " + (toRow - fromRow) + " rows (the split declares " + split.rowCount() + ") but "
-        + ("more".equals(found) ? "the split delivered more" : "found " + found));
   }
 
   /**
@@ -190,7 +181,7 @@ public final class SplitPlan {
           : shuffled(source.splits(), order.seed(), order.epoch());
       Flux<T> all = read(source, whole(splits));
       ShardStage shard = order.shard();
-      return shard == null ? all : all.transform(Shard.of(shard.numShards(), shard.index(), shard.policy()));
+      return shard == null ? all : all.transform(ShardOperator.of(shard.numShards(), shard.index(), shard.policy()));
     });
   }
 

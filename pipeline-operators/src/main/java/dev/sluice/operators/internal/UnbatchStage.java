@@ -4,7 +4,6 @@ import dev.sluice.core.Batch;
 import dev.sluice.core.Options;
 import dev.sluice.core.PipelineContext;
 import dev.sluice.core.Schema;
-import dev.sluice.operators.Unbatch;
 import reactor.core.publisher.Flux;
 
 /** {@code unbatch()} on the element path. */
@@ -18,7 +17,7 @@ public record UnbatchStage() implements FluxStage {
       throw new IllegalArgumentException("unbatch needs batches but an element is "
           + (o == null ? "null" : o.getClass().getName()));
     });
-    return batches.transform(Unbatch.of());
+    return batches.transform(UnbatchOperator.of());
   }
 
   @Override

@@ -26,8 +26,11 @@ import reactor.util.context.ContextView;
  * the previous probe. Thread-safe.
  */
 public final class StageMeter implements StageCounters {
-  /** Key of the current stage's meter in a Reactor context. */
-  public static final Class<StageMeter> KEY = StageMeter.class;
+  /**
+   * Key of the current stage's meter in a Reactor context: the key {@link StageCounters#of} reads,
+   * since a meter is the stage's counters.
+   */
+  public static final Class<StageCounters> KEY = StageCounters.class;
   /** The operator name of a pass's consumer, measured as a stage after the last one. */
   public static final String CONSUMER = "consumer";
 
@@ -76,7 +79,8 @@ public final class StageMeter implements StageCounters {
 
   /** The meter of the stage whose operators see {@code context}, or null when the pass measures nothing. */
   public static StageMeter from(ContextView context) {
-    return context.getOrDefault(KEY, null);
+    Object found = context.getOrDefault(KEY, null);
+    return found instanceof StageMeter meter ? meter : null;
   }
 
   /** The pass this stage belongs to. */

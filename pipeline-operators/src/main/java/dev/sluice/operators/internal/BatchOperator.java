@@ -1,0 +1,120 @@
+package dev.sluice.operators.internal;
+
+import dev.sluice.core.Batch;
+import dev.sluice.core.BatchBuilder;
+import dev.sluice.core.BufferPool;
+import dev.sluice.core.Example;
+import dev.sluice.core.RandomAccessDataset;
+import dev.sluice.core.Schema;
+import dev.sluice.core.internal.OrderedParallel;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.function.Function;
+import reactor.core.publisher.Flux;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * {@code batch} on the element path: collects {@code batchSize} consecutive examples and copies
+ * them into one {@link Batch}, gathering a batch of unchanged rows of one random-access source in
+ * one bulk call. The public {@code Batching} and the planner's element-path batch both build it.
+ */
+public final class BatchOperator {
+  private BatchOperator() {}
+
+  /**
+   * The batching transformer.
+   *
+   * @param batchSize rows per batch, &gt; 0
+   * @param dropRemainder drop a last batch smaller than {@code batchSize}
+   * @param schema the fields of the examples, or null to take them from the first example
+   * @param pool the pool the batches are allocated from
+   * @param numParallelCalls batches collated concurrently (in order), &le; 1 for the subscriber's thread
+   * @return the transformer
+   */
+  public static Function<Flux<Example>, Flux<Batch>> of(int batchSize, boolean dropRemainder, Schema schema,
+      BufferPool pool, int numParallelCalls) {
+    if (batchSize <= 0) {
+      throw new IllegalArgumentException("batchSize > 0 required but it was " + batchSize);
+    }
+    Objects.requireNonNull(pool, "pool");
+    if (numParallelCalls <= 1) {
+      return flux -> Flux.defer(() -> {
+        Schema[] known = {schema};
+        return flux.buffer(batchSize, () -> new ArrayList<>(batchSize))
+            .filter(list -> !dropRemainder || list.size() == batchSize)
+            .map(list -> collate(list, known, pool));
+      });
+    }
+    return flux -> Flux.defer(() -> {
+      Schema[] known = {schema};
+      return flux.buffer(batchSize, () -> new ArrayList<>(batchSize))
+          .filter(list -> !dropRemainder || list.size() == batchSize)
+          .map(list -> {
+            checkExamples(list);
+            if (known[0] == null) {
+              known[0] = Schemas.infer(list.get(0));
+            }
+            return new Pending(list, known[0]);
+          })
+          .transform(pending -> OrderedParallel.<Pending, Batch>flatMap(pending,
+              (p, out) -> out.accept(collate(p.examples, new Schema[] {p.schema}, pool)),
+              numParallelCalls, Schedulers.parallel(), Batch::close));
+    });
+  }
+
+  private record Pending(List<Example> examples, Schema schema) {}
+
+  /**
+   * The pipeline hands its elements to {@code batch} unchecked (one check per batch instead of a map
+   * layer per element): anything that is not an example fails here, with the pipeline's message.
+   */
+  private static void checkExamples(List<?> elements) {
+    for (Object o : elements) {
+      Schemas.asExample(o, "the pipeline", -1);
+    }
+  }
+
+  private static Batch collate(List<Example> examples, Schema[] known, BufferPool pool) {
+    checkExamples(examples);
+    if (known[0] == null) {
+      known[0] = Schemas.infer(examples.get(0));
+    }
+    int n = examples.size();
+    RandomAccessDataset<Example> origin = commonOrigin(examples);
+    if (origin != null && known[0].equals(Schemas.declared(origin))) {
+      // unchanged rows of one random-access source: one bulk gather, as on the index path
+      long[] indices = new long[n];
+      for (int i = 0; i < n; i++) {
+        indices[i] = examples.get(i).index();
+      }
+      try (BatchBuilder builder = BatchBuilder.create(known[0], n, pool)) {
+        origin.gather(indices, 0, n, builder);
+        if (builder.size() != n) {
+          throw new IllegalStateException(origin + ": gather committed " + builder.size() + " of " + n + " rows");
+        }
+        return builder.build();
+      }
+    }
+    try (BatchBuilder builder = BatchBuilder.create(known[0], n, pool)) {
+      for (Example e : examples) {
+        builder.append(e);
+      }
+      return builder.build();
+    }
+  }
+
+  /** The source every example is an unchanged row of, or null. */
+  private static RandomAccessDataset<Example> commonOrigin(List<Example> examples) {
+    RandomAccessDataset<Example> origin = examples.get(0).origin();
+    if (origin == null) {
+      return null;
+    }
+    for (int i = 1; i < examples.size(); i++) {
+      if (examples.get(i).origin() != origin) {
+        return null;
+      }
+    }
+    return origin;
+  }
+}

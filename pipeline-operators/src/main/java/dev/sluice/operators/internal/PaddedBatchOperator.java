@@ -1,0 +1,41 @@
+package dev.sluice.operators.internal;
+
+import dev.sluice.core.Batch;
+import dev.sluice.core.BufferPool;
+import dev.sluice.core.Example;
+import dev.sluice.core.Shape;
+import java.util.Map;
+import java.util.Objects;
+import java.util.function.Function;
+import reactor.core.publisher.Flux;
+
+/**
+ * {@code paddedBatch} on the element path: groups {@code batchSize} examples and pads them into
+ * one batch ({@link PaddedCollator}). The public {@code PaddedBatch} and the planner's paddedBatch
+ * stage both build it.
+ */
+public final class PaddedBatchOperator {
+  private PaddedBatchOperator() {}
+
+  /**
+   * The padded batching transformer.
+   *
+   * @param batchSize rows per batch, &gt; 0
+   * @param paddedShapes per field, the shape to pad to ({@code -1}: the batch's largest)
+   * @param paddingValues per field, the pad value (default 0)
+   * @param dropRemainder drop a last batch smaller than {@code batchSize}
+   * @param pool the pool the batches are allocated from
+   * @return the transformer
+   */
+  public static Function<Flux<Example>, Flux<Batch>> of(int batchSize, Map<String, Shape> paddedShapes,
+      Map<String, ? extends Number> paddingValues, boolean dropRemainder, BufferPool pool) {
+    if (batchSize <= 0) {
+      throw new IllegalArgumentException("batchSize > 0 required but it was " + batchSize);
+    }
+    PaddedCollator collator = new PaddedCollator(Map.copyOf(Objects.requireNonNull(paddedShapes, "paddedShapes")),
+        Map.copyOf(Objects.requireNonNull(paddingValues, "paddingValues")), Objects.requireNonNull(pool, "pool"));
+    return flux -> flux.buffer(batchSize)
+        .filter(list -> !dropRemainder || list.size() == batchSize)
+        .map(collator::collate);
+  }
+}

@@ -1,0 +1,31 @@
+package dev.sluice.operators.internal;
+
+import dev.sluice.core.Dataset;
+import dev.sluice.core.PipelineContext;
+import reactor.core.publisher.Flux;
+
+/**
+ * A dataset that the planner can read from a position on and whose length it can ask without
+ * reading it: a pipeline handed to an interleave ({@link InterleaveResume} resumes into it).
+ *
+ * @param <T> the element type
+ */
+public interface PlannedDataset<T> extends Dataset<T> {
+  /**
+   * The pass for {@code context} without its first {@code offset} elements.
+   *
+   * @param context the pass's context
+   * @param offset elements to skip, &ge; 0
+   * @return the pass
+   */
+  Flux<T> flux(PipelineContext context, long offset);
+
+  /**
+   * The number of elements of the pass for {@code context} when the planner knows it without
+   * reading, else -1.
+   *
+   * @param context the pass's context
+   * @return the count, or -1
+   */
+  long cardinality(PipelineContext context);
+}

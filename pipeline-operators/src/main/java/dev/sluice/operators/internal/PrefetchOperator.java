@@ -1,0 +1,50 @@
+package dev.sluice.operators.internal;
+
+import dev.sluice.core.Batch;
+import java.util.function.Function;
+import reactor.core.publisher.Flux;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * {@code prefetch(bufferSize)} on the element path: a {@link FluxPrefetch} that closes the batches
+ * it drops. The public {@code Prefetch} and the planner's prefetch stage both build it.
+ */
+public final class PrefetchOperator {
+  /** The threads of a prefetch that may both be busy: its producer and its consumer. */
+  public static final int THREADS = 2;
+
+  private PrefetchOperator() {}
+
+  /**
+   * The prefetch with its producer and consumer on {@link Schedulers#boundedElastic()}, spinning
+   * as a prefetch alone in the process may ({@link #THREADS} busy threads).
+   *
+   * @param bufferSize elements produced ahead of demand, &gt; 0
+   * @return the transformer
+   */
+  public static <T> Function<Flux<T>, Flux<T>> of(int bufferSize) {
+    return of(bufferSize, Schedulers.boundedElastic(), Schedulers.boundedElastic(), THREADS);
+  }
+
+  /**
+   * The prefetching transformer.
+   *
+   * @param bufferSize elements produced ahead of demand, &gt; 0
+   * @param producer the scheduler the upstream runs on
+   * @param consumer the scheduler the downstream is called on
+   * @param busyThreads the threads of the pass that may be busy at once, for the spin budget
+   *     ({@link FluxPrefetch#spinBudget})
+   * @return the transformer
+   */
+  public static <T> Function<Flux<T>, Flux<T>> of(int bufferSize, Scheduler producer, Scheduler consumer,
+      int busyThreads) {
+    if (bufferSize <= 0) {
+      throw new IllegalArgumentException("bufferSize > 0 required but it was " + bufferSize);
+    }
+    long spin = FluxPrefetch.spinBudget(busyThreads);
+    boolean adaptive = FluxPrefetch.adaptiveSpin();
+    return flux -> new FluxPrefetch<T>(flux, bufferSize, producer, consumer, spin, adaptive, FluxPrefetch.PARK_NANOS)
+        .doOnDiscard(Batch.class, Batch::close);
+  }
+}
