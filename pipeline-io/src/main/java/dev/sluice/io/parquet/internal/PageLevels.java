@@ -85,10 +85,10 @@ final class PageLevels {
       return false;
     }
     int n = page.getValueCount();
-    if (defs.length < n) {
+    if (maxDef > 0 && defs.length < n) { // a required column has no definition levels
       defs = new int[n];
     }
-    if (reps.length < n) {
+    if (maxRep > 0 && reps.length < n) { // a flat column has no repetition levels
       reps = new int[n];
     }
     defsAllMax = maxDef == 0;

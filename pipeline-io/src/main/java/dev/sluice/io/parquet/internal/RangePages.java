@@ -60,6 +60,7 @@ final class RangePages implements PageReader {
   private long row; // row of the next page, or -1 once unknown
   private int page; // index of the next page in the offset index
   private final long startRow;
+  private byte[] scratch = new byte[HEADER_BYTES]; // the bytes of the page being read
 
   /**
    * Positions a reader on the page holding row {@code from} of column chunk {@code meta}.
@@ -292,11 +293,10 @@ final class RangePages implements PageReader {
             + body.length(), null);
       }
       BytesInput data = body.slice(rl + dl, body.length() - rl - dl);
-      if (d.isIs_compressed()) {
-        data = decompressor.decompress(data, uncompressed - rl - dl);
-      }
+      data = d.isIs_compressed() ? decompressor.decompress(data, uncompressed - rl - dl) : body.copy(rl + dl,
+          body.length() - rl - dl);
       return DataPageV2.uncompressed(d.getNum_rows(), d.getNum_nulls(), d.getNum_values(),
-          body.slice(0, rl), body.slice(rl, dl), encoding(d.getEncoding()), data, null);
+          body.copy(0, rl), body.copy(rl, dl), encoding(d.getEncoding()), data, null);
     } catch (IOException e) {
       throw error("cannot decompress the page at byte " + at + ": " + e.getMessage(), e);
     }
@@ -307,7 +307,7 @@ final class RangePages implements PageReader {
   }
 
   /** A page header and where the page's body starts. */
-  private record Header(PageHeader header, long bodyAt, byte[] bytes, int bytesFrom) {}
+  private record Header(PageHeader header, long bodyAt, byte[] bytes, int bytesFrom, int bytesTo) {}
 
   /**
    * Reads the page header at {@code at}, with the bytes read after it (the page's body starts
@@ -318,7 +318,7 @@ final class RangePages implements PageReader {
     while (true) {
       int n = (int) Math.min(want, end - at);
       byte[] buf = read(at, n);
-      Counting stream = new Counting(buf);
+      Counting stream = new Counting(buf, n);
       try {
         PageHeader h = Util.readPageHeader(stream);
         int len = stream.consumed();
@@ -326,7 +326,7 @@ final class RangePages implements PageReader {
           throw error("the page at byte " + at + " claims " + h.getCompressed_page_size()
               + " bytes but the column chunk ends at byte " + end, null);
         }
-        return new Header(h, at + len, buf, len);
+        return new Header(h, at + len, buf, len, n);
       } catch (IOException | RuntimeException e) {
         if (e instanceof DatasetException de) {
           throw de;
@@ -342,7 +342,7 @@ final class RangePages implements PageReader {
   /** The page's body (a view of the bytes read with its header when they hold it), its checksum verified when asked. */
   private Body body(Header h, long at) {
     int size = h.header.getCompressed_page_size();
-    Body body = h.bytes.length - h.bytesFrom >= size ? new Body(h.bytes, h.bytesFrom, size)
+    Body body = h.bytesTo - h.bytesFrom >= size ? new Body(h.bytes, h.bytesFrom, size)
         : new Body(read(h.bodyAt, size), 0, size);
     if (verify && h.header.isSetCrc()) {
       CRC32 crc = new CRC32();
@@ -356,7 +356,7 @@ final class RangePages implements PageReader {
     return body;
   }
 
-  /** Bytes {@code [from, from + length)} of {@code bytes}: a page's body. */
+  /** Bytes {@code [from, from + length)} of {@code bytes}: a page's body, in the scratch buffer. */
   private record Body(byte[] bytes, int from, int length) {
     BytesInput input() {
       return BytesInput.from(bytes, from, length);
@@ -365,13 +365,25 @@ final class RangePages implements PageReader {
     BytesInput slice(int offset, int n) {
       return BytesInput.from(bytes, from + offset, n);
     }
+
+    /** A copy of bytes {@code [offset, offset + n)}: the body itself lives in the reused scratch buffer. */
+    BytesInput copy(int offset, int n) {
+      return BytesInput.from(java.util.Arrays.copyOfRange(bytes, from + offset, from + offset + n));
+    }
   }
 
+  /**
+   * Bytes {@code [at, at + n)} of the file in the reader's scratch buffer (valid until the next
+   * read): a page's compressed bytes are dead once it is decompressed, so one buffer serves them all.
+   */
   private byte[] read(long at, int n) {
-    byte[] b = new byte[n];
+    if (scratch.length < n) {
+      scratch = new byte[Math.max(n, (int) Math.min(Integer.MAX_VALUE - 8, 2L * scratch.length))];
+    }
+    byte[] b = scratch;
     try {
       in.seek(at);
-      in.readFully(b);
+      in.readFully(b, 0, n);
     } catch (EOFException e) {
       throw error("the file ends early (truncated?): " + e.getMessage(), e);
     } catch (IOException e) {
@@ -386,8 +398,8 @@ final class RangePages implements PageReader {
 
   /** Reads a byte array, counting what was consumed. */
   private static final class Counting extends ByteArrayInputStream {
-    Counting(byte[] b) {
-      super(b);
+    Counting(byte[] b, int length) {
+      super(b, 0, length);
     }
 
     int consumed() {
