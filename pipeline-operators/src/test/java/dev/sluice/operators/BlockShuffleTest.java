@@ -14,10 +14,8 @@ import dev.sluice.operators.internal.SplitPlan;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -139,32 +137,18 @@ class BlockShuffleTest {
     assertTrue(mine.size() >= 64, mine.size() + " blocks");
   }
 
-  /** Spearman's rank correlation of output position and row index (distinct rows). */
+  /** Spearman's rank correlation of output position and row index, measured by {@link ShuffleQuality}. */
   static double spearman(List<Long> out) {
-    int n = out.size();
-    Integer[] order = new Integer[n];
-    for (int i = 0; i < n; i++) {
-      order[i] = i;
-    }
-    Arrays.sort(order, (a, b) -> Long.compare(out.get(a), out.get(b)));
-    double sum = 0;
-    for (int rank = 0; rank < n; rank++) {
-      double d = order[rank] - rank;
-      sum += d * d;
-    }
-    return 1 - 6 * sum / ((double) n * ((double) n * n - 1));
+    return ShuffleQuality.of(List.of(rows(out))).epochs().get(0).spearman().getAsDouble();
   }
 
+  /** The Jaccard similarity of the row sets of two epochs, measured by {@link ShuffleQuality}. */
   static double jaccard(List<Long> a, List<Long> b) {
-    Set<Long> x = new HashSet<>(a);
-    Set<Long> y = new HashSet<>(b);
-    int common = 0;
-    for (Long v : x) {
-      if (y.contains(v)) {
-        common++;
-      }
-    }
-    return common / (double) (x.size() + y.size() - common);
+    return ShuffleQuality.of(List.of(rows(a), rows(b))).epochs().get(1).jaccard().getAsDouble();
+  }
+
+  private static long[] rows(List<Long> rows) {
+    return rows.stream().mapToLong(Long::longValue).toArray();
   }
 
   private static List<Long> batchIndices(Pipeline<Batch> p, PipelineContext ctx) {

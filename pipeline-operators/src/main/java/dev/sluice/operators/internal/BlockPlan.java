@@ -141,14 +141,15 @@ final class BlockPlan {
   /** The epoch's block sequence: a seeded Fisher-Yates permutation of (seed, epoch), the same on every rank. */
   static List<SplitPlan.Segment> shuffled(List<SplitPlan.Segment> blocks, long seed, long epoch) {
     List<SplitPlan.Segment> out = new ArrayList<>(blocks);
-    SplittableRandom random = new SplittableRandom(Mix.seed(seed, epoch, SALT));
-    for (int i = out.size() - 1; i > 0; i--) {
-      int j = random.nextInt(i + 1);
-      SplitPlan.Segment t = out.get(i);
-      out.set(i, out.get(j));
-      out.set(j, t);
-    }
+    shuffle(out, new SplittableRandom(Mix.seed(seed, epoch, SALT)));
     return out;
+  }
+
+  /** A Fisher-Yates shuffle of {@code list} in place, drawing from {@code random}. */
+  static <T> void shuffle(List<T> list, SplittableRandom random) {
+    for (int i = list.size() - 1; i > 0; i--) {
+      java.util.Collections.swap(list, i, random.nextInt(i + 1));
+    }
   }
 
   /**
@@ -214,12 +215,7 @@ final class BlockPlan {
       pairs.add(new long[] {half, half + 1, half + 1, half + 1}); // the middle row
     }
     SplittableRandom random = new SplittableRandom(Mix.seed(key, windowRows, SPREAD_SALT));
-    for (int i = pairs.size() - 1; i > 0; i--) {
-      int j = random.nextInt(i + 1);
-      long[] t = pairs.get(i);
-      pairs.set(i, pairs.get(j));
-      pairs.set(j, t);
-    }
+    shuffle(pairs, random);
     List<SplitPlan.Segment> out = new ArrayList<>(segments.size() * 3);
     List<SplitPlan.Segment> window = new ArrayList<>();
     long room = Math.min(windowRows, n);

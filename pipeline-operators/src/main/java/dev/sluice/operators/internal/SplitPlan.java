@@ -6,7 +6,6 @@ import dev.sluice.core.internal.Mix;
 import dev.sluice.operators.EqualLength;
 import dev.sluice.operators.SplitShuffle;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicLong;
@@ -109,10 +108,7 @@ public final class SplitPlan {
   /** The splits in the epoch's order: a seeded Fisher-Yates shuffle of (seed, epoch). */
   public static List<Split> shuffled(List<Split> splits, long seed, long epoch) {
     List<Split> out = new ArrayList<>(splits);
-    SplittableRandom random = new SplittableRandom(Mix.seed(seed, epoch, SALT));
-    for (int i = out.size() - 1; i > 0; i--) {
-      Collections.swap(out, i, random.nextInt(i + 1));
-    }
+    BlockPlan.shuffle(out, new SplittableRandom(Mix.seed(seed, epoch, SALT)));
     return out;
   }
 
