@@ -5,8 +5,11 @@ import reactor.core.publisher.Flux;
 /**
  * A split source that decodes row ranges straight into {@link Batch}es: the capability behind the
  * columnar path of a pipeline, which re-cuts these batches into the pipeline's batches by copying
- * column ranges and never creates an {@link Example} per row. Parquet row groups, npy stacks,
- * Sluice shards and Arrow record batches are such sources.
+ * column ranges and never creates an {@link Example} per row. Parquet row groups, Sluice shards and
+ * Arrow record batches are such sources. A pipeline plans a source that is also a
+ * {@link RandomAccessDataset} (a shard set, an Arrow file) on its index path instead, so the
+ * columnar path serves the split sources that are not random access (Parquet, an Arrow file read
+ * through its split view).
  *
  * <p>Contract: every batch of {@link #readBatches} has the fields of {@link #schema()} in that
  * order, carries the global index of each row, and holds exactly the rows asked for, in order

@@ -59,8 +59,8 @@ import reactor.core.publisher.Flux;
  * source's {@code gather} straight into pooled column memory. No {@code Example} is created per row
  * and nothing is read that is not emitted.
  *
- * <p><b>The columnar path.</b> On a {@link dev.sluice.core.BatchSplitDataset} (Parquet row groups
- * and other split sources that decode into batches) with known row counts, {@code shuffle},
+ * <p><b>The columnar path.</b> On a {@link dev.sluice.core.BatchSplitDataset} that is not random
+ * access (Parquet row groups, an Arrow file's split view) with known row counts, {@code shuffle},
  * {@code shard}, {@code take} and {@code skip} before {@code batch} read the rank's row ranges with
  * the source's {@code readBatches} and cut them into the pipeline's batches by copying column ranges
  * (a batch may span two splits); no {@code Example} is created per row, and the batches hold exactly
@@ -541,8 +541,8 @@ public final class Pipeline<T> implements Dataset<T> {
    * seed on every rank, so the ranks partition one permutation.
    *
    * <p>On a {@link dev.sluice.core.SplitDataset} (files, row groups, chunks) with known row counts,
-   * rank {@code index} takes a contiguous row range of the epoch's (split-order shuffled) split
-   * sequence with the same counts, reading only those splits and rows; with unknown counts it
+   * rank {@code index} takes a contiguous part of the epoch's (block-shuffled) row sequence with the
+   * same counts, reading only those rows; with unknown counts it
    * reads everything and keeps its stride. There the buffer shuffles run after the shard, whatever
    * order they were written in.
    *

@@ -1,9 +1,10 @@
 package dev.sluice.operators;
 
 /**
- * How {@link Pipeline#shuffle()} orders the rows of a split source (Parquet row groups, Arrow
- * record batches, shard files read as splits); a random-access source is always shuffled by a
- * global permutation, whichever is asked.
+ * How {@link Pipeline#shuffle()} orders the rows of a split source that is not random access
+ * (Parquet row groups, an Arrow file's record batches through {@code ArrowDataset.asSplits()}, a
+ * cache over such a source); a random-access source (npy, a shard set, an Arrow file) is always
+ * shuffled by a global permutation, whichever is asked.
  */
 public enum SplitShuffle {
   /**
