@@ -85,16 +85,42 @@ class DocSnippetsTest {
         UNITS.add(unit(blocks.get(i), "snippet" + i));
       }
     }
+    DIAGNOSTICS.addAll(compile(UNITS, out));
+  }
+
+  /** The compiler's diagnostics for {@code units}, compiled together into {@code out}. */
+  static List<Diagnostic<? extends JavaFileObject>> compile(List<Unit> units, Path out) throws IOException {
     JavaCompiler javac = ToolProvider.getSystemJavaCompiler();
     assertThat(javac).as("a JDK's compiler (a JRE has none)").isNotNull();
     DiagnosticCollector<JavaFileObject> collector = new DiagnosticCollector<>();
     try (StandardJavaFileManager files = javac.getStandardFileManager(collector, Locale.ROOT, StandardCharsets.UTF_8)) {
-      List<JavaFileObject> sources = UNITS.stream().map(DocSnippetsTest::source).collect(Collectors.toList());
+      List<JavaFileObject> sources = units.stream().map(DocSnippetsTest::source).collect(Collectors.toList());
       List<String> options = List.of("-proc:none", "-implicit:none", "-nowarn", "-Xmaxerrs", "10000",
           "-classpath", System.getProperty("java.class.path"), "-d", out.toString());
       javac.getTask(null, files, collector, options, null, sources).call();
     }
-    DIAGNOSTICS.addAll(collector.getDiagnostics());
+    return collector.getDiagnostics();
+  }
+
+  @Test
+  void aBrokenBlockIsReportedWithItsPageLineAndMessageAndNoCompileSkipsOne(@TempDir Path docs) throws IOException {
+    Files.createDirectories(docs.resolve("docs/formats"));
+    Files.writeString(docs.resolve("README.md"), String.join("\n",
+        "# A page", "", "```java", "Pipeline<Batch> p = Pipeline.from(Datasets.range(10)).batch(4);",
+        "p.options().metrics(ctx);", "```", "", "```java no-compile", "Pipeline.from(data)...", "```", ""));
+    Files.writeString(docs.resolve("docs/formats/f.md"), String.join("\n",
+        "```java", "import java.util.function.LongUnaryOperator;", "", "LongUnaryOperator twice = x -> 2 * x;", "```", ""));
+    List<Block> found = javaBlocks(docs);
+    assertThat(found).extracting(Block::fenceLine).containsExactly(3, 8, 1);
+    assertThat(found.get(1).info()).isEqualTo(NO_COMPILE);
+
+    Unit broken = unit(found.get(0), "broken");
+    Unit fine = unit(found.get(2), "fine");
+    List<Diagnostic<? extends JavaFileObject>> diagnostics = compile(List.of(broken, fine), docs.resolve("out"));
+    List<String> errors = diagnostics.stream().filter(d -> d.getKind() == Diagnostic.Kind.ERROR)
+        .map(d -> describe(docs, broken, d)).collect(Collectors.toList());
+    assertThat(errors).singleElement().asString()
+        .startsWith("README.md:5: ").contains("metrics");
   }
 
   @Test
@@ -116,12 +142,13 @@ class DocSnippetsTest {
     return UNITS.stream().map(unit -> DynamicTest.dynamicTest(unit.block().where(root), () -> {
       List<String> errors = DIAGNOSTICS.stream()
           .filter(d -> d.getKind() == Diagnostic.Kind.ERROR && owner(d) == unit)
-          .map(d -> describe(unit, d)).collect(Collectors.toList());
+          .map(d -> describe(root, unit, d)).collect(Collectors.toList());
       assertThat(errors).as("compiler errors in the java block at %s", unit.block().where(root)).isEmpty();
     }));
   }
 
-  private static String describe(Unit unit, Diagnostic<? extends JavaFileObject> d) {
+  /** {@code <page>:<line>: <compiler message>} for a diagnostic of {@code unit}. */
+  static String describe(Path root, Unit unit, Diagnostic<? extends JavaFileObject> d) {
     long line = d.getLineNumber() - unit.firstLine();
     String at = line >= 0 && line < unit.block().lines().size()
         ? root.relativize(unit.block().file()) + ":" + (unit.block().fenceLine() + 1 + line)
