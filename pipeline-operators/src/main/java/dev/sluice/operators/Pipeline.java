@@ -935,6 +935,9 @@ public final class Pipeline<T> implements Dataset<T> {
    * @throws CacheException when the directory belongs to another user or is open to others, the
    *     budget (or the cache's known size) does not fit the free space, or the JVM lacks the flags
    *     the index needs
+   * @throws dev.sluice.core.MissingDependencyException when Chronicle Map
+   *     ({@code net.openhft:chronicle-map}, an optional dependency of pipeline-operators) is not on
+   *     the class path
    */
   @SuppressWarnings("unchecked")
   public Pipeline<T> cache(CacheSpec spec) {

@@ -7,6 +7,7 @@ import dev.sluice.core.Example;
 import dev.sluice.core.MemoryManager;
 import dev.sluice.core.Schema;
 import dev.sluice.core.internal.AtomicOutput;
+import dev.sluice.core.internal.OptionalLibrary;
 import dev.sluice.io.ExistingOutput;
 import dev.sluice.io.arrow.internal.ArrowFileDataset;
 import dev.sluice.io.arrow.internal.ArrowSink;
@@ -56,10 +57,13 @@ public final class Arrow {
    * @throws dev.sluice.core.UnsupportedFormatException for a selected column Sluice cannot read
    *     (every column when none is selected), naming it and its type
    * @throws IllegalArgumentException naming a selected column the file does not have
+   * @throws dev.sluice.core.MissingDependencyException when Arrow Java (arrow-vector,
+   *     arrow-memory-netty, netty-buffer, arrow-compression) is not on the class path
    */
   public static ArrowDataset open(Path file, ArrowOptions options) {
     Objects.requireNonNull(file, "file");
     Objects.requireNonNull(options, "options");
+    OptionalLibrary.ARROW.require(file.toString());
     if (Files.isDirectory(file)) {
       throw new DatasetIOException(file.toString(), "is a directory, not an Arrow IPC file", null);
     }
@@ -79,10 +83,16 @@ public final class Arrow {
     return openStream(in, name, ArrowOptions.defaults());
   }
 
-  /** {@link #openStream(InputStream, String)} reading only {@link ArrowOptions#columns()}. */
+  /**
+   * {@link #openStream(InputStream, String)} reading only {@link ArrowOptions#columns()}.
+   *
+   * @throws dev.sluice.core.MissingDependencyException when Arrow Java (arrow-vector,
+   *     arrow-memory-netty, netty-buffer, arrow-compression) is not on the class path
+   */
   public static ArrowStream openStream(InputStream in, String name, ArrowOptions options) {
     Objects.requireNonNull(in, "in");
     Objects.requireNonNull(name, "name");
+    OptionalLibrary.ARROW.require(name);
     return ArrowStreamDataset.open(in, name, options);
   }
 
@@ -97,9 +107,12 @@ public final class Arrow {
    * @return the rows written
    * @throws UnsupportedOperationException for a field Arrow has no type for (complex64, complex128)
    * @throws DatasetIOException when the file cannot be written
+   * @throws dev.sluice.core.MissingDependencyException when Arrow Java (arrow-vector,
+   *     arrow-memory-netty, netty-buffer, arrow-compression) is not on the class path
    */
   public static long write(Dataset<Example> data, Path out, ArrowWriteOptions options) {
     Objects.requireNonNull(data, "data");
+    OptionalLibrary.ARROW.require(String.valueOf(out));
     return toFile(out, options.existing(), (channel, resource) -> {
       Example first = null;
       Schema schema;
@@ -125,10 +138,13 @@ public final class Arrow {
    * ArrowWriteOptions)} does. Every batch is closed, also those not written after a failure.
    *
    * @return the rows written
+   * @throws dev.sluice.core.MissingDependencyException when Arrow Java (arrow-vector,
+   *     arrow-memory-netty, netty-buffer, arrow-compression) is not on the class path
    */
   public static long write(Schema schema, Publisher<Batch> batches, Path out, ArrowWriteOptions options) {
     Objects.requireNonNull(schema, "schema");
     Objects.requireNonNull(batches, "batches");
+    OptionalLibrary.ARROW.require(String.valueOf(out));
     return toFile(out, options.existing(), (channel, resource) -> writeBatches(schema, batches, channel, resource, options));
   }
 
@@ -137,9 +153,12 @@ public final class Arrow {
    * {@link IpcFormat#STREAM} format); {@code out} is flushed, not closed.
    *
    * @return the rows written
+   * @throws dev.sluice.core.MissingDependencyException when Arrow Java (arrow-vector,
+   *     arrow-memory-netty, netty-buffer, arrow-compression) is not on the class path
    */
   public static long write(Schema schema, Publisher<Batch> batches, OutputStream out, ArrowWriteOptions options) {
     Objects.requireNonNull(out, "out");
+    OptionalLibrary.ARROW.require();
     WritableByteChannel ch = Channels.newChannel(new java.io.FilterOutputStream(out) {
       @Override
       public void write(byte[] b, int off, int len) throws IOException {

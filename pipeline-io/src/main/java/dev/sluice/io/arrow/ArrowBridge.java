@@ -3,6 +3,7 @@ package dev.sluice.io.arrow;
 import dev.sluice.core.Batch;
 import dev.sluice.core.MemoryManager;
 import dev.sluice.core.Schema;
+import dev.sluice.core.internal.OptionalLibrary;
 import dev.sluice.io.arrow.internal.BatchExport;
 import dev.sluice.io.arrow.internal.BatchImport;
 import java.util.Objects;
@@ -35,6 +36,10 @@ import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
  * shared buffer) is closed. {@link #fromArrow} returns a batch that the caller closes; it retains
  * the vectors' buffers, so the root may be cleared, reloaded or closed right away, but the
  * allocator that owns them must stay open until the batch is closed.
+ *
+ * <p>Every method first checks that Arrow Java (arrow-vector, arrow-memory-netty, netty-buffer,
+ * arrow-compression) is on the class path, and throws a
+ * {@link dev.sluice.core.MissingDependencyException} naming what to add when it is not.
  */
 public final class ArrowBridge {
   private ArrowBridge() {}
@@ -45,6 +50,7 @@ public final class ArrowBridge {
    * @throws UnsupportedOperationException for complex64 and complex128, which Arrow has no type for
    */
   public static org.apache.arrow.vector.types.pojo.Schema toArrowSchema(Schema schema) {
+    OptionalLibrary.ARROW.require();
     return BatchExport.schema(schema);
   }
 
@@ -56,6 +62,7 @@ public final class ArrowBridge {
    * @throws dev.sluice.core.UnsupportedFormatException naming a field Sluice cannot represent
    */
   public static Schema toSluiceSchema(org.apache.arrow.vector.types.pojo.Schema schema, DictionaryProvider dictionaries) {
+    OptionalLibrary.ARROW.require();
     return BatchImport.schema(schema, dictionaries);
   }
 
@@ -68,6 +75,7 @@ public final class ArrowBridge {
   public static VectorSchemaRoot toArrow(Batch batch, BufferAllocator allocator) {
     Objects.requireNonNull(batch, "batch");
     Objects.requireNonNull(allocator, "allocator");
+    OptionalLibrary.ARROW.require();
     VectorSchemaRoot root = VectorSchemaRoot.create(BatchExport.schema(batch.schema()), allocator);
     try (ArrowRecordBatch rb = BatchExport.recordBatch(batch, allocator)) {
       new VectorLoader(root).load(rb);
@@ -96,6 +104,7 @@ public final class ArrowBridge {
    */
   public static Batch fromArrow(VectorSchemaRoot root, DictionaryProvider dictionaries, long firstIndex) {
     Objects.requireNonNull(root, "root");
+    OptionalLibrary.ARROW.require();
     if (firstIndex < 0) {
       throw new IllegalArgumentException("firstIndex >= 0 required but it was " + firstIndex);
     }

@@ -3,6 +3,7 @@ package dev.sluice.io.arrow;
 import dev.sluice.core.Dataset;
 import dev.sluice.core.Example;
 import dev.sluice.core.HasSchema;
+import dev.sluice.core.internal.OptionalLibrary;
 import dev.sluice.io.DatasetFormat;
 import dev.sluice.io.WriteOptions;
 import java.io.IOException;
@@ -18,7 +19,9 @@ import java.util.Locale;
  * The {@code arrow} entry of the format registry. Probe: a file that starts with the magic
  * {@code ARROW1} (the IPC file format, Feather version 2), or with a stream's schema message. A file
  * named {@code .arrow}, {@code .arrows}, {@code .feather} or {@code .ipc} is claimed by name, so
- * that a damaged one is reported by the Arrow reader. Writes with {@link Arrow#write}.
+ * that a damaged one is reported by the Arrow reader. Writes with {@link Arrow#write}. Recognizing a
+ * file needs nothing beyond pipeline-io; opening and writing one need Arrow Java, and say so with a
+ * {@link dev.sluice.core.MissingDependencyException} when it is missing.
  */
 public final class ArrowFormat implements DatasetFormat {
   @Override
@@ -41,9 +44,11 @@ public final class ArrowFormat implements DatasetFormat {
       return true;
     }
     ByteBuffer b = ByteBuffer.wrap(head).order(ByteOrder.LITTLE_ENDIAN);
-    // a stream: the continuation marker and a metadata length, then a schema message
+    // a stream: the continuation marker and a metadata length, then a schema message (read with
+    // Arrow's flatbuffers when Arrow is there; else the file is claimed, so that opening it names
+    // the libraries to add)
     return b.getInt(0) == 0xFFFFFFFF && b.getInt(4) > 0 && b.getInt(4) <= Files.size(path) - 8
-        && StreamProbe.isSchemaMessage(path, 8, b.getInt(4));
+        && (!OptionalLibrary.ARROW.isPresent() || StreamProbe.isSchemaMessage(path, 8, b.getInt(4)));
   }
 
   @Override

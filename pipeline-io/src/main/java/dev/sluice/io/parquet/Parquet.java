@@ -2,9 +2,8 @@ package dev.sluice.io.parquet;
 
 import dev.sluice.core.DatasetIOException;
 import dev.sluice.core.UnsupportedFormatException;
+import dev.sluice.core.internal.OptionalLibrary;
 import dev.sluice.io.parquet.internal.HadoopFiles;
-import dev.sluice.io.parquet.internal.MappedInputFile;
-import dev.sluice.io.parquet.internal.WindowedInputFile;
 import dev.sluice.io.parquet.internal.ParquetFileInfo;
 import java.io.IOException;
 import java.net.URI;
@@ -50,18 +49,29 @@ public final class Parquet {
     return open(path, ParquetOptions.defaults());
   }
 
-  /** A file, a directory or (when the file name holds {@code *}, {@code ?}, {@code [} or a brace) a glob. */
+  /**
+   * A file, a directory or (when the file name holds {@code *}, {@code ?}, {@code [} or a brace) a glob.
+   *
+   * @throws dev.sluice.core.MissingDependencyException when parquet-java
+   *     ({@code org.apache.parquet:parquet-hadoop}) is not on the class path
+   */
   public static ParquetDataset open(Path path, ParquetOptions options) {
     Objects.requireNonNull(path, "path");
+    OptionalLibrary.PARQUET.require(path.toString());
     return open(expandLocal(path), options);
   }
 
-  /** These files, in this order. */
+  /**
+   * These files, in this order.
+   *
+   * @throws dev.sluice.core.MissingDependencyException when parquet-java
+   *     ({@code org.apache.parquet:parquet-hadoop}) is not on the class path
+   */
   public static ParquetDataset open(List<Path> files, ParquetOptions options) {
+    OptionalLibrary.PARQUET.require(files.size() == 1 ? files.get(0).toString() : null);
     List<ParquetFileInfo> infos = new ArrayList<>();
     for (Path p : files) {
-      infos.add(ParquetFileInfo.open(p.toString(), options.localFiles() == ParquetOptions.LocalFiles.MAPPED
-          ? new MappedInputFile(p) : new WindowedInputFile(p)));
+      infos.add(ParquetFileInfo.openLocal(p, options.localFiles() == ParquetOptions.LocalFiles.MAPPED));
     }
     return new ParquetDataset(infos, options);
   }
@@ -85,17 +95,18 @@ public final class Parquet {
    * {@code hadoop-aws} for {@code s3a://}); local paths do not.
    *
    * @throws UnsupportedFormatException naming the dependencies to add when Hadoop is missing
+   * @throws dev.sluice.core.MissingDependencyException when parquet-java
+   *     ({@code org.apache.parquet:parquet-hadoop}) is not on the class path
    */
   public static ParquetDataset open(URI uri, ParquetOptions options) {
     Objects.requireNonNull(uri, "uri");
+    OptionalLibrary.PARQUET.require(uri.toString());
     String needs = "reading " + uri.getScheme() + ":// URIs needs Hadoop on the class path: add "
         + "org.apache.hadoop:hadoop-client-api and org.apache.hadoop:hadoop-client-runtime (" + HADOOP_VERSION + ")"
         + ("s3a".equals(uri.getScheme()) ? " and org.apache.hadoop:hadoop-aws" : "")
         + ("file".equals(uri.getScheme()) ? ", or give the path without file://" : "");
-    try {
-      Class.forName("org.apache.hadoop.fs.FileSystem", false, Parquet.class.getClassLoader());
-    } catch (ClassNotFoundException e) {
-      throw new UnsupportedFormatException(uri.toString(), null, needs, e);
+    if (!OptionalLibrary.HADOOP.isPresent()) {
+      throw new UnsupportedFormatException(uri.toString(), null, needs);
     }
     try {
       return new ParquetDataset(HadoopFiles.open(uri), options);

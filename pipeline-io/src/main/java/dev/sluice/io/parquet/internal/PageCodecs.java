@@ -13,13 +13,12 @@ import java.util.zip.GZIPInputStream;
 import org.apache.parquet.bytes.BytesInput;
 import org.apache.parquet.compression.CompressionCodecFactory;
 import org.apache.parquet.hadoop.metadata.CompressionCodecName;
-import org.brotli.dec.BrotliInputStream;
 import org.xerial.snappy.Snappy;
 
 /**
  * The page codecs of Sluice's Parquet reads and writes, none of which needs Hadoop. Decompressors: snappy (snappy-java), gzip
  * (the JDK), zstd (zstd-jni), LZ4_RAW and the deprecated Hadoop-framed LZ4 (aircompressor, pure
- * Java) and Brotli (Google's pure-Java decoder), each decompressing a page array to array in one
+ * Java) and Brotli (Google's pure-Java decoder, optional: {@link BrotliPages}), each decompressing a page array to array in one
  * call. LZO is not here: its only Java decoder is GPL-licensed hadoop-lzo. Compressors: the
  * {@link #WRITE_CODECS} the writer offers.
  */
@@ -47,7 +46,7 @@ public final class PageCodecs implements CompressionCodecFactory {
         len == 0 ? 0 : new Lz4Decompressor().decompress(in, off, len, out, 0, out.length)));
     decompressors.put(CompressionCodecName.LZ4, new Pages("LZ4", PageCodecs::hadoopLz4));
     decompressors.put(CompressionCodecName.BROTLI, new Pages("brotli", (in, off, len, out) ->
-        readFully(new BrotliInputStream(new ByteArrayInputStream(in, off, len)), out)));
+        readFully(BrotliPages.stream(in, off, len), out)));
   }
 
   /** The codecs {@link #getCompressor} writes with. */

@@ -4,6 +4,7 @@ import dev.sluice.core.DatasetFormatException;
 import dev.sluice.core.DatasetIOException;
 import dev.sluice.core.UnsupportedFormatException;
 import dev.sluice.core.internal.Fingerprints;
+import dev.sluice.core.internal.OptionalLibrary;
 import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.net.URI;
@@ -108,6 +109,17 @@ public final class ParquetFileInfo {
   }
 
   /**
+   * Reads and checks the footer of the local file {@code path}, read through a mapping of the
+   * whole file ({@code mapped}) or a window mapped per read.
+   *
+   * @throws DatasetFormatException for a file that is not Parquet, truncated or with a corrupt footer
+   * @throws UnsupportedFormatException for encrypted files and codecs Sluice cannot decompress
+   */
+  public static ParquetFileInfo openLocal(Path path, boolean mapped) {
+    return open(path.toString(), mapped ? new MappedInputFile(path) : new WindowedInputFile(path));
+  }
+
+  /**
    * Reads and checks the footer of {@code input}.
    *
    * @throws DatasetFormatException for a file that is not Parquet, truncated or with a corrupt footer
@@ -178,7 +190,13 @@ public final class ParquetFileInfo {
     return new ParquetFileInfo(name, input, footer);
   }
 
-  /** Checks that every column chunk of the given paths uses a codec Sluice can decompress. */
+  /**
+   * Checks that every column chunk of the given paths uses a codec Sluice can decompress.
+   *
+   * @throws UnsupportedFormatException naming the first chunk whose codec Sluice does not decompress
+   * @throws dev.sluice.core.MissingDependencyException naming the first Brotli chunk when the Brotli
+   *     decoder ({@code org.brotli:dec}) is not on the class path
+   */
   public void checkCodecs(Set<String> paths) {
     for (int i = 0; i < footer.getBlocks().size(); i++) {
       for (ColumnChunkMetaData c : footer.getBlocks().get(i).getColumns()) {
@@ -187,6 +205,9 @@ public final class ParquetFileInfo {
           throw new UnsupportedFormatException(name, "row group " + i + ", column '" + c.getPath().toDotString() + "'",
               "codec " + codec + " is not supported: Sluice decompresses " + SHIPPED_CODECS + "; "
                   + hint(codec));
+        }
+        if (codec == CompressionCodecName.BROTLI && paths.contains(c.getPath().toDotString())) {
+          OptionalLibrary.BROTLI.require(name + ", row group " + i + ", column '" + c.getPath().toDotString() + "'");
         }
       }
     }

@@ -1,5 +1,6 @@
 package dev.sluice.operators.internal.cache;
 
+import dev.sluice.core.internal.OptionalLibrary;
 import dev.sluice.operators.CacheException;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
@@ -101,11 +102,13 @@ public final class CacheAdmin {
    *
    * @throws CacheException when it is not a cache, or its index cannot be opened within
    *     {@code waitNanos}
+   * @throws dev.sluice.core.MissingDependencyException when Chronicle Map is not on the class path
    */
   public static Index index(Path dir, long waitNanos) {
     if (!isCache(dir)) {
       throw new CacheException(dir.toString(), "is not a cache directory (no " + CacheStore.META_FILE + ")", null);
     }
+    OptionalLibrary.CHRONICLE_MAP.require(dir.toString());
     PrivateDirs.check(dir);
     JvmFlags.check(dir.toString());
     long blocks;

@@ -5,6 +5,7 @@ import dev.sluice.core.Dataset;
 import dev.sluice.core.Example;
 import dev.sluice.core.StageCounters;
 import dev.sluice.core.Options;
+import dev.sluice.core.internal.OptionalLibrary;
 import dev.sluice.operators.CacheSpec;
 import dev.sluice.operators.internal.Stage;
 import java.nio.file.Path;
@@ -39,10 +40,15 @@ public interface CachedDataset extends Dataset<Example>, StageCounters.Source {
    * The cache of {@code source} after {@code stages} (the pipeline before {@code cache}): random
    * access when the upstream is, a split source with the same splits when the upstream is one.
    * Checks what can be checked without reading: the operators, the name, the directories, the JVM
-   * flags, the free space.
+   * flags, the free space. First of all, that Chronicle Map (the index) is on the class path:
+   * no class that names its types is loaded before.
+   *
+   * @throws dev.sluice.core.MissingDependencyException naming {@code net.openhft:chronicle-map}
+   *     when it is not on the class path
    */
   static CachedDataset of(Dataset<?> source, List<Stage> stages, Options options, CacheSpec spec,
       CacheListener listener) {
+    OptionalLibrary.CHRONICLE_MAP.require();
     Upstream upstream = Upstream.of(source, stages, options, spec);
     CacheState state = new CacheState(upstream, spec, listener);
     state.checkAtAssembly();
