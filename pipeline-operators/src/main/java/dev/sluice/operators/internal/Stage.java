@@ -35,6 +35,20 @@ public sealed interface Stage permits ShuffleStage, ShardStage, TakeStage, SkipS
     return describe();
   }
 
+  /**
+   * The worker threads this stage may keep busy besides its caller's: the workers of a parallel
+   * stage ({@code numParallelCalls} above 1), the producer of a prefetch. Default none.
+   */
+  default int workers() {
+    return 0;
+  }
+
+  /** The workers of a stage with {@code numParallelCalls} (-1: one per processor): none when it runs on its caller's thread. */
+  static int workersOf(int numParallelCalls) {
+    int n = numParallelCalls < 0 ? Runtime.getRuntime().availableProcessors() : numParallelCalls;
+    return n > 1 ? n : 0;
+  }
+
   /** Calls the visitor method of this stage's kind. */
   <R> R accept(Visitor<R> visitor);
 
