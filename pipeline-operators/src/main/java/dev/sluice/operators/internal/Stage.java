@@ -4,6 +4,7 @@ package dev.sluice.operators.internal;
  * One step of a {@link dev.sluice.operators.Pipeline}, in the order the user wrote it.
  *
  * <p>The hierarchy is closed, and the planner's decisions are exhaustive by construction: they are
+ * made once, in {@link PlanBuilder}, and everything else reads the {@link Plan}; they are
  * {@code switch} expressions over {@link #kind()} (Java 17 has no pattern matching in
  * {@code switch}, but a switch expression over an enum must cover every constant, or it does not
  * compile; a case casts to its kind's type) or {@link Visitor}s, whose methods the compiler requires
