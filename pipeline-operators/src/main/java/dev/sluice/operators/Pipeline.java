@@ -3,7 +3,6 @@ package dev.sluice.operators;
 import dev.sluice.core.Batch;
 import dev.sluice.core.Dataset;
 import dev.sluice.core.Example;
-import dev.sluice.core.MemoryManager;
 import dev.sluice.core.Shape;
 import dev.sluice.core.Options;
 import dev.sluice.core.PipelineContext;
@@ -13,18 +12,18 @@ import dev.sluice.core.Positioned;
 import dev.sluice.core.RandomAccessDataset;
 import dev.sluice.operators.internal.BatchStage;
 import dev.sluice.operators.internal.BufferShuffleStage;
-import dev.sluice.operators.internal.Checkpoints;
 import dev.sluice.operators.internal.FilterStage;
 import dev.sluice.operators.internal.InterleaveStage;
 import dev.sluice.operators.internal.PaddedBatchStage;
 import dev.sluice.operators.internal.UnbatchStage;
-import dev.sluice.operators.internal.cache.CacheListener;
 import dev.sluice.operators.internal.cache.CachedDataset;
+import dev.sluice.operators.internal.cache.CachedPasses;
 import dev.sluice.operators.internal.MapStage;
-import dev.sluice.operators.internal.SplitStages;
+import dev.sluice.operators.internal.Plan;
+import dev.sluice.operators.internal.PlanBuilder;
 import dev.sluice.operators.internal.PlanCompiler;
+import dev.sluice.operators.internal.PipelineRuns;
 import dev.sluice.operators.internal.PlannedDataset;
-import dev.sluice.operators.internal.PlannedPass;
 import dev.sluice.operators.internal.PrefetchStage;
 import dev.sluice.operators.internal.RepeatStage;
 import dev.sluice.operators.internal.ShardOperator;
@@ -87,6 +86,7 @@ public final class Pipeline<T> implements Dataset<T> {
   private final Dataset<?> source;
   private final List<Stage> stages;
   private final Options options;
+  private volatile Plan plan; // built on first use: the pipeline is immutable
 
   private Pipeline(Dataset<?> source, List<Stage> stages, Options options) {
     this.source = source;
@@ -121,14 +121,26 @@ public final class Pipeline<T> implements Dataset<T> {
     return pass(context, 0, 0);
   }
 
-  /** The pass for {@code context} without its first {@code skip} elements ({@link PlanCompiler#compile}). */
+  /** The pass for {@code context} without its first {@code skip} elements ({@link CachedPasses#pass}). */
   @SuppressWarnings("unchecked")
   private Flux<T> pass(PipelineContext context, long skip, long offset) {
-    Flux<?> compiled = source instanceof CachedDataset cached
-        ? Flux.using(cached::openPass, p -> PlanCompiler.compile(p.dataset(), stages, options, context, skip, offset),
-            CachedDataset.Pass::close)
-        : Flux.defer(() -> PlanCompiler.compile(source, stages, options, context, skip, offset));
-    return (Flux<T>) PlannedPass.of(compiled, stages, options, context);
+    return Flux.defer(() -> (Flux<T>) CachedPasses.pass(plan(), context, skip, offset));
+  }
+
+  /** The plan of this pipeline, built once. */
+  private Plan plan() {
+    Plan p = plan;
+    if (p == null) {
+      p = PlanBuilder.build(source, stages, options);
+      plan = p;
+    }
+    return p;
+  }
+
+  /** The runs of this pipeline: epochs, states, resumes and the iterators over them. */
+  private PipelineRuns<T> runs() {
+    return new PipelineRuns<>(plan(), options.memory(), this::pass,
+        memory -> withOptions(options.toBuilder().memory(memory).build()).runs());
   }
 
   /**
@@ -138,7 +150,7 @@ public final class Pipeline<T> implements Dataset<T> {
    * batches), {@code sluice.pipeline.requested} and {@code sluice.pipeline.subscribed}, each tagged
    * {@code pipeline}.
    */
-  public static final String PASS_METRICS = PlannedPass.METRICS;
+  public static final String PASS_METRICS = dev.sluice.operators.internal.PlannedPass.METRICS;
 
   /** Epoch 0 of {@link PipelineContext#defaults()} (seed 0, rank 0 of 1). */
   @Override
@@ -154,18 +166,7 @@ public final class Pipeline<T> implements Dataset<T> {
    * @param count number of epochs, &ge; 0
    */
   public Flux<T> epochs(PipelineContext context, long count) {
-    Objects.requireNonNull(context, "context");
-    if (count < 0) {
-      throw new IllegalArgumentException("count >= 0 required but it was " + count);
-    }
-    return Flux.<Long, Long>generate(() -> 0L, (i, sink) -> {
-      if (i < count) {
-        sink.next(i);
-      } else {
-        sink.complete();
-      }
-      return i + 1;
-    }).concatMap(i -> flux(context.withEpoch(context.epoch() + i)), 0);
+    return runs().epochs(context, count);
   }
 
   /**
@@ -213,20 +214,7 @@ public final class Pipeline<T> implements Dataset<T> {
    * @param count number of epochs, &ge; 0
    */
   public PipelineIterator<T> iterate(PipelineContext context, long count) {
-    Objects.requireNonNull(context, "context");
-    checkCount(count);
-    String why = Checkpoints.unresumable(stages, options);
-    if (why != null) {
-      return PipelineIterator.of(options.memory(), scope -> scoped(scope).epochs(context, count), why);
-    }
-    PipelineState first = Checkpoints.start(source, stages, context, count);
-    return PipelineIterator.tracking(options.memory(), first, scope -> scoped(scope).run(context, first));
-  }
-
-  private static void checkCount(long count) {
-    if (count < 0) {
-      throw new IllegalArgumentException("count >= 0 required but it was " + count);
-    }
+    return runs().iterate(context, count);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -257,10 +245,7 @@ public final class Pipeline<T> implements Dataset<T> {
    * @param count number of epochs, &ge; 0
    */
   public Flux<Positioned<T>> withState(PipelineContext context, long count) {
-    Objects.requireNonNull(context, "context");
-    checkCount(count);
-    checkResumable();
-    return run(context, Checkpoints.start(source, stages, context, count));
+    return runs().withState(context, count);
   }
 
   /**
@@ -272,10 +257,7 @@ public final class Pipeline<T> implements Dataset<T> {
    * @throws UnsupportedOperationException if the pipeline cannot be resumed exactly
    */
   public PipelineState initialState(PipelineContext context, long count) {
-    Objects.requireNonNull(context, "context");
-    checkCount(count);
-    checkResumable();
-    return Checkpoints.start(source, stages, context, count);
+    return runs().initialState(context, count);
   }
 
   /**
@@ -290,8 +272,7 @@ public final class Pipeline<T> implements Dataset<T> {
    * {@link #resume(PipelineContext, PipelineState)} with each element's state.
    */
   public Flux<Positioned<T>> withState(PipelineContext context, PipelineState state) {
-    Objects.requireNonNull(context, "context");
-    return run(context, Checkpoints.resume(state, source, stages, options, context));
+    return runs().withState(context, state);
   }
 
   /**
@@ -332,13 +313,7 @@ public final class Pipeline<T> implements Dataset<T> {
    * after it; the following epochs are partitioned as usual.
    */
   public Flux<T> resume(PipelineContext context, PipelineState state) {
-    Objects.requireNonNull(context, "context");
-    PipelineState first = Checkpoints.resume(state, source, stages, options, context);
-    if (first.isFinished()) {
-      return Flux.empty();
-    }
-    return Flux.concat(pass(context.withEpoch(first.epoch()), first.position(), first.offset()),
-        PlanCompiler.longRange(first.epoch() + 1, first.endEpoch()).concatMap(e -> pass(context.withEpoch(e), 0, 0), 0));
+    return runs().resume(context, state);
   }
 
   /**
@@ -354,49 +329,7 @@ public final class Pipeline<T> implements Dataset<T> {
    * {@link PipelineIterator#state()} continues from {@code state}.
    */
   public PipelineIterator<T> iterate(PipelineContext context, PipelineState state) {
-    Objects.requireNonNull(context, "context");
-    PipelineState first = Checkpoints.resume(state, source, stages, options, context);
-    return PipelineIterator.tracking(options.memory(), first, scope -> scoped(scope).run(context, first));
-  }
-
-  private void checkResumable() {
-    String why = Checkpoints.unresumable(stages, options);
-    if (why != null) {
-      throw new UnsupportedOperationException(why);
-    }
-  }
-
-  /** The pass of epoch {@code e} of the run from {@code first}, each element with the state after it. */
-  private Flux<Positioned<T>> positioned(PipelineContext context, PipelineState first, long e) {
-    long skip = e == first.epoch() ? first.position() : 0;
-    long offset = e == first.epoch() ? first.offset() : 0;
-    return Flux.defer(() -> {
-      long[] position = {skip};
-      return pass(context.withEpoch(e), skip, offset).map(x -> Positioned.of(x, first.at(e, ++position[0], offset)));
-    });
-  }
-
-  /**
-   * The run from {@code first} (in this pipeline's terms) to its end epoch, each element with the
-   * state after it.
-   */
-  private Flux<Positioned<T>> run(PipelineContext context, PipelineState first) {
-    if (first.isFinished()) {
-      return Flux.empty();
-    }
-    // the first pass is subscribed at once (a prefetch starts producing), the next ones in turn
-    return Flux.concat(positioned(context, first, first.epoch()),
-        PlanCompiler.longRange(first.epoch() + 1, first.endEpoch()).concatMap(e -> positioned(context, first, e), 0))
-        .doOnDiscard(Positioned.class, p -> {
-          if (p.element() instanceof Batch b) {
-            b.close();
-          }
-        });
-  }
-
-  /** This pipeline allocating from {@code memory}. */
-  private Pipeline<T> scoped(MemoryManager memory) {
-    return withOptions(options.toBuilder().memory(memory).build());
+    return runs().iterate(context, state);
   }
 
   /**
@@ -408,7 +341,7 @@ public final class Pipeline<T> implements Dataset<T> {
    */
   public long cardinality(PipelineContext context) {
     Objects.requireNonNull(context, "context");
-    return PlanCompiler.length(source, stages, options, context, 0);
+    return PlanCompiler.length(plan(), context, 0);
   }
 
   /** The pipeline's options ({@link Options#defaults()} unless {@link #withOptions} set others). */
@@ -469,7 +402,7 @@ public final class Pipeline<T> implements Dataset<T> {
    */
   public Pipeline<T> shuffle(SplitShuffle splits) {
     Objects.requireNonNull(splits, "splits");
-    if (!PlanCompiler.isIndexPlan(source, stages) && !SplitStages.acceptsShuffle(source, stages)) {
+    if (!plan().acceptsShuffle()) {
       throw new UnsupportedOperationException("shuffle() is the global shuffle of a random-access source and must come "
           + "before any element operator, but the source is " + source
           + (stages.isEmpty() ? "" : " with " + describeStages()) + "; use the buffer shuffle shuffle(bufferSize)");
@@ -942,19 +875,7 @@ public final class Pipeline<T> implements Dataset<T> {
   @SuppressWarnings("unchecked")
   public Pipeline<T> cache(CacheSpec spec) {
     Objects.requireNonNull(spec, "spec");
-    CacheMonitor monitor = spec.monitor();
-    CacheListener listener = monitor == null ? CacheListener.NONE : new CacheListener() {
-      @Override
-      public void add(long hits, long misses, long uncached, long fallbacks, long blocks, long bytes) {
-        monitor.add(hits, misses, uncached, fallbacks, blocks, bytes);
-      }
-
-      @Override
-      public void passEnded(CacheStats stats) {
-        monitor.passEnded(stats);
-      }
-    };
-    CachedDataset cached = CachedDataset.of(source, stages, options, spec, listener);
+    CachedDataset cached = CachedDataset.of(source, stages, options, spec, MonitorListener.of(spec.monitor()));
     return (Pipeline<T>) new Pipeline<>(cached, List.of(), options);
   }
 
@@ -1012,8 +933,8 @@ public final class Pipeline<T> implements Dataset<T> {
    * runs.
    */
   public String explain() {
-    StringBuilder out = new StringBuilder("Pipeline over ").append(source);
-    for (PlanCompiler.Step step : PlanCompiler.explain(source, stages)) {
+    StringBuilder out = new StringBuilder("Pipeline over ").append(source).append(" on the ").append(plan().path());
+    for (Plan.Step step : plan().steps()) {
       out.append(System.lineSeparator()).append("  ").append(step);
     }
     return out.toString();
@@ -1023,7 +944,7 @@ public final class Pipeline<T> implements Dataset<T> {
   @Override
   public String toString() {
     StringBuilder out = new StringBuilder("Pipeline(").append(source);
-    for (PlanCompiler.Step step : PlanCompiler.explain(source, stages)) {
+    for (Plan.Step step : plan().steps()) {
       out.append(" -> ").append(step.stage().describe()).append(" [").append(step.path()).append(']');
     }
     return out.append(')').toString();

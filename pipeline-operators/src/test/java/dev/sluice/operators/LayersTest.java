@@ -1,14 +1,19 @@
 package dev.sluice.operators;
 
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 
 import com.tngtech.archunit.base.DescribedPredicate;
+import com.tngtech.archunit.core.domain.InstanceofCheck;
 import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.importer.ImportOption;
 import com.tngtech.archunit.junit.AnalyzeClasses;
 import com.tngtech.archunit.junit.ArchTest;
+import com.tngtech.archunit.lang.ArchCondition;
 import com.tngtech.archunit.lang.ArchRule;
+import com.tngtech.archunit.lang.ConditionEvents;
+import com.tngtech.archunit.lang.SimpleConditionEvent;
 import com.tngtech.archunit.library.dependencies.SliceAssignment;
 import com.tngtech.archunit.library.dependencies.SliceIdentifier;
 import java.util.Set;
@@ -18,7 +23,8 @@ import java.util.regex.Pattern;
  * The layers of pipeline-operators, one way: the facade ({@code Pipeline} and the public
  * transformers) → the shared cache → the plan (the planner and its stages) → the runtime operators
  * → pipeline-core. Internal code may use a few public value types of the facade package (policies,
- * the cache's configuration and counts, its exception), which depend on nothing above them.
+ * the cache's configuration and counts, its exception), which depend on nothing above them. Only
+ * the plan builder tells stages and sources apart by their types.
  */
 @AnalyzeClasses(packages = "dev.sluice.operators", importOptions = ImportOption.DoNotIncludeTests.class)
 class LayersTest {
@@ -90,6 +96,47 @@ class LayersTest {
   static final ArchRule layersAreFreeOfCycles = slices()
       .assignedFrom(layers())
       .should().beFreeOfCycles();
+
+  /** The class that builds the plan: the one place that decides by a stage's or a source's type. */
+  private static final String PLAN_BUILDER = INTERNAL + ".PlanBuilder";
+
+  /**
+   * Classes that may still test a type, each with its reason: the cache classifies the upstream it
+   * stores (random access or splits, decoding into batches or not) and the stages before it (a
+   * user function needs a name, a prefetch changes nothing stored); that is the cache's own layout,
+   * not a path of the plan.
+   */
+  private static final Set<String> TYPE_TESTS_ALLOWED = Set.of(PLAN_BUILDER, CACHE + ".Upstream", CACHE + ".CachedDataset");
+
+  @ArchTest
+  static final ArchRule onlyThePlanBuilderTellsStagesAndSourcesApart = classes()
+      .that().resideInAnyPackage(FACADE + "..")
+      .should(new ArchCondition<JavaClass>("test no Stage subtype and no Dataset subtype of pipeline-core "
+          + "(RandomAccessDataset, SplitDataset, BatchSplitDataset, ...) with instanceof outside the plan builder") {
+        @Override
+        public void check(JavaClass c, ConditionEvents events) {
+          if (TYPE_TESTS_ALLOWED.contains(c.getName().replaceAll("\\$.*", ""))) {
+            return;
+          }
+          for (InstanceofCheck check : c.getInstanceofChecks()) {
+            JavaClass type = check.getRawType();
+            if (isStageSubtype(type) || isCoreDatasetSubtype(type)) {
+              events.add(SimpleConditionEvent.violated(c, check.getOwner().getFullName() + " tests instanceof "
+                  + type.getName() + " " + check.getSourceCodeLocation() + ": read the Plan (PlanBuilder decides by type) or declare a property on the Stage type"));
+            }
+          }
+        }
+      })
+      .because("the plan is built once by PlanBuilder, and everything else reads it instead of re-deriving it");
+
+  private static boolean isStageSubtype(JavaClass type) {
+    return !type.getName().equals(INTERNAL + ".Stage") && type.isAssignableTo(INTERNAL + ".Stage");
+  }
+
+  private static boolean isCoreDatasetSubtype(JavaClass type) {
+    return type.getPackageName().equals("dev.sluice.core") && !type.getName().equals("dev.sluice.core.Dataset")
+        && type.isAssignableTo("dev.sluice.core.Dataset");
+  }
 
   /** The package of {@code c}, of its element type for an array. */
   private static String packageOf(JavaClass c) {

@@ -14,6 +14,11 @@ public record BatchStage(int batchSize, boolean dropRemainder, int numParallelCa
   }
 
   @Override
+  public int workers() {
+    return Stage.workersOf(numParallelCalls);
+  }
+
+  @Override
   public <R> R accept(Visitor<R> visitor) {
     return visitor.batch(this);
   }

@@ -1,14 +1,10 @@
 package dev.sluice.operators.internal;
 
 import dev.sluice.core.CheckpointException;
-import dev.sluice.core.Dataset;
-import dev.sluice.core.HasSchema;
-import dev.sluice.core.Options;
 import dev.sluice.core.PipelineContext;
 import dev.sluice.core.PipelineState;
-import dev.sluice.core.RandomAccessDataset;
+import dev.sluice.core.Schema;
 import dev.sluice.core.Split;
-import dev.sluice.core.SplitDataset;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -26,14 +22,17 @@ import java.util.Objects;
 public final class Checkpoints {
   private Checkpoints() {}
 
-  /** What a state records of {@code source}: its kind, rows, schema and splits. */
-  public static PipelineState.Source identify(Dataset<?> source) {
-    String kind = source instanceof RandomAccessDataset ? "random-access" : source instanceof SplitDataset ? "split"
-        : "stream";
+  /** What a state records of the plan's source: its declared access, rows, schema and splits. */
+  public static PipelineState.Source identify(Plan plan) {
+    String kind = switch (plan.access()) {
+      case RANDOM -> "random-access";
+      case BLOCKS -> "split";
+      case STREAM -> "stream";
+    };
     long rows = -1;
     String splits = "";
-    if (source instanceof SplitDataset<?> s) {
-      List<Split> list = s.splits();
+    if (plan.splits() != null) {
+      List<Split> list = plan.splits().splits();
       StringBuilder all = new StringBuilder();
       long total = 0;
       for (Split split : list) {
@@ -43,10 +42,11 @@ public final class Checkpoints {
       rows = total;
       splits = list.size() + " splits, sha256 " + sha256(all.toString());
     }
-    if (source instanceof RandomAccessDataset<?> r) {
-      rows = r.size();
+    if (plan.random() != null) {
+      rows = plan.random().size();
     }
-    String schema = source instanceof HasSchema h && h.schema() != null ? h.schema().toString() : "";
+    Schema declared = Schemas.declared(plan.source());
+    String schema = declared != null ? declared.toString() : "";
     return new PipelineState.Source(kind, rows, schema, splits);
   }
 
@@ -58,54 +58,19 @@ public final class Checkpoints {
     }
   }
 
-  /** The shape a state records: the stages in execution order, each as {@link Stage#shapeKey()}. */
-  public static List<String> shape(List<Stage> stages) {
-    List<String> out = new ArrayList<>();
-    for (Stage s : PlanCompiler.normalize(stages)) {
-      String key = s.shapeKey();
-      if (key != null) {
-        out.add(key);
-      }
-    }
-    return List.copyOf(out);
-  }
-
-  /** The first shard stage in execution order, or null. */
-  static ShardStage shard(List<Stage> stages) {
-    for (Stage s : PlanCompiler.normalize(stages)) {
-      if (s.kind() == Stage.Kind.SHARD) {
-        return (ShardStage) s;
-      }
-    }
-    return null;
-  }
-
-  /** Why a position in this pipeline's output cannot be resumed exactly, or null when it can. */
-  public static String unresumable(List<Stage> stages, Options options) {
-    for (Stage s : stages) {
-      if (s.kind() == Stage.Kind.ELEMENT || s.kind() == Stage.Kind.BUFFER_SHUFFLE) {
-        String why = ((FluxStage) s).unresumable(options);
-        if (why != null) {
-          return "this pipeline cannot be resumed exactly: " + why;
-        }
-      }
-    }
-    return null;
-  }
-
   /**
    * The state before the first element of a run of {@code epochs} epochs from
    * {@code context.epoch()}.
    */
-  public static PipelineState start(Dataset<?> source, List<Stage> stages, PipelineContext context, long epochs) {
-    ShardStage shard = shard(stages);
+  public static PipelineState start(Plan plan, PipelineContext context, long epochs) {
+    ShardStage shard = plan.shard();
     long end = context.epoch() + epochs < context.epoch() ? Long.MAX_VALUE : context.epoch() + epochs;
     return PipelineState.builder()
         .context(context)
         .endEpoch(end)
         .shard(shard == null ? 1 : shard.numShards(), shard == null ? 0 : shard.index())
-        .source(identify(source))
-        .stages(shape(stages))
+        .source(identify(plan))
+        .stages(plan.shapeKeys())
         .build();
   }
 
@@ -119,20 +84,19 @@ public final class Checkpoints {
    * @throws CheckpointException naming what differs between the state and this pipeline
    * @throws UnsupportedOperationException if the pipeline cannot be resumed exactly
    */
-  public static PipelineState resume(PipelineState state, Dataset<?> source, List<Stage> stages, Options options,
-      PipelineContext context) {
+  public static PipelineState resume(PipelineState state, Plan plan, PipelineContext context) {
     Objects.requireNonNull(state, "state");
-    String why = unresumable(stages, options);
+    String why = plan.unresumable();
     if (why != null) {
       throw new UnsupportedOperationException(why);
     }
     String origin = state.origin();
-    PipelineState.Source now = identify(source);
+    PipelineState.Source now = identify(plan);
     String differs = differences(state.source(), now);
     if (differs != null) {
       throw new CheckpointException(origin, "field dataset", "taken on another dataset: " + differs);
     }
-    List<String> shape = shape(stages);
+    List<String> shape = plan.shapeKeys();
     if (!shape.equals(state.stages())) {
       throw new CheckpointException(origin, "field pipeline", "taken on another pipeline: " + stageDifference(
           state.stages(), shape));
@@ -141,7 +105,7 @@ public final class Checkpoints {
       throw new CheckpointException(origin, "field seed", "taken with seed " + state.seed() + " but this run's seed is "
           + context.seed());
     }
-    ShardStage shard = shard(stages);
+    ShardStage shard = plan.shard();
     int shards = shard == null ? 1 : shard.numShards();
     int index = shard == null ? 0 : shard.index();
     PipelineState.Builder b = state.toBuilder().context(context.withEpoch(state.epoch())).shard(shards, index);
@@ -156,7 +120,7 @@ public final class Checkpoints {
     if (state.isFinished()) {
       return b.build();
     }
-    long offset = consumedOrder(state, source, stages, options);
+    long offset = consumedOrder(state, plan);
     return b.position(0).offset(offset).build();
   }
 
@@ -169,32 +133,22 @@ public final class Checkpoints {
    *
    * @throws CheckpointException if the pipeline is not one whose rest of epoch can be re-partitioned
    */
-  static long consumedOrder(PipelineState state, Dataset<?> source, List<Stage> stages, Options options) {
-    List<Stage> ordered = PlanCompiler.normalize(stages);
-    String why = PlanCompiler.repartitionable(source, ordered, options);
+  static long consumedOrder(PipelineState state, Plan plan) {
+    String why = plan.notRepartitionable();
     if (why != null) {
       throw new CheckpointException(state.origin(), "field shards", "taken on " + state.shards() + " shards and "
           + "resumed on another number: " + why);
     }
-    int shardAt = 0;
-    while (ordered.get(shardAt).kind() != Stage.Kind.SHARD) {
-      shardAt++;
-    }
-    RandomAccessDataset<?> ra = (RandomAccessDataset<?>) source;
-    long before = IndexPlan.sequence(ra, ordered.subList(0, shardAt), state.context(), 0).seq().length();
+    List<Stage> ordered = plan.ordered();
+    long before = IndexPlan.sequence(plan.random(), ordered.subList(0, plan.shardAt()), state.context(), 0).seq()
+        .length();
     long rest = Math.max(0, before - state.offset());
-    ShardStage shard = (ShardStage) ordered.get(shardAt);
+    ShardStage shard = plan.shard();
     long count = shard.policy().count(rest, state.shards(), state.shard());
-    long handed = PlanCompiler.elementsPerOutput(ordered, options);
-    long elements = handed == 0 ? 0 : saturatedMultiply(state.position(), handed);
-    long consumed = elements >= count ? rest : Math.min(rest, saturatedMultiply(elements, state.shards()));
+    long handed = plan.elementsPerOutput();
+    long elements = handed == 0 ? 0 : Saturated.multiply(state.position(), handed);
+    long consumed = elements >= count ? rest : Math.min(rest, Saturated.multiply(elements, state.shards()));
     return state.offset() + consumed;
-  }
-
-  private static long saturatedMultiply(long a, long b) {
-    long hi = Math.multiplyHigh(a, b);
-    long lo = a * b;
-    return (hi == 0 && lo >= 0) ? lo : Long.MAX_VALUE;
   }
 
   /** What differs between two sources, or null. */

@@ -3,9 +3,9 @@ package dev.sluice.operators.internal;
 import dev.sluice.core.Batch;
 import dev.sluice.core.BatchSplitDataset;
 import dev.sluice.core.BufferPool;
-import dev.sluice.core.Dataset;
 import dev.sluice.core.Options;
 import dev.sluice.core.PipelineContext;
+import dev.sluice.core.Schema;
 import dev.sluice.core.Split;
 import dev.sluice.core.internal.OrderedParallel;
 import dev.sluice.core.internal.metrics.FluxDecodeTimer;
@@ -71,15 +71,12 @@ final class ColumnarPlan {
   }
 
   /**
-   * The columnar plan of {@code stages} (normalized, without {@code repeat}) over {@code source}, or
-   * null when the path does not apply: the source does not decode into batches or does not know its
-   * row counts, no {@code batch} follows the leading stages, or an element operator, a second shard
-   * (or a shard after take / skip) or a second buffer shuffle comes before it.
+   * The columnar plan of {@code stages} (normalized, without {@code repeat}) over {@code batches}, a
+   * source that knows its row counts ({@link PlanBuilder} checks), or null when the path does not
+   * apply: no {@code batch} follows the leading stages, or an element operator, a second shard (or a
+   * shard after take / skip) or a second buffer shuffle comes before it.
    */
-  static ColumnarPlan of(Dataset<?> source, List<Stage> stages) {
-    if (!(source instanceof BatchSplitDataset<?> batches) || !SplitPlan.knownCounts(batches.splits())) {
-      return null;
-    }
+  static ColumnarPlan of(BatchSplitDataset<?> batches, List<Stage> stages) {
     SplitStages.Prefix prefix = SplitStages.prefix(stages);
     if (prefix.buffers().size() > 1) {
       return null;
@@ -114,6 +111,11 @@ final class ColumnarPlan {
       }
     }
     return null;
+  }
+
+  /** The schema of the source's batches. */
+  Schema schema() {
+    return source.schema();
   }
 
   /** The index of the first stage after the plan. */

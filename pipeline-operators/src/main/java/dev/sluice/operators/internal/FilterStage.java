@@ -20,6 +20,11 @@ public record FilterStage(Predicate<Object> predicate) implements FluxStage {
   }
 
   @Override
+  public boolean emitsBatches(boolean inputBatches) {
+    return inputBatches;
+  }
+
+  @Override
   public String describe() {
     return "filter";
   }

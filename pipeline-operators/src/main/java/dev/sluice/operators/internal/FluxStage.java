@@ -16,6 +16,31 @@ public sealed interface FluxStage extends Stage
   Flux<?> apply(Flux<?> in, PipelineContext context, Options options);
 
   /**
+   * The stage applied to the elements of a pass whose threads may keep {@code busyThreads}
+   * processors busy at once (a prefetch's idle consumer spins only when the process may use more).
+   * Default: {@link #apply(Flux, PipelineContext, Options)}.
+   */
+  default Flux<?> apply(Flux<?> in, PipelineContext context, Options options, int busyThreads) {
+    return apply(in, context, options);
+  }
+
+  /**
+   * The number of elements out of this stage when {@code inputs} go in, or -1 when only running it
+   * tells. Default: {@code inputs} for a one-to-one stage ({@link #inputsPerOutput} 1), else -1.
+   */
+  default long outputsFor(long inputs, Options options) {
+    return inputsPerOutput(options) == 1 ? inputs : -1;
+  }
+
+  /**
+   * Whether this stage emits {@link dev.sluice.core.Batch}es when its input is batches
+   * ({@code inputBatches}) or not. Default false: the stage makes other elements.
+   */
+  default boolean emitsBatches(boolean inputBatches) {
+    return false;
+  }
+
+  /**
    * The schema of the examples after this stage when the schema before is {@code in} (null when
    * unknown); the element-path {@code batch} uses it, else it infers the schema from the first
    * example. Default: unknown.

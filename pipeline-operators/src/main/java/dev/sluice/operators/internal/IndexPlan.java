@@ -67,7 +67,8 @@ final class IndexPlan {
     Sequenced s = sequence(source, stages, ctx, offset);
     int i = s.next();
     IndexSequence seq = s.seq();
-    if (i < stages.size() && stages.get(i) instanceof BatchStage b) {
+    if (i < stages.size() && stages.get(i).kind() == Stage.Kind.BATCH) {
+      BatchStage b = (BatchStage) stages.get(i);
       RangeCuts batches = batchRange(stages, i, seq.length());
       long first = batches.first() + Math.min(skip, batches.last() - batches.first());
       return new Planned(gatherBatches(source, seq, b, first, batches.last(), options), null, batchesEnd(stages, i));

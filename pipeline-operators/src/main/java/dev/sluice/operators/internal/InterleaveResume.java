@@ -3,7 +3,6 @@ package dev.sluice.operators.internal;
 import dev.sluice.core.Dataset;
 import dev.sluice.core.Options;
 import dev.sluice.core.PipelineContext;
-import dev.sluice.core.RandomAccessDataset;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
@@ -172,10 +171,7 @@ final class InterleaveResume {
     if (dataset instanceof PlannedDataset<?> p) {
       return p.cardinality(context);
     }
-    if (dataset instanceof RandomAccessDataset<?> r) {
-      return r.size();
-    }
-    return -1;
+    return PlanBuilder.size(dataset);
   }
 
   @SuppressWarnings("unchecked")

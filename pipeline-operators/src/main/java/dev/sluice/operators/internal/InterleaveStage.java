@@ -26,6 +26,11 @@ public record InterleaveStage(Function<Object, Dataset<?>> fn, int cycleLength, 
   }
 
   @Override
+  public int workers() {
+    return Stage.workersOf(numParallelCalls);
+  }
+
+  @Override
   public String shapeKey() {
     return "interleave(" + cycleLength + ", " + blockLength + ")";
   }

@@ -39,6 +39,11 @@ public record MapStage(BiFunction<Object, PipelineContext, Object> fn, int numPa
   }
 
   @Override
+  public int workers() {
+    return Stage.workersOf(numParallelCalls);
+  }
+
+  @Override
   public String shapeKey() {
     return "map";
   }

@@ -23,6 +23,16 @@ public record PaddedBatchStage(int batchSize, Map<String, Shape> paddedShapes, M
   }
 
   @Override
+  public long outputsFor(long inputs, Options options) {
+    return dropRemainder ? inputs / batchSize : (inputs + batchSize - 1) / batchSize;
+  }
+
+  @Override
+  public boolean emitsBatches(boolean inputBatches) {
+    return true;
+  }
+
+  @Override
   public String shapeKey() {
     return "paddedBatch(" + batchSize + ", " + dropRemainder + ")";
   }

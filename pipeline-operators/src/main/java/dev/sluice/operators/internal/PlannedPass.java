@@ -24,14 +24,14 @@ public final class PlannedPass {
    * The pass {@code compiled} (the planner's output for {@code stages}) as a pipeline hands it out.
    *
    * @param compiled the compiled pass, assembled lazily
-   * @param stages the stages it runs
-   * @param options the pipeline's options
+   * @param plan the plan it runs
    * @param context the pass's context
    * @return the pass
    */
-  public static Flux<?> of(Flux<?> compiled, List<Stage> stages, Options options, PipelineContext context) {
+  public static Flux<?> of(Flux<?> compiled, Plan plan, PipelineContext context) {
     Flux<?> pass = compiled;
-    if (options.metrics() != null && PlanCompiler.emitsBatches(stages)) {
+    Options options = plan.options();
+    if (options.metrics() != null && plan.emitsBatches()) {
       // the pass as a whole, once per batch: reactor-core-micrometer's flow duration, batch interval and demand
       pass = pass.name(METRICS).tag("pipeline", options.name()).tap(Micrometer.metrics(options.metrics()));
     }
@@ -51,8 +51,7 @@ public final class PlannedPass {
    * @return the pass
    */
   public static Flux<?> from(Dataset<?> dataset, long offset, PipelineContext context) {
-    List<Stage> stages = List.of(new SkipStage(offset));
-    Options options = Options.defaults();
-    return of(Flux.defer(() -> PlanCompiler.compile(dataset, stages, options, context, 0, 0)), stages, options, context);
+    Plan plan = PlanBuilder.build(dataset, List.of(new SkipStage(offset)), Options.defaults());
+    return of(Flux.defer(() -> PlanCompiler.compile(plan, context, 0, 0)), plan, context);
   }
 }

@@ -18,7 +18,8 @@ public record PrefetchStage(int bufferSize) implements FluxStage {
    * The prefetch in a pass whose threads may keep {@code busyThreads} processors busy at once: its
    * idle consumer spins only when the process may use more ({@link FluxPrefetch#spinBudget}).
    */
-  Flux<?> apply(Flux<?> in, int busyThreads) {
+  @Override
+  public Flux<?> apply(Flux<?> in, PipelineContext context, Options options, int busyThreads) {
     return new FluxPrefetch<>(in, bufferSize, Schedulers.boundedElastic(), Schedulers.boundedElastic(),
         FluxPrefetch.spinBudget(busyThreads), FluxPrefetch.adaptiveSpin(), FluxPrefetch.PARK_NANOS)
         .doOnDiscard(Batch.class, Batch::close);
@@ -32,6 +33,16 @@ public record PrefetchStage(int bufferSize) implements FluxStage {
   @Override
   public long inputsPerOutput(Options options) {
     return 1;
+  }
+
+  @Override
+  public int workers() {
+    return 1;
+  }
+
+  @Override
+  public boolean emitsBatches(boolean inputBatches) {
+    return inputBatches;
   }
 
   @Override

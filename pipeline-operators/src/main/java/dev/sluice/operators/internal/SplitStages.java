@@ -2,7 +2,6 @@ package dev.sluice.operators.internal;
 
 import dev.sluice.operators.SplitShuffle;
 
-import dev.sluice.core.Dataset;
 import dev.sluice.core.Options;
 import dev.sluice.core.PipelineContext;
 import dev.sluice.core.SplitDataset;
@@ -139,23 +138,6 @@ public final class SplitStages {
   static String explainShard(Prefix prefix) {
     return prefix.shuffle() == SplitShuffle.BLOCKS ? "the rank's part of the block sequence"
         : "the rank's contiguous rows of the split sequence";
-  }
-
-  /** True when {@code shuffle()} appended to {@code stages} is a split-order shuffle. */
-  public static boolean acceptsShuffle(Dataset<?> source, List<Stage> stages) {
-    if (!(source instanceof SplitDataset)) {
-      return false;
-    }
-    for (Stage s : stages) {
-      boolean arranged = switch (s.kind()) {
-        case SHUFFLE, BUFFER_SHUFFLE, SHARD -> true;
-        case TAKE, SKIP, BATCH, REPEAT, ELEMENT -> false;
-      };
-      if (!arranged) {
-        return false;
-      }
-    }
-    return true;
   }
 
   /** One planned pass and the index of the first stage left to the element path. */

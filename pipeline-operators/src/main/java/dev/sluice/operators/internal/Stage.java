@@ -4,6 +4,7 @@ package dev.sluice.operators.internal;
  * One step of a {@link dev.sluice.operators.Pipeline}, in the order the user wrote it.
  *
  * <p>The hierarchy is closed, and the planner's decisions are exhaustive by construction: they are
+ * made once, in {@link PlanBuilder}, and everything else reads the {@link Plan}; they are
  * {@code switch} expressions over {@link #kind()} (Java 17 has no pattern matching in
  * {@code switch}, but a switch expression over an enum must cover every constant, or it does not
  * compile; a case casts to its kind's type) or {@link Visitor}s, whose methods the compiler requires
@@ -33,6 +34,20 @@ public sealed interface Stage permits ShuffleStage, ShardStage, TakeStage, SkipS
    */
   default String shapeKey() {
     return describe();
+  }
+
+  /**
+   * The worker threads this stage may keep busy besides its caller's: the workers of a parallel
+   * stage ({@code numParallelCalls} above 1), the producer of a prefetch. Default none.
+   */
+  default int workers() {
+    return 0;
+  }
+
+  /** The workers of a stage with {@code numParallelCalls} (-1: one per processor): none when it runs on its caller's thread. */
+  static int workersOf(int numParallelCalls) {
+    int n = numParallelCalls < 0 ? Runtime.getRuntime().availableProcessors() : numParallelCalls;
+    return n > 1 ? n : 0;
   }
 
   /** Calls the visitor method of this stage's kind. */
