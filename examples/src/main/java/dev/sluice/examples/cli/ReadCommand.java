@@ -272,7 +272,9 @@ final class ReadCommand implements Callable<Integer> {
       long[] handed = {0};
       ShuffleQuality.Builder measuredOrder = quality ? ShuffleQuality.builder() : null;
       long[] qualityEpoch = {0}; // the epoch the builder is filling
-      try (Progress progress = Progress.start("read", total, "ex", System.err)) {
+      // no bar while index lines stream to stdout
+      try (Progress progress = printIndices ? Progress.none()
+          : Progress.start("read", total, "ex", System.err)) {
         elements.doOnNext(positioned -> {
           Object x = positioned.element();
           long epoch = positioned.state().epoch();

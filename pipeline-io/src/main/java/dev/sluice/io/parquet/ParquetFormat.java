@@ -114,7 +114,11 @@ public final class ParquetFormat implements DatasetFormat {
    * become primitive columns. Row groups target {@link WriteOptions#rowGroupBytes()} bytes
    * (default {@link #DEFAULT_ROW_GROUP_BYTES}); the codec is {@link WriteOptions#codec()}
    * ({@code uncompressed}, {@code snappy} (default), {@code gzip}, {@code zstd}, {@code lz4_raw}).
+   * {@link WriteOptions#progress()} is told every 1,024 rows handed to the writer, and the rest at the end.
    */
+  /** Rows between two calls of the progress listener. */
+  private static final int PROGRESS_ROWS = 1024;
+
   @Override
   public void write(Dataset<Example> dataset, Path out, WriteOptions options) {
     CompressionCodecName codec = codec(options.codec());
@@ -140,11 +144,20 @@ public final class ParquetFormat implements DatasetFormat {
           .withCompressionCodec(codec)
           .withRowGroupSize(rowGroup)
           .build()) {
+        long unreported = 0;
         if (first != null) {
           w.write(first);
+          unreported++;
         }
         while (it.hasNext()) {
           w.write(it.next());
+          if (++unreported == PROGRESS_ROWS) {
+            options.progress().accept(unreported);
+            unreported = 0;
+          }
+        }
+        if (unreported > 0) {
+          options.progress().accept(unreported);
         }
       }
       Outputs.commit(file, options.existing(), out.toString());
