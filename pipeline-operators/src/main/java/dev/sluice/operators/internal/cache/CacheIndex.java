@@ -181,19 +181,7 @@ final class CacheIndex implements AutoCloseable {
       Thread t = new Thread(() -> {
         try {
           JvmFlags.check("cache index warm-up");
-          var builder = ChronicleMap.of(Long.class, byte[].class)
-              .name("sluice-cache-index-warm-up")
-              .entries(16)
-              .constantValueSizeBySample(new byte[IndexEntry.BYTES]);
-          try (ChronicleMap<Long, byte[]> m = builder.create()) {
-            try (ExternalMapQueryContext<Long, byte[], ?> c = m.queryContext(0L)) {
-              c.writeLock().lock();
-              MapAbsentEntry<Long, byte[]> absent = c.absentEntry();
-              if (absent != null) {
-                c.insert(absent, c.wrapValueAsData(new byte[IndexEntry.BYTES]));
-              }
-            }
-          }
+          warmUp();
         } catch (Throwable ignored) {
           // the open that follows meets the same problem and reports it
         } finally {
@@ -203,6 +191,33 @@ final class CacheIndex implements AutoCloseable {
       t.setDaemon(true);
       warming = done;
       t.start();
+    }
+  }
+
+  /**
+   * Runs what an open runs, on a throwaway index in a private temporary directory: creates it,
+   * stores an entry, and recovers it, so that Chronicle's classes for writing and reading a map
+   * file's header and for recovery are loaded and initialized.
+   */
+  private static void warmUp() throws IOException {
+    Path tmp = Files.createTempDirectory("sluice-index-warm-up");
+    File file = tmp.resolve(MAP_FILE).toFile();
+    try {
+      try (ChronicleMap<Long, byte[]> m = build(16, false, file)) {
+        try (ExternalMapQueryContext<Long, byte[], ?> c = m.queryContext(0L)) {
+          c.writeLock().lock();
+          MapAbsentEntry<Long, byte[]> absent = c.absentEntry();
+          if (absent != null) {
+            c.insert(absent, c.wrapValueAsData(new byte[IndexEntry.BYTES]));
+          }
+        }
+      }
+      try (ChronicleMap<Long, byte[]> m = build(16, true, file)) {
+        m.get(0L);
+      }
+    } finally {
+      Files.deleteIfExists(file.toPath());
+      Files.deleteIfExists(tmp);
     }
   }
 
