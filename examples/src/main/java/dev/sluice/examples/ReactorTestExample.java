@@ -7,6 +7,7 @@ import dev.sluice.core.MemoryManager;
 import dev.sluice.core.PipelineContext;
 import dev.sluice.core.RandomAccessDataset;
 import dev.sluice.operators.Pipeline;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.TreeSet;
@@ -18,7 +19,9 @@ import reactor.test.StepVerifier;
  * How to test a pipeline of your own with Reactor Test's {@link StepVerifier}: each check closes
  * every batch it is handed (a batch owns pooled off-heap memory), and after each one the memory
  * manager proves that nothing is left outstanding, also after a cancel and after an error in the
- * middle of a batch. The same code belongs in a JUnit test; here it runs from {@code main} and
+ * middle of a batch. After a cancel of a pipeline with work on other threads ({@code prefetch}, a
+ * parallel {@code map}), {@link MemoryManager#awaitNoOutstanding(Duration)} waits, bounded, for the
+ * batch a worker was building when the cancel came. The same code belongs in a JUnit test; here it runs from {@code main} and
  * prints one line per check.
  *
  * <pre>
@@ -88,6 +91,22 @@ public final class ReactorTestExample {
         .verify();
     memory.checkNoOutstanding();
     System.out.println("ok: an error mid-batch is signalled after the complete batches, nothing outstanding");
+
+    // 5. Cancel with work on other threads (a parallel map, batches prefetched ahead): verify()
+    //    returns once the cancel is signalled, while a worker may still be finishing the batch it
+    //    builds; it releases that batch when its step ends, so wait for the memory, bounded.
+    Pipeline<Batch> ahead = Pipeline.from(Datasets.synthetic(1_000, 16, 1))
+        .shuffle()
+        .map(e -> e, 4)
+        .batch(8)
+        .prefetch(4);
+    StepVerifier.create(ahead.flux(ctx), 0)
+        .thenRequest(1)
+        .consumeNextWith(b -> rows(b, 8, new TreeSet<>()))
+        .thenCancel()
+        .verify(Duration.ofSeconds(30));
+    memory.awaitNoOutstanding(Duration.ofSeconds(10));
+    System.out.println("ok: after a cancel with prefetch and a parallel map, every pooled byte came back");
     System.out.println("off-heap bytes outstanding: " + memory.outstandingBytes());
   }
 

@@ -92,7 +92,7 @@ class ExampleMainsTest {
   @Test
   void reactorTestExamplePassesEveryCheck() throws Exception {
     String out = stdout(() -> ReactorTestExample.main(new String[0]));
-    assertThat(out.lines().filter(l -> l.startsWith("ok: ")).count()).isEqualTo(4);
+    assertThat(out.lines().filter(l -> l.startsWith("ok: ")).count()).isEqualTo(5);
     assertThat(out).endsWith("off-heap bytes outstanding: 0" + System.lineSeparator());
     MemoryManager.shared().checkNoOutstanding();
   }

@@ -27,6 +27,8 @@ import java.util.concurrent.TimeUnit;
  *   <li><b>input-bound</b> when the consumer waited for the pipeline at least half of the time: the
  *       stage named is the one that was busy longest (its time neither waiting for its upstream nor
  *       for its downstream), e.g. {@code input-bound: parquet decode (stage 3), 71% of wall time};
+ *       a {@code prefetch}, which only hands elements to another thread, is left out of that
+ *       choice ({@link Row#isHandOff()}) unless it is the only stage;
  *   <li><b>consumer-bound</b> otherwise, with the share of the pipeline's time its last stage
  *       waited for the consumer's demand: {@code consumer-bound: 93% of producer time waiting for
  *       demand}.
@@ -45,6 +47,9 @@ import java.util.concurrent.TimeUnit;
  * }</pre>
  */
 public final class StageReport {
+  /** The operator of the stage that hands elements to another thread. */
+  private static final String HAND_OFF = "prefetch";
+
   private final List<Row> rows;
 
   private StageReport(List<Row> rows) {
@@ -75,6 +80,17 @@ public final class StageReport {
     /** Seconds the stage was neither waiting for its upstream nor for its downstream. */
     public double busy() {
       return Math.max(0, active - waitUpstream - waitDownstream);
+    }
+
+    /**
+     * Whether this stage only hands elements from one thread to another ({@code prefetch}): it does
+     * no work on them, and the busy time measured at its output is the time its thread spends
+     * running the upstream's synchronous work and handing each element on, which the sampling
+     * splits between it and its upstream differently from run to run. It is named as the
+     * bottleneck only when no other stage was measured.
+     */
+    public boolean isHandOff() {
+      return operator.equals(HAND_OFF);
     }
 
     /** Whether this row is the pass's consumer rather than a stage. */
@@ -128,7 +144,9 @@ public final class StageReport {
     double wall = consumer.active();
     double consumerWaited = consumer.waitUpstream() / wall;
     if (consumerWaited >= 0.5) {
-      Row slowest = rows.stream().filter(r -> !r.isConsumer()).max(Comparator.comparingDouble(Row::busy)).orElseThrow();
+      Row slowest = rows.stream().filter(r -> !r.isConsumer() && !r.isHandOff()).max(Comparator.comparingDouble(Row::busy))
+          .orElseGet(() -> rows.stream().filter(r -> !r.isConsumer()).max(Comparator.comparingDouble(Row::busy))
+              .orElseThrow());
       return String.format(Locale.ROOT, "input-bound: %s (stage %d), %d%% of wall time; the consumer waited %d%% of it",
           slowest.operator(), slowest.stage(), percent(slowest.busy() / wall), percent(consumerWaited));
     }

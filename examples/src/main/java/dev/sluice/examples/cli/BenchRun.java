@@ -134,16 +134,20 @@ record BenchRun(Path path, DatasetFormat format, Access access, Long numSamples,
     try {
       long rows = DatasetRun.knownRows(data);
       long perEpoch = rows < 0 ? -1 : numSamples == null ? rows : Math.min(rows, numSamples);
-      try (Progress p = bar ? Progress.start("bench", perEpoch < 0 ? -1 : perEpoch * ((long) warmup + epochs), "rec", System.err)
-          : null) {
-        return measure(data, progress, p);
-      }
+      return measure(data, progress, bar ? perEpoch : NO_BAR);
     } finally {
       DatasetRun.close(data);
     }
   }
 
-  private Result measure(Dataset<Example> data, PrintWriter progress, Progress bar) {
+  /** {@code barTotal} of a run that shows no bar. */
+  private static final long NO_BAR = Long.MIN_VALUE;
+
+  /**
+   * Runs warm-up and measured epochs; with {@code barTotal} other than {@link #NO_BAR}, each epoch
+   * has a bar of its own (that many records, -1 when unknown), erased before its line is printed.
+   */
+  private Result measure(Dataset<Example> data, PrintWriter progress, long barTotal) {
     Pipeline<Example> p = Pipeline.from(data);
     if (numSamples != null) {
       p = p.take(numSamples);
@@ -162,11 +166,12 @@ record BenchRun(Path path, DatasetFormat format, Access access, Long numSamples,
     PipelineContext ctx = PipelineContext.defaults().withSeed(seed);
     long warmNanos = 0;
     for (int w = 0; w < warmup; w++) { // epochs 0 .. warmup - 1, then the measured ones
-      long[] warm = epoch(b, ctx.withEpoch(w), bar);
+      long[] warm = epoch(b, ctx.withEpoch(w), barTotal, "bench warm-up " + (w + 1) + "/" + warmup);
       warmNanos += warm[3];
       if (progress != null) {
         progress.printf(Locale.ROOT, "warm-up epoch%s: %d records in %.3f s%n",
             warmup == 1 ? "" : " " + (w + 1) + " of " + warmup, warm[0], warm[3] / 1e9);
+        progress.flush();
       }
     }
     double[] rates = new double[epochs];
@@ -177,7 +182,7 @@ record BenchRun(Path path, DatasetFormat format, Access access, Long numSamples,
     long nanos = 0;
     long cpu0 = processCpuNanos();
     for (int e = 0; e < epochs; e++) {
-      long[] r = epoch(b, ctx.withEpoch(warmup + e), bar);
+      long[] r = epoch(b, ctx.withEpoch(warmup + e), barTotal, "bench epoch " + (e + 1) + "/" + epochs);
       records += r[0];
       batches += r[1];
       bytes += r[2];
@@ -188,6 +193,7 @@ record BenchRun(Path path, DatasetFormat format, Access access, Long numSamples,
       if (progress != null) {
         progress.printf(Locale.ROOT, "epoch %d: %d records in %.3f s, %.0f records/s, %.1f MB/s%n", e + 1, r[0], s,
             rates[e], byteRates[e] / 1e6);
+        progress.flush();
       }
     }
     long cpu1 = processCpuNanos();
@@ -195,21 +201,21 @@ record BenchRun(Path path, DatasetFormat format, Access access, Long numSamples,
     return new Result(this, BenchData.fixedLength(data), warmNanos, records, batches, bytes, nanos, rates, byteRates, cpu);
   }
 
-  /** One epoch: records, batches, bytes, nanoseconds; steps {@code bar} unless it is null. */
-  private static long[] epoch(Pipeline<Batch> pipeline, PipelineContext ctx, Progress bar) {
+  /** One epoch: records, batches, bytes, nanoseconds; with a bar named {@code task} unless {@code barTotal} is {@link #NO_BAR}. */
+  private static long[] epoch(Pipeline<Batch> pipeline, PipelineContext ctx, long barTotal, String task) {
     long[] r = new long[4];
-    long t0 = System.nanoTime();
-    pipeline.flux(ctx).doOnNext(b -> {
-      try (b) {
-        r[0] += b.size();
-        r[1]++;
-        r[2] += b.byteSize();
-        if (bar != null) {
+    try (Progress bar = barTotal == NO_BAR ? Progress.none() : Progress.start(task, barTotal, "rec", System.err)) {
+      long t0 = System.nanoTime();
+      pipeline.flux(ctx).doOnNext(b -> {
+        try (b) {
+          r[0] += b.size();
+          r[1]++;
+          r[2] += b.byteSize();
           bar.step(b.size());
         }
-      }
-    }).blockLast(); // the consumer runs on prefetch's thread; this one only waits
-    r[3] = System.nanoTime() - t0;
+      }).blockLast(); // the consumer runs on prefetch's thread; this one only waits
+      r[3] = System.nanoTime() - t0;
+    }
     return r;
   }
 

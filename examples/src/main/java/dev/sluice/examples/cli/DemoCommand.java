@@ -54,10 +54,11 @@ final class DemoCommand implements Callable<Integer> {
     AtomicLong examples = new AtomicLong();
     AtomicLong bytes = new AtomicLong();
     long started = System.nanoTime();
-    try (Progress progress = Progress.start("demo", rows * epochs, "ex", System.err)) {
-      for (int epoch = 0; epoch < epochs; epoch++) {
-        long t0 = System.nanoTime();
-        long before = examples.get();
+    for (int epoch = 0; epoch < epochs; epoch++) {
+      long t0 = System.nanoTime();
+      long before = examples.get();
+      // one bar per epoch, erased before the epoch's line is printed
+      try (Progress progress = Progress.start("demo epoch " + epoch, rows, "ex", System.err)) {
         pipeline.flux(ctx.withEpoch(epoch))
             .doOnNext(b -> {
               try (b) {
@@ -67,9 +68,10 @@ final class DemoCommand implements Callable<Integer> {
               }
             })
             .blockLast();
-        double s = (System.nanoTime() - t0) / 1e9;
-        out.printf(Locale.ROOT, "epoch %d: %d examples in %.3f s%n", epoch, examples.get() - before, s);
       }
+      double s = (System.nanoTime() - t0) / 1e9;
+      out.printf(Locale.ROOT, "epoch %d: %d examples in %.3f s%n", epoch, examples.get() - before, s);
+      out.flush();
     }
     double seconds = (System.nanoTime() - started) / 1e9;
     out.printf(Locale.ROOT, "%.0f examples/s, %.1f MB/s (%d examples, %d bytes, %.3f s)%n",

@@ -6,17 +6,29 @@ import me.tongfei.progressbar.ProgressBar;
 import me.tongfei.progressbar.ProgressBarBuilder;
 import me.tongfei.progressbar.ProgressBarStyle;
 
-/** A progress bar on stderr, shown only when stderr is (most likely) a terminal. */
+/**
+ * A progress bar on stderr, shown only when stderr is (most likely) a terminal, or always with
+ * {@code -Dsluice.progress=always} ({@code never} hides it). Closing it erases it, so that a line
+ * printed on stdout afterwards starts on a clean line: a command closes its bar before it prints a
+ * result, and prints nothing on stdout while a bar is open.
+ */
 final class Progress implements AutoCloseable {
+  /** The system property that forces the bar on ({@code always}) or off ({@code never}). */
+  static final String PROPERTY = "sluice.progress";
   private final ProgressBar bar;
 
   private Progress(ProgressBar bar) {
     this.bar = bar;
   }
 
+  /** No bar. */
+  static Progress none() {
+    return new Progress(null);
+  }
+
   /** A bar for {@code total} units, or a no-op when there is no terminal. */
   static Progress start(String task, long total, String unit, PrintStream err) {
-    if (!isTerminal()) {
+    if (!shown()) {
       return new Progress(null);
     }
     ProgressBar bar = new ProgressBarBuilder()
@@ -25,6 +37,8 @@ final class Progress implements AutoCloseable {
         .setUnit(" " + unit, 1)
         .setStyle(ProgressBarStyle.ASCII)
         .showSpeed()
+        .setUpdateIntervalMillis(250)
+        .clearDisplayOnFinish()
         .setConsumer(new ConsoleProgressBarConsumer(err))
         .build();
     return new Progress(bar);
@@ -41,6 +55,11 @@ final class Progress implements AutoCloseable {
     if (bar != null) {
       bar.close();
     }
+  }
+
+  private static boolean shown() {
+    String forced = System.getProperty(PROPERTY, "auto");
+    return forced.equals("always") || !forced.equals("never") && isTerminal();
   }
 
   /**

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sluice.core.Batch;
 import dev.sluice.core.Dataset;
 import dev.sluice.core.Example;
+import dev.sluice.core.Fingerprinted;
 import dev.sluice.core.PipelineContext;
 import dev.sluice.core.PipelineState;
 import dev.sluice.core.Positioned;
@@ -16,6 +17,7 @@ import dev.sluice.operators.EqualLength;
 import dev.sluice.operators.SplitShuffle;
 import dev.sluice.operators.Pipeline;
 import dev.sluice.operators.ShuffleQuality;
+import dev.sluice.operators.internal.cache.CacheAdmin;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.List;
@@ -102,6 +104,11 @@ final class ReadCommand implements Callable<Integer> {
       description = "With --cache: the cache's budget, e.g. 2g; rows beyond it are read uncached. Default: none.")
   Long cacheMaxBytes;
 
+  @Option(names = "--cache-name", paramLabel = "NAME",
+      description = "With --cache: a name for what PATH holds, part of the cache's key; needed for a source that cannot "
+          + "describe its contents (an Arrow file); change it when the data changes.")
+  String cacheName;
+
   @Option(names = "--print-indices", description = "Print '<epoch> <index> ...' per batch (per element without --batch), nothing else.")
   boolean printIndices;
 
@@ -150,6 +157,9 @@ final class ReadCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
+    if (cache != null) {
+      CacheAdmin.warmUpInBackground();
+    }
     if (printIndices && json) {
       throw new IllegalArgumentException("--print-indices and --json cannot be combined: --print-indices leaves only index lines on stdout");
     }
@@ -180,6 +190,12 @@ final class ReadCommand implements Callable<Integer> {
     }
     if (buffer != null) {
       OptionChecks.positive("--buffer", buffer);
+    }
+    if (cacheName != null && cache == null) {
+      throw new IllegalArgumentException("--cache-name needs --cache");
+    }
+    if (cacheName != null && cacheName.isBlank()) {
+      throw new IllegalArgumentException("--cache-name must not be blank");
     }
     if (cacheMaxBytes != null && cache == null) {
       throw new IllegalArgumentException("--cache-max-bytes needs --cache");
@@ -224,7 +240,12 @@ final class ReadCommand implements Callable<Integer> {
       Pipeline<Example> p = Pipeline.from(data);
       CacheMonitor monitor = new CacheMonitor();
       if (cache != null) {
-        CacheSpec spec = CacheSpec.defaults().monitor(monitor);
+        if (cacheName == null && !(data instanceof Fingerprinted)) {
+          throw new IllegalArgumentException("--cache: " + path + " cannot describe its contents for the cache's key,"
+              + " so a change to it would go unnoticed; name what it holds with --cache-name NAME (e.g. "
+              + "--cache-name my-data-v1) and change the name when the data changes");
+        }
+        CacheSpec spec = (cacheName == null ? CacheSpec.defaults() : CacheSpec.named(cacheName)).monitor(monitor);
         spec = cache.isEmpty() ? spec : spec.directory(Path.of(cache));
         p = p.cache(cacheMaxBytes == null ? spec : spec.maxBytes(cacheMaxBytes));
       }
@@ -268,7 +289,9 @@ final class ReadCommand implements Callable<Integer> {
       long[] handed = {0};
       ShuffleQuality.Builder measuredOrder = quality ? ShuffleQuality.builder() : null;
       long[] qualityEpoch = {0}; // the epoch the builder is filling
-      try (Progress progress = Progress.start("read", total, "ex", System.err)) {
+      // no bar while index lines stream to stdout
+      try (Progress progress = printIndices ? Progress.none()
+          : Progress.start("read", total, "ex", System.err)) {
         elements.doOnNext(positioned -> {
           Object x = positioned.element();
           long epoch = positioned.state().epoch();

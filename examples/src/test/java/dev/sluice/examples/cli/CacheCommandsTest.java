@@ -93,6 +93,24 @@ class CacheCommandsTest {
   }
 
   @Test
+  void anArrowFileIsCachedUnderTheNameGivenWithCacheName() throws Exception {
+    Path arrow = dir.resolve("d.arrow");
+    assertThat(CliRun.of("generate", arrow.toString(), "--rows", "3000", "--dim", "4", "--format", "arrow").exitCode())
+        .isZero();
+    failsWithOneLine(CliRun.of("read", arrow.toString(), "--cache", root.toString()), "--cache-name NAME");
+    failsWithOneLine(CliRun.of("read", arrow.toString(), "--cache-name", "a-v1"), "--cache-name needs --cache");
+    JsonNode first = json(ok("read", arrow.toString(), "--cache", root.toString(), "--cache-name", "a-v1", "--json"));
+    assertThat(first.get("cacheMisses").asLong()).isEqualTo(3000);
+    JsonNode second = json(ok("read", arrow.toString(), "--cache", root.toString(), "--cache-name", "a-v1", "--json"));
+    assertThat(second.get("cacheHits").asLong()).isEqualTo(3000);
+    assertThat(second.get("cacheMisses").asLong()).isZero();
+    JsonNode renamed = json(ok("read", arrow.toString(), "--cache", root.toString(), "--cache-name", "a-v2", "--json"));
+    assertThat(renamed.get("cacheMisses").asLong()).as("another name is another cache").isEqualTo(3000);
+    assertThat(ok("read", arrow.toString(), "--print-indices", "--cache", root.toString(), "--cache-name", "a-v1").out())
+        .isEqualTo(ok("read", arrow.toString(), "--print-indices").out());
+  }
+
+  @Test
   void aTouchedFileOrAnotherProjectionIsAnotherCache() throws Exception {
     ok("read", npy.toString(), "--cache", root.toString());
     assertThat(json(ok("read", npy.toString(), "--cache", root.toString(), "--json")).get("cacheMisses").asLong()).isZero();

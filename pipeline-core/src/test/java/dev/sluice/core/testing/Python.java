@@ -1,6 +1,9 @@
 package dev.sluice.core.testing;
 
+import java.io.FileDescriptor;
+import java.io.FileOutputStream;
 import java.io.IOException;
+import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -11,15 +14,23 @@ import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.api.Assumptions;
 
 /**
- * Runs a script with {@code /usr/bin/python3} (the Python that has numpy). Without numpy the calling
- * test is skipped, except under {@code CI=true}, where it fails.
+ * Runs a script with {@code /usr/bin/python3} (the Python that has numpy; the system property
+ * {@code sluice.test.python} names another). Without numpy the calling test is skipped, except
+ * under {@code CI=true}, where it fails; a skip prints one line to the build's console.
  */
 public final class Python {
-  public static final String PYTHON = "/usr/bin/python3";
+  public static final String PYTHON = System.getProperty("sluice.test.python", "/usr/bin/python3");
+
+  /**
+   * The console of the build: the process's own standard error, which surefire shows as it comes,
+   * while {@code System.err} goes to the test's output file ({@code redirectTestOutputToFile}).
+   */
+  private static final PrintStream CONSOLE = new PrintStream(new FileOutputStream(FileDescriptor.err), true,
+      StandardCharsets.UTF_8);
 
   private Python() {}
 
-  /** Skips (or, under CI, fails) when numpy is missing. */
+  /** Skips (or, under CI, fails) when numpy is missing; a skip prints one line naming the test and the reason. */
   public static void requireNumpy() throws Exception {
     boolean ok = Files.isExecutable(Path.of(PYTHON)) && run0(List.of(PYTHON, "-c", "import numpy")).exit == 0;
     if (!ok) {
@@ -27,8 +38,18 @@ public final class Python {
       if ("true".equalsIgnoreCase(System.getenv("CI"))) {
         Assertions.fail(msg);
       }
+      CONSOLE.println("SKIPPED NumPy cross-check " + caller() + ": " + msg);
       Assumptions.abort(msg + "; skipping the NumPy cross-check");
     }
+  }
+
+  /** The test class and method that asked for numpy. */
+  private static String caller() {
+    return StackWalker.getInstance().walk(frames -> frames
+        .filter(f -> !f.getClassName().equals(Python.class.getName()))
+        .findFirst()
+        .map(f -> f.getClassName().substring(f.getClassName().lastIndexOf('.') + 1) + "." + f.getMethodName())
+        .orElse("?"));
   }
 
   /** Runs {@code script} with {@code args}; returns stdout, failing the test on a non-zero exit. */

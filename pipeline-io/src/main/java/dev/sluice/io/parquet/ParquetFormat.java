@@ -100,6 +100,7 @@ public final class ParquetFormat implements DatasetFormat {
    * become primitive columns. Row groups target {@link WriteOptions#rowGroupBytes()} bytes
    * (default {@link #DEFAULT_ROW_GROUP_BYTES}); the codec is {@link WriteOptions#codec()}
    * ({@code uncompressed}, {@code snappy} (default), {@code gzip}, {@code zstd}, {@code lz4_raw}).
+   * {@link WriteOptions#progress()} is told every 1,024 rows handed to the writer, and the rest at the end.
    *
    * @throws dev.sluice.core.MissingDependencyException when parquet-java
    *     ({@code org.apache.parquet:parquet-hadoop}) is not on the class path

@@ -35,6 +35,15 @@ class ParquetFormatTest {
   Path dir;
 
   @Test
+  void writingTellsTheProgressListenerAsRowsGoOutNotOnlyAtTheEnd() {
+    Path f = dir.resolve("progress.parquet");
+    List<Long> calls = new java.util.concurrent.CopyOnWriteArrayList<>();
+    new ParquetFormat().write(Datasets.synthetic(10_000, 4, 1), f, WriteOptions.defaults().withProgress(calls::add));
+    assertTrue(calls.size() >= 9, "calls: " + calls);
+    assertEquals(10_000L, calls.stream().mapToLong(Long::longValue).sum());
+  }
+
+  @Test
   void writesXAsAPyarrowStyleListWithADeclaredShapeAndReadsItBack() throws Exception {
     Path f = dir.resolve("gen.parquet");
     var source = Datasets.synthetic(1000, 8, 3);

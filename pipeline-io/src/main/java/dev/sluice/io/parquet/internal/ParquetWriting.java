@@ -34,6 +34,9 @@ public final class ParquetWriting {
   /** Default codec: snappy (as pyarrow and Spark). */
   public static final CompressionCodecName DEFAULT_CODEC = CompressionCodecName.SNAPPY;
 
+  /** Rows between two calls of the progress listener. */
+  private static final int PROGRESS_ROWS = 1024;
+
   private ParquetWriting() {}
 
   /** {@link ParquetFormat#write}: see there. */
@@ -61,11 +64,20 @@ public final class ParquetWriting {
           .withCompressionCodec(codec)
           .withRowGroupSize(rowGroup)
           .build()) {
+        long unreported = 0;
         if (first != null) {
           w.write(first);
+          unreported++;
         }
         while (it.hasNext()) {
           w.write(it.next());
+          if (++unreported == PROGRESS_ROWS) {
+            options.progress().accept(unreported);
+            unreported = 0;
+          }
+        }
+        if (unreported > 0) {
+          options.progress().accept(unreported);
         }
       }
       Outputs.commit(file, options.existing(), out.toString());

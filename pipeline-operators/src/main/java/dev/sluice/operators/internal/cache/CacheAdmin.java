@@ -223,6 +223,14 @@ public final class CacheAdmin {
       });
   }
 
+  /**
+   * Prepares the cache's index machinery (Chronicle Map's classes) on a daemon thread, for a
+   * program that knows early that it will open a cache; opening one waits for it to finish.
+   */
+  public static void warmUpInBackground() {
+    CacheIndex.warmUpInBackground();
+  }
+
   /** Closes the cache in {@code dir} if this process has it open (its views stay valid). */
   public static void closeInThisProcess(Path dir) {
     CacheStore.release(dir);

@@ -3,6 +3,7 @@ package dev.sluice.operators.internal.cache;
 import dev.sluice.operators.CacheException;
 import java.io.File;
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.file.Files;
@@ -10,6 +11,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.LongConsumer;
@@ -18,6 +20,8 @@ import net.openhft.chronicle.map.ChronicleMap;
 import net.openhft.chronicle.map.ExternalMapQueryContext;
 import net.openhft.chronicle.map.MapAbsentEntry;
 import net.openhft.chronicle.map.MapEntry;
+import net.openhft.posix.PosixAPI;
+import net.openhft.posix.internal.PosixAPIHolder;
 
 /**
  * The node-shared index of one cache: a Chronicle Map persisted in the cache directory from block
@@ -44,6 +48,13 @@ final class CacheIndex implements AutoCloseable {
     if (System.getProperty("chronicle.analytics.disable") == null) {
       System.setProperty("chronicle.analytics.disable", "true");
     }
+    // Chronicle Map calls native POSIX functions for two things only: msync, which a process crash
+    // does not need (the shared mapping's pages outlive the process), and fallocate, which create()
+    // does itself by writing the index file's holes. Binding the native library costs more than the
+    // rest of an open, so Chronicle gets its no-op implementation unless something bound it first.
+    if (PosixAPIHolder.POSIX_API == null) {
+      PosixAPI.useNoOpPosixApi();
+    }
   }
 
   /** A wait on the index that ran out. */
@@ -54,6 +65,9 @@ final class CacheIndex implements AutoCloseable {
       super(message, null, false, false);
     }
   }
+
+  /** Completes when the background warm-up, once started, has ended; null until it starts. */
+  private static volatile CompletableFuture<Void> warming;
 
   private final Path dir;
   private final ChronicleMap<Long, byte[]> map;
@@ -79,9 +93,11 @@ final class CacheIndex implements AutoCloseable {
    *     Chronicle Map needs, no JDK compiler, an unreadable file)
    */
   static CacheIndex open(Path dir, long entries, long waitNanos) throws Timeout {
+    awaitWarmUp();
     Path lockFile = dir.resolve(LOCK_FILE);
     Path usersFile = dir.resolve(USERS_FILE);
     Path mapFile = dir.resolve(MAP_FILE);
+    long start = System.nanoTime();
     FileChannel users = null;
     try {
       PrivateDirs.createFile(lockFile);
@@ -109,12 +125,17 @@ final class CacheIndex implements AutoCloseable {
           }
           if (!exists) {
             PrivateDirs.restrict(mapFile);
+            allocate(mapFile);
           }
           FileLock shared = users.tryLock(0, Long.MAX_VALUE, true);
           if (shared == null) {
             map.close();
             throw new CacheException(usersFile.toString(), "cannot take a shared lock while holding "
                 + LOCK_FILE + "; is another program locking it?", null);
+          }
+          if (PassCounters.LOG.isDebugEnabled()) {
+            PassCounters.LOG.debug("cache index {} {} in {} ms", mapFile, exists ? "opened" : "created",
+                TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
           }
           return new CacheIndex(dir, map, users, shared, alone != null);
         } finally {
@@ -140,6 +161,112 @@ final class CacheIndex implements AutoCloseable {
         .entries(Math.max(16, entries))
         .constantValueSizeBySample(new byte[IndexEntry.BYTES]);
     return recover ? builder.recoverPersistedTo(file, true) : builder.createPersistedTo(file);
+  }
+
+  /**
+   * Starts loading and initializing Chronicle Map's classes on a daemon thread, once per JVM, so
+   * that a later {@link #open} finds them ready; does nothing when this JVM lacks the flags Chronicle
+   * Map needs (the open reports that). An open that comes while it runs waits for it to end, so
+   * the two never initialize the same classes at once.
+   */
+  static void warmUpInBackground() {
+    if (warming != null) {
+      return;
+    }
+    synchronized (CacheIndex.class) {
+      if (warming != null) {
+        return;
+      }
+      CompletableFuture<Void> done = new CompletableFuture<>();
+      Thread t = new Thread(() -> {
+        try {
+          JvmFlags.check("cache index warm-up");
+          warmUp();
+        } catch (Throwable ignored) {
+          // the open that follows meets the same problem and reports it
+        } finally {
+          done.complete(null);
+        }
+      }, "sluice-cache-warm-up");
+      t.setDaemon(true);
+      warming = done;
+      t.start();
+    }
+  }
+
+  /**
+   * Runs what an open runs, on a throwaway index in a private temporary directory: creates it,
+   * stores an entry, and recovers it, so that Chronicle's classes for writing and reading a map
+   * file's header and for recovery are loaded and initialized.
+   */
+  private static void warmUp() throws IOException {
+    Path tmp = Files.createTempDirectory("sluice-index-warm-up");
+    File file = tmp.resolve(MAP_FILE).toFile();
+    try {
+      try (ChronicleMap<Long, byte[]> m = build(16, false, file)) {
+        try (ExternalMapQueryContext<Long, byte[], ?> c = m.queryContext(0L)) {
+          c.writeLock().lock();
+          MapAbsentEntry<Long, byte[]> absent = c.absentEntry();
+          if (absent != null) {
+            c.insert(absent, c.wrapValueAsData(new byte[IndexEntry.BYTES]));
+          }
+        }
+      }
+      try (ChronicleMap<Long, byte[]> m = build(16, true, file)) {
+        m.get(0L);
+      }
+    } finally {
+      Files.deleteIfExists(file.toPath());
+      Files.deleteIfExists(tmp);
+    }
+  }
+
+  private static void awaitWarmUp() {
+    CompletableFuture<Void> w = warming;
+    if (w != null) {
+      w.join();
+    }
+  }
+
+  /**
+   * Gives every page of the new, still private index file its storage, the way fallocate does: a
+   * hole in a file on a full tmpfs would otherwise fault (SIGBUS) on its first touch. Each block of
+   * zeros (a hole reads as zeros) is written back unchanged; no other process has the file yet.
+   */
+  private static void allocate(Path file) throws IOException {
+    try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+      ByteBuffer buf = ByteBuffer.allocate(1 << 16);
+      long size = ch.size();
+      for (long pos = 0; pos < size; pos += buf.capacity()) {
+        buf.clear().limit((int) Math.min(buf.capacity(), size - pos));
+        int n = 0;
+        while (buf.hasRemaining() && n >= 0) {
+          n = ch.read(buf, pos + buf.position());
+        }
+        buf.flip();
+        if (allZero(buf)) {
+          while (buf.hasRemaining()) {
+            ch.write(buf, pos + buf.position());
+          }
+        }
+      }
+    }
+  }
+
+  private static boolean allZero(ByteBuffer b) {
+    int i = b.position();
+    int end = b.limit();
+    for (; i + 8 <= end; i += 8) {
+      if (b.getLong(i) != 0) {
+        return false;
+      }
+    }
+    for (; i < end; i++) {
+      if (b.get(i) != 0) {
+        return false;
+      }
+    }
+    return true;
   }
 
   private static void close(FileChannel c) {

@@ -46,6 +46,7 @@ final class CacheState {
   private volatile CacheStore store;
 
   CacheState(Upstream upstream, CacheSpec spec, CacheListener listener) {
+    CacheIndex.warmUpInBackground();
     this.upstream = upstream;
     this.spec = spec;
     this.listener = listener;
