@@ -59,7 +59,7 @@ class DocSnippetsTest {
   private static final Pattern CLOSE = Pattern.compile("^\\s*```\\s*$");
   private static final Pattern TYPE = Pattern.compile(
       "^(?:public\\s+|final\\s+|abstract\\s+|sealed\\s+)*(?:class|interface|record|enum)\\s+(\\w+)", Pattern.MULTILINE);
-  private static final Pattern IMPORT = Pattern.compile("^import\\s+[\\w.*]+\\s*;\\s*(//.*)?$");
+  private static final Pattern IMPORT = Pattern.compile("^import\\s+(static\\s+)?[\\w.*]+\\s*;\\s*(//.*)?$");
 
   /** One fenced block: where it is, and its text without the fence. */
   record Block(Path file, int fenceLine, String info, List<String> lines) {
