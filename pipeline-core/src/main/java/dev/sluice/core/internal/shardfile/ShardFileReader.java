@@ -110,18 +110,13 @@ public final class ShardFileReader implements AutoCloseable {
       ShardFile.Frame frame = ShardFile.read(resource, ch, size);
       expected.checkFrame(resource, frame);
       checkBlocks(resource, frame, layouts, expected.layoutSource());
-      ShardFileReader r = new ShardFileReader(resource, path.getFileName().toString(), ch, frame, layouts,
-          maxChunkBytes);
-      MappedReads.endRead();
-      return r;
+      return MappedReads.call(resource, null,
+          () -> new ShardFileReader(resource, path.getFileName().toString(), ch, frame, layouts, maxChunkBytes));
     } catch (IOException e) {
       closeQuietly(ch);
       throw new DatasetIOException(resource, "cannot read: " + e, e);
     } catch (RuntimeException | Error e) {
       closeQuietly(ch);
-      if (e instanceof InternalError ie) {
-        throw MappedReads.changedWhileMapped(resource, null, ie);
-      }
       throw e;
     }
   }
@@ -280,14 +275,13 @@ public final class ShardFileReader implements AutoCloseable {
    */
   public void detach() {
     checkOpen();
-    try {
+    MappedReads.run(resource, null, () -> {
       for (ColumnReader c : columns) {
         c.mapAll();
       }
-      MappedReads.endRead();
+    });
+    try {
       channel.close();
-    } catch (InternalError e) {
-      throw MappedReads.changedWhileMapped(resource, null, e);
     } catch (IOException e) {
       throw new DatasetIOException(resource, "cannot close: " + e, e);
     }

@@ -122,12 +122,8 @@ public final class ShardRows {
     int k = shardOf(index);
     ShardFileReader r = readers.get(k);
     Example.Builder fields = Example.builder(index);
-    try {
-      r.putRow(index - starts[k], index, fields);
-      MappedReads.endRead();
-    } catch (InternalError e) {
-      throw MappedReads.changedWhileMapped(r.resource(), "row " + (index - starts[k]), e);
-    }
+    long row = index - starts[k];
+    MappedReads.runAtRow(r.resource(), row, () -> r.putRow(row, index, fields));
     return fields.build();
   }
 
@@ -154,64 +150,70 @@ public final class ShardRows {
       long lo = starts[k0];
       long hi = starts[k0 + 1];
       boolean oneShard = oneRun ? indices[from + count - 1] < hi : inRange(indices, from, count, lo, hi);
-      int[] shard = null; // where each row is, computed when a field needs it
-      long[] local = null;
-      Grouped grouped = null;
-      boolean checked = false; // some field of some file was checked by this call
-      if (!oneShard) {
-        shard = new int[count];
-        local = new long[count];
-        locate(indices, from, count, -1, shard, local);
-      }
-      try {
-        for (int f = 0; f < columns.length; f++) {
-          ShardFileReader.ColumnReader[] byShard = columns[f];
-          if (!allVerified) {
-            checked |= checkVerified(byShard, oneShard, k0, shard);
-          }
-          boolean fixed = byShard[k0].layout().kind() == FieldLayout.Kind.FIXED;
-          if (fixed && oneShard) {
-            byShard[k0].fixed().copy(indices, from, count, lo, target.fixedColumn(f), start, oneRun);
-            if (!byShard[k0].nullable()) {
-              continue;
-            }
-          }
-          if (shard == null) {
-            shard = new int[count];
-            local = new long[count];
-            locate(indices, from, count, oneShard ? k0 : -1, shard, local);
-          }
-          if (fixed && !oneShard) {
-            if (grouped == null) {
-              grouped = new Grouped(shard, readers.size());
-            }
-            copyScattered(byShard, grouped, local, target.fixedColumn(f), start);
-          }
-          if (fixed) {
-            if (byShard[k0].nullable()) {
-              for (int i = 0; i < count; i++) {
-                if (!byShard[shard[i]].isValid(local[i])) {
-                  target.setNull(f, start + i);
-                }
-              }
-            }
-          } else {
-            copyVariable(byShard, shard, local, indices, from, target, f);
-          }
-        }
-        MappedReads.endRead();
-        if (checked) {
-          allVerified = everyFieldVerified();
-        }
-      } catch (InternalError e) {
-        String where = oneShard ? readers.get(k0).resource() : resource;
-        throw MappedReads.changedWhileMapped(where, "rows " + indices[from] + "..", e);
-      }
+      String where = oneShard ? readers.get(k0).resource() : resource;
+      MappedReads.runAtRows(where, indices[from],
+          () -> copyFields(indices, from, count, target, start, k0, lo, oneShard, oneRun));
     }
     if (oneRun) {
       target.commitRange(indices[from], count);
     } else {
       target.commitRows(indices, from, count);
+    }
+  }
+
+  /**
+   * The field-by-field copy of {@link #gather}: rows {@code indices[from..from+count)}, checked to
+   * exist, into {@code target} from row {@code start}; {@code k0} is the first row's file and
+   * {@code lo} its first global index.
+   */
+  private void copyFields(long[] indices, int from, int count, BatchBuilder target, int start, int k0, long lo,
+      boolean oneShard, boolean oneRun) {
+    int[] shard = null; // where each row is, computed when a field needs it
+    long[] local = null;
+    Grouped grouped = null;
+    boolean checked = false; // some field of some file was checked by this call
+    if (!oneShard) {
+      shard = new int[count];
+      local = new long[count];
+      locate(indices, from, count, -1, shard, local);
+    }
+    for (int f = 0; f < columns.length; f++) {
+      ShardFileReader.ColumnReader[] byShard = columns[f];
+      if (!allVerified) {
+        checked |= checkVerified(byShard, oneShard, k0, shard);
+      }
+      boolean fixed = byShard[k0].layout().kind() == FieldLayout.Kind.FIXED;
+      if (fixed && oneShard) {
+        byShard[k0].fixed().copy(indices, from, count, lo, target.fixedColumn(f), start, oneRun);
+        if (!byShard[k0].nullable()) {
+          continue;
+        }
+      }
+      if (shard == null) {
+        shard = new int[count];
+        local = new long[count];
+        locate(indices, from, count, oneShard ? k0 : -1, shard, local);
+      }
+      if (fixed && !oneShard) {
+        if (grouped == null) {
+          grouped = new Grouped(shard, readers.size());
+        }
+        copyScattered(byShard, grouped, local, target.fixedColumn(f), start);
+      }
+      if (fixed) {
+        if (byShard[k0].nullable()) {
+          for (int i = 0; i < count; i++) {
+            if (!byShard[shard[i]].isValid(local[i])) {
+              target.setNull(f, start + i);
+            }
+          }
+        }
+      } else {
+        copyVariable(byShard, shard, local, indices, from, target, f);
+      }
+    }
+    if (checked) {
+      allVerified = everyFieldVerified();
     }
   }
 
@@ -383,11 +385,7 @@ public final class ShardRows {
   /** Checks every byte of every file against its stored checksums. */
   public void verify() {
     for (ShardFileReader r : readers) {
-      try {
-        r.verify();
-      } catch (InternalError e) {
-        throw MappedReads.changedWhileMapped(r.resource(), null, e);
-      }
+      MappedReads.run(r.resource(), null, r::verify);
     }
   }
 

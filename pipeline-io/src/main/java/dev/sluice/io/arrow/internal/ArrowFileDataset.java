@@ -16,7 +16,9 @@ import dev.sluice.core.Tensor;
 import dev.sluice.io.arrow.ArrowDataset;
 import dev.sluice.io.arrow.ArrowOptions;
 import dev.sluice.io.arrow.IpcFormat;
+import dev.sluice.core.internal.mapped.FileInput;
 import dev.sluice.core.internal.mapped.MappedChunks;
+import dev.sluice.core.internal.mapped.MappedFile;
 import dev.sluice.core.internal.mapped.MappedReads;
 import dev.sluice.core.internal.mapped.MappedRows;
 import dev.sluice.core.internal.RowRange;
@@ -37,7 +39,7 @@ import reactor.core.publisher.Flux;
 public final class ArrowFileDataset implements ArrowDataset {
   private final Path path;
   private final String resource;
-  private final MappedFile file;
+  private final FileInput file;
   private final IpcFile ipc;
   private final SchemaPlan plan;
   private final List<FieldPlan> fields;
@@ -52,7 +54,7 @@ public final class ArrowFileDataset implements ArrowDataset {
   private final ByteBuffer whole; // the file in one view when it is mapped in one chunk, else null
   private volatile boolean closed;
 
-  private ArrowFileDataset(Path path, MappedFile file, IpcFile ipc, SchemaPlan plan, List<FieldPlan> fields,
+  private ArrowFileDataset(Path path, FileInput file, IpcFile ipc, SchemaPlan plan, List<FieldPlan> fields,
       ArrowOptions options) {
     this.path = path;
     this.resource = path.toString();
@@ -90,18 +92,13 @@ public final class ArrowFileDataset implements ArrowDataset {
    * anything fails.
    */
   public static ArrowFileDataset open(Path path, ArrowOptions options) {
-    MappedFile f = MappedFile.open(path, options.maxChunkBytes());
+    FileInput f = MappedFile.open(path, options.maxChunkBytes());
     try {
-      IpcFile ipc = IpcFile.read(f);
-      MappedReads.endRead();
+      IpcFile ipc = MappedReads.call(path.toString(), null, () -> IpcFile.read(f));
       SchemaPlan plan = SchemaPlan.of(ipc.schema(), ipc.bigEndian(), options.fixedSizeListNulls());
       List<FieldPlan> fields = plan.select(path.toString(), options.columns());
       checkRowSizes(path.toString(), ipc, fields);
       return new ArrowFileDataset(path, f, ipc, plan, fields, options);
-    } catch (InternalError e) {
-      RuntimeException x = MappedReads.changedWhileMapped(path.toString(), null, e);
-      closeAfter(f, x);
-      throw x;
     } catch (RuntimeException e) {
       closeAfter(f, e);
       throw e;
@@ -130,7 +127,7 @@ public final class ArrowFileDataset implements ArrowDataset {
     }
   }
 
-  private static void closeAfter(MappedFile f, RuntimeException e) {
+  private static void closeAfter(FileInput f, RuntimeException e) {
     try {
       f.close();
     } catch (RuntimeException suppressed) {
@@ -232,26 +229,27 @@ public final class ArrowFileDataset implements ArrowDataset {
     if (d != null) {
       return d;
     }
-    try {
-      Memory memory = Memory.limited(Memory.heap(), Memory.budget(ipc.batches().get(k).message().bodyLength()));
-      IpcBatchBuffers data = open(k, memory);
-      d = new Decoded(assemble(data, k, 0, (int) data.rows(), memory));
-      if (whole != null && !data.compressed() && !data.swapsBytes()) {
-        long body = ipc.batches().get(k).message().bodyOffset();
-        for (int f = 0; f < fields.size(); f++) {
-          FieldPlan p = fields.get(f);
-          Column c = d.columns[f];
-          // a fixed-width column shared with the file: its values are a view of the buffer itself
-          if (d.rows[f] != null && p.leaf().kind() == Leaf.Kind.FIXED && !c.hasValidity() && d.values[f].isDirect()) {
-            d.fileOffset[f] = body + data.bufferOffset(p.steps().get(p.steps().size() - 1).node(), 1);
-          }
+    d = MappedReads.callAt(resource, "record batch", k, () -> decode(k));
+    decoded.set(k, new SoftReference<>(d));
+    return d;
+  }
+
+  /** Record batch {@code k} decoded whole into heap memory; runs inside the read boundary. */
+  private Decoded decode(int k) {
+    Memory memory = Memory.limited(Memory.heap(), Memory.budget(ipc.batches().get(k).message().bodyLength()));
+    IpcBatchBuffers data = open(k, memory);
+    Decoded d = new Decoded(assemble(data, k, 0, (int) data.rows(), memory));
+    if (whole != null && !data.compressed() && !data.swapsBytes()) {
+      long body = ipc.batches().get(k).message().bodyOffset();
+      for (int f = 0; f < fields.size(); f++) {
+        FieldPlan p = fields.get(f);
+        Column c = d.columns[f];
+        // a fixed-width column shared with the file: its values are a view of the buffer itself
+        if (d.rows[f] != null && p.leaf().kind() == Leaf.Kind.FIXED && !c.hasValidity() && d.values[f].isDirect()) {
+          d.fileOffset[f] = body + data.bufferOffset(p.steps().get(p.steps().size() - 1).node(), 1);
         }
       }
-      MappedReads.endRead();
-    } catch (InternalError e) {
-      throw MappedReads.changedWhileMapped(resource, "record batch " + k, e);
     }
-    decoded.set(k, new SoftReference<>(d));
     return d;
   }
 
@@ -290,7 +288,7 @@ public final class ArrowFileDataset implements ArrowDataset {
     int row = (int) (index - starts[k]);
     Decoded d = decoded(k);
     Example.Builder b = Example.builder(index);
-    try {
+    MappedReads.runAt(resource, "record batch", k, row, () -> {
       int touched = 0;
       for (Column c : d.columns) {
         if (c.isValid(row)) {
@@ -303,10 +301,7 @@ public final class ArrowFileDataset implements ArrowDataset {
         }
       }
       MappedReads.consume(touched);
-      MappedReads.endRead();
-    } catch (InternalError e) {
-      throw MappedReads.changedWhileMapped(resource, "record batch " + k + ", row " + row, e);
-    }
+    });
     return b.build();
   }
 
@@ -331,16 +326,13 @@ public final class ArrowFileDataset implements ArrowDataset {
     int start = target.size();
     if (count > 0) {
       int k0 = batchOf(indices[from]);
-      try {
+      MappedReads.runAtRows(resource, indices[from], () -> {
         if (oneRun && indices[from + count - 1] < starts[k0 + 1]) {
           gatherOne(decoded(k0), indices, from, count, starts[k0], true, target, start);
         } else {
           gatherRows(indices, from, count, k0, target, start);
         }
-        MappedReads.endRead();
-      } catch (InternalError e) {
-        throw MappedReads.changedWhileMapped(resource, "rows " + indices[from] + "..", e);
-      }
+      });
     }
     if (oneRun) {
       target.commitRange(indices[from], count);
@@ -575,11 +567,12 @@ public final class ArrowFileDataset implements ArrowDataset {
   private Batch slice(Shared shared, int k, long from, int n) {
     Memory memory = Memory.limited(Memory.pooled(pool), Memory.budget(ipc.batches().get(k).message().bodyLength()));
     try {
-      if (shared.data == null) {
-        shared.data = open(k, shared.decompressed);
-      }
-      Column[] cols = assemble(shared.data, k, from, n, memory);
-      MappedReads.endRead();
+      Column[] cols = MappedReads.callAt(resource, "record batch", k, () -> {
+        if (shared.data == null) {
+          shared.data = open(k, shared.decompressed);
+        }
+        return assemble(shared.data, k, from, n, memory);
+      });
       long[] indices = new long[n];
       long base = starts[k] + from;
       for (int i = 0; i < n; i++) {
@@ -593,9 +586,6 @@ public final class ArrowFileDataset implements ArrowDataset {
           shared.release();
         }
       });
-    } catch (InternalError e) {
-      memory.close();
-      throw MappedReads.changedWhileMapped(resource, "record batch " + k, e);
     } catch (RuntimeException e) {
       memory.close();
       throw e;
@@ -605,12 +595,13 @@ public final class ArrowFileDataset implements ArrowDataset {
   /** What the batches cut from one record batch share: its checked buffers and its decompressed memory. */
   private static final class Shared implements AutoCloseable {
     final Memory decompressed;
-    final AtomicInteger refs = new AtomicInteger(1);
     IpcBatchBuffers data;
 
     Shared(Memory decompressed) {
       this.decompressed = decompressed;
     }
+
+    final AtomicInteger refs = new AtomicInteger(1);
 
     void retain() {
       refs.incrementAndGet();

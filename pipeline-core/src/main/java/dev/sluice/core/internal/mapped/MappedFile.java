@@ -1,27 +1,23 @@
-package dev.sluice.io.arrow.internal;
+package dev.sluice.core.internal.mapped;
 
 import dev.sluice.core.DatasetClosedException;
-import dev.sluice.core.DatasetFormatException;
 import dev.sluice.core.DatasetIOException;
 import dev.sluice.core.UnsupportedFormatException;
-import dev.sluice.core.internal.mapped.MappedChunks;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.FileChannel;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * A file mapped read-only in chunks of at most {@code maxChunkBytes}, handing out views of byte
- * ranges: a range inside a chunk is a slice of it; a range across a chunk boundary (a record batch
- * body that straddles one) gets a mapping of its own. Nothing is unmapped explicitly: the
- * collector releases a mapping when its last view is gone.
+ * A {@link FileInput} mapped read-only in chunks of at most {@code maxChunkBytes}: a range inside a
+ * chunk is a slice of it; a range across a chunk boundary gets a mapping of its own. Nothing is
+ * unmapped explicitly: the collector releases a mapping when its last view is gone. Copies run
+ * inside the read boundary ({@link MappedReads}).
  */
-final class MappedFile implements AutoCloseable {
+public final class MappedFile implements FileInput {
   private final String resource;
   private final FileChannel channel;
   private final long size;
@@ -35,17 +31,15 @@ final class MappedFile implements AutoCloseable {
     this.chunks = new MappedChunks(resource, channel, 0, size, 1, maxChunkBytes);
   }
 
-  /** Opens {@code path}; nothing is mapped until a range is asked for. */
-  static MappedFile open(Path path, long maxChunkBytes) {
+  /**
+   * Opens {@code path}; nothing is mapped until a range is asked for.
+   *
+   * @param maxChunkBytes the largest single mapping, in [1, {@link Integer#MAX_VALUE}]
+   * @throws DatasetIOException when the file cannot be opened
+   */
+  public static MappedFile open(Path path, long maxChunkBytes) {
     String resource = path.toString();
-    FileChannel ch;
-    try {
-      ch = FileChannel.open(path, StandardOpenOption.READ);
-    } catch (NoSuchFileException e) {
-      throw new DatasetIOException(resource, "no such file", e);
-    } catch (IOException e) {
-      throw new DatasetIOException(resource, "cannot open: " + e.getMessage(), e);
-    }
+    FileChannel ch = FileInput.openChannel(path);
     try {
       return new MappedFile(resource, ch, ch.size(), maxChunkBytes);
     } catch (IOException | RuntimeException e) {
@@ -61,24 +55,19 @@ final class MappedFile implements AutoCloseable {
     }
   }
 
-  String resource() {
+  @Override
+  public String resource() {
     return resource;
   }
 
-  long size() {
+  @Override
+  public long size() {
     return size;
   }
 
-  /**
-   * A little-endian read-only view of bytes {@code [offset, offset + length)}.
-   *
-   * @param what what the range holds, for the message when it lies outside the file
-   */
-  ByteBuffer region(long offset, long length, String what) {
-    if (offset < 0 || length < 0 || offset > size || length > size - offset) {
-      throw new DatasetFormatException(resource, "byte " + offset, what + " at [" + offset + ", " + (offset + length)
-          + ") runs past the end of the file (" + size + " bytes): the file is truncated or damaged");
-    }
+  @Override
+  public ByteBuffer region(long offset, long length, String what) {
+    FileInput.checkRange(resource, size, offset, length, what);
     if (length > Integer.MAX_VALUE) {
       throw new UnsupportedFormatException(resource, "byte " + offset, what + " of " + length
           + " bytes is larger than 2 GiB, which Sluice reads in one piece; write smaller record batches");
@@ -106,10 +95,31 @@ final class MappedFile implements AutoCloseable {
     return b.slice(0, (int) length).order(ByteOrder.LITTLE_ENDIAN);
   }
 
-  /** The whole file as one view when it is mapped in one chunk, else null. */
-  ByteBuffer whole() {
+  @Override
+  public void readFully(long offset, ByteBuffer dst) {
+    int n = dst.remaining();
+    FileInput.checkRange(resource, size, offset, n, "a read of " + n + " bytes");
+    MappedReads.run(resource, null, () -> MappedRows.copyRange(chunks, offset, n, dst, dst.position()));
+    dst.position(dst.position() + n);
+  }
+
+  @Override
+  public ByteBuffer whole() {
     return size > 0 && size <= Integer.MAX_VALUE && chunks.chunkCount() == 1
         ? chunks.chunk(0).duplicate().order(ByteOrder.LITTLE_ENDIAN) : null;
+  }
+
+  /**
+   * Maps every chunk now and closes the file: reads go on from the mappings (released by the GC
+   * once this and its views are gone) and the process holds no file descriptor for it.
+   */
+  public void detach() {
+    MappedReads.run(resource, null, () -> {
+      for (int k = 0; k < chunks.chunkCount(); k++) {
+        chunks.chunk(k);
+      }
+    });
+    close();
   }
 
   /** Closes the file: ranges not mapped yet can no longer be (views handed out stay valid). */
