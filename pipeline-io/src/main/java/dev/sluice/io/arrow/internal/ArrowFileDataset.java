@@ -21,6 +21,7 @@ import dev.sluice.core.internal.mapped.MappedChunks;
 import dev.sluice.core.internal.mapped.MappedFile;
 import dev.sluice.core.internal.mapped.MappedReads;
 import dev.sluice.core.internal.mapped.MappedRows;
+import dev.sluice.core.internal.RefCount;
 import dev.sluice.core.internal.RowRange;
 import java.lang.ref.SoftReference;
 import java.nio.ByteBuffer;
@@ -30,7 +31,6 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import org.apache.arrow.flatbuf.RecordBatch;
 import reactor.core.publisher.Flux;
@@ -593,7 +593,7 @@ public final class ArrowFileDataset implements ArrowDataset {
   }
 
   /** What the batches cut from one record batch share: its checked buffers and its decompressed memory. */
-  private static final class Shared implements AutoCloseable {
+  private static final class Shared extends RefCount implements AutoCloseable {
     final Memory decompressed;
     IpcBatchBuffers data;
 
@@ -601,16 +601,9 @@ public final class ArrowFileDataset implements ArrowDataset {
       this.decompressed = decompressed;
     }
 
-    final AtomicInteger refs = new AtomicInteger(1);
-
-    void retain() {
-      refs.incrementAndGet();
-    }
-
-    void release() {
-      if (refs.decrementAndGet() == 0) {
-        decompressed.close();
-      }
+    @Override
+    protected void onLastRelease() {
+      decompressed.close();
     }
 
     @Override
