@@ -25,7 +25,7 @@ public final class ShardRows {
   private final String resource;
   private final Object owner;
   private final List<ShardFileReader> readers;
-  private final ShardFileReader.ColumnReader[][] columns; // [field][file]
+  private final ShardColumnReader[][] columns; // [field][file]
   private final int bucketShift;
   private final int[] bucketShard; // the file of row b << bucketShift
   private final long[] starts; // starts[k] = first global row of file k; starts[n] = base + rows
@@ -75,7 +75,7 @@ public final class ShardRows {
       }
       bucketShard[b] = k;
     }
-    this.columns = new ShardFileReader.ColumnReader[fieldCount][readers.size()];
+    this.columns = new ShardColumnReader[fieldCount][readers.size()];
     for (int f = 0; f < columns.length; f++) {
       for (int k = 0; k < readers.size(); k++) {
         columns[f][k] = readers.get(k).column(f);
@@ -178,7 +178,7 @@ public final class ShardRows {
       locate(indices, from, count, -1, shard, local);
     }
     for (int f = 0; f < columns.length; f++) {
-      ShardFileReader.ColumnReader[] byShard = columns[f];
+      ShardColumnReader[] byShard = columns[f];
       if (!allVerified) {
         checked |= checkVerified(byShard, oneShard, k0, shard);
       }
@@ -218,8 +218,8 @@ public final class ShardRows {
   }
 
   private boolean everyFieldVerified() {
-    for (ShardFileReader.ColumnReader[] byShard : columns) {
-      for (ShardFileReader.ColumnReader c : byShard) {
+    for (ShardColumnReader[] byShard : columns) {
+      for (ShardColumnReader c : byShard) {
         if (!c.verified()) {
           return false;
         }
@@ -232,7 +232,7 @@ public final class ShardRows {
    * Checks the blocks of one field in every file the batch reads (see {@link ShardFileReader});
    * true when one of them was not known to be checked before.
    */
-  private static boolean checkVerified(ShardFileReader.ColumnReader[] byShard, boolean oneShard, int k0, int[] shard) {
+  private static boolean checkVerified(ShardColumnReader[] byShard, boolean oneShard, int k0, int[] shard) {
     if (oneShard) {
       return byShard[k0].checkVerified();
     }
@@ -274,7 +274,7 @@ public final class ShardRows {
    * Fixed-length rows from several files, taken file by file ({@code byShard} groups the batch's
    * positions by file): first every row's first cache lines are touched, then the rows copied.
    */
-  private static void copyScattered(ShardFileReader.ColumnReader[] columns, Grouped byShard, long[] local,
+  private static void copyScattered(ShardColumnReader[] columns, Grouped byShard, long[] local,
       ByteBuffer dst, int start) {
     int rowBytes = columns[0].fixed().rowBytes();
     if (rowBytes == 0) {
@@ -326,7 +326,7 @@ public final class ShardRows {
   }
 
   /** Variable-length rows: every range located and checked, room made once, then one copy per row. */
-  private static void copyVariable(ShardFileReader.ColumnReader[] byShard, int[] shard, long[] local, long[] indices,
+  private static void copyVariable(ShardColumnReader[] byShard, int[] shard, long[] local, long[] indices,
       int from, BatchBuilder target, int field) {
     int n = shard.length;
     boolean nested = byShard[shard[0]].layout().kind() == FieldLayout.Kind.NESTED;
@@ -335,7 +335,7 @@ public final class ShardRows {
     long[] ranges = new long[2 * n]; // byte ranges of the innermost values (flat kinds), -1: a null row
     long bytes = 0;
     for (int i = 0; i < n; i++) {
-      ShardFileReader.ColumnReader c = byShard[shard[i]];
+      ShardColumnReader c = byShard[shard[i]];
       if (!c.isValid(local[i])) {
         ranges[2 * i] = -1;
         continue;
