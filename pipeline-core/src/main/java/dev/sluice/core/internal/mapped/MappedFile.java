@@ -2,7 +2,6 @@ package dev.sluice.core.internal.mapped;
 
 import dev.sluice.core.DatasetClosedException;
 import dev.sluice.core.DatasetIOException;
-import dev.sluice.core.UnsupportedFormatException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -17,17 +16,12 @@ import java.util.concurrent.ConcurrentHashMap;
  * unmapped explicitly: the collector releases a mapping when its last view is gone. Copies run
  * inside the read boundary ({@link MappedReads}).
  */
-public final class MappedFile implements FileInput {
-  private final String resource;
-  private final FileChannel channel;
-  private final long size;
+public final class MappedFile extends LocalFile {
   private final MappedChunks chunks;
   private final ConcurrentHashMap<Long, ByteBuffer> straddling = new ConcurrentHashMap<>();
 
   private MappedFile(String resource, FileChannel channel, long size, long maxChunkBytes) {
-    this.resource = resource;
-    this.channel = channel;
-    this.size = size;
+    super(resource, channel, size);
     this.chunks = new MappedChunks(resource, channel, 0, size, 1, maxChunkBytes);
   }
 
@@ -38,40 +32,12 @@ public final class MappedFile implements FileInput {
    * @throws DatasetIOException when the file cannot be opened
    */
   public static MappedFile open(Path path, long maxChunkBytes) {
-    String resource = path.toString();
-    FileChannel ch = FileInput.openChannel(path);
-    try {
-      return new MappedFile(resource, ch, ch.size(), maxChunkBytes);
-    } catch (IOException | RuntimeException e) {
-      try {
-        ch.close();
-      } catch (IOException suppressed) {
-        e.addSuppressed(suppressed);
-      }
-      if (e instanceof RuntimeException r) {
-        throw r;
-      }
-      throw new DatasetIOException(resource, "cannot read: " + e.getMessage(), e);
-    }
-  }
-
-  @Override
-  public String resource() {
-    return resource;
-  }
-
-  @Override
-  public long size() {
-    return size;
+    return LocalFile.open(path, (resource, ch, size) -> new MappedFile(resource, ch, size, maxChunkBytes));
   }
 
   @Override
   public ByteBuffer region(long offset, long length, String what) {
-    FileInput.checkRange(resource, size, offset, length, what);
-    if (length > Integer.MAX_VALUE) {
-      throw new UnsupportedFormatException(resource, "byte " + offset, what + " of " + length
-          + " bytes is larger than 2 GiB, which Sluice reads in one piece; write smaller record batches");
-    }
+    checkRegion(offset, length, what);
     if (length == 0) {
       return ByteBuffer.allocate(0).order(ByteOrder.LITTLE_ENDIAN);
     }
@@ -120,15 +86,5 @@ public final class MappedFile implements FileInput {
       }
     });
     close();
-  }
-
-  /** Closes the file: ranges not mapped yet can no longer be (views handed out stay valid). */
-  @Override
-  public void close() {
-    try {
-      channel.close();
-    } catch (IOException e) {
-      throw new DatasetIOException(resource, "cannot close: " + e.getMessage(), e);
-    }
   }
 }

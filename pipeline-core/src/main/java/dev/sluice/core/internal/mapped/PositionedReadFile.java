@@ -3,7 +3,6 @@ package dev.sluice.core.internal.mapped;
 import dev.sluice.core.DatasetClosedException;
 import dev.sluice.core.DatasetFormatException;
 import dev.sluice.core.DatasetIOException;
-import dev.sluice.core.UnsupportedFormatException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -18,15 +17,9 @@ import java.nio.file.Path;
  * copy of its range on the heap. Safe for concurrent use: positioned reads do not move a shared
  * position.
  */
-public final class PositionedReadFile implements FileInput {
-  private final String resource;
-  private final FileChannel channel;
-  private final long size;
-
+public final class PositionedReadFile extends LocalFile {
   private PositionedReadFile(String resource, FileChannel channel, long size) {
-    this.resource = resource;
-    this.channel = channel;
-    this.size = size;
+    super(resource, channel, size);
   }
 
   /**
@@ -35,37 +28,12 @@ public final class PositionedReadFile implements FileInput {
    * @throws DatasetIOException when the file cannot be opened
    */
   public static PositionedReadFile open(Path path) {
-    String resource = path.toString();
-    FileChannel ch = FileInput.openChannel(path);
-    try {
-      return new PositionedReadFile(resource, ch, ch.size());
-    } catch (IOException e) {
-      try {
-        ch.close();
-      } catch (IOException suppressed) {
-        e.addSuppressed(suppressed);
-      }
-      throw new DatasetIOException(resource, "cannot read: " + e.getMessage(), e);
-    }
-  }
-
-  @Override
-  public String resource() {
-    return resource;
-  }
-
-  @Override
-  public long size() {
-    return size;
+    return LocalFile.open(path, PositionedReadFile::new);
   }
 
   @Override
   public ByteBuffer region(long offset, long length, String what) {
-    FileInput.checkRange(resource, size, offset, length, what);
-    if (length > Integer.MAX_VALUE) {
-      throw new UnsupportedFormatException(resource, "byte " + offset, what + " of " + length
-          + " bytes is larger than 2 GiB, which Sluice reads in one piece; write smaller record batches");
-    }
+    checkRegion(offset, length, what);
     ByteBuffer copy = ByteBuffer.allocate((int) length);
     readFully(offset, copy);
     return copy.flip().asReadOnlyBuffer().order(ByteOrder.LITTLE_ENDIAN);
@@ -91,15 +59,6 @@ public final class PositionedReadFile implements FileInput {
     } catch (IOException e) {
       throw new DatasetIOException(resource, "cannot read bytes [" + offset + ", " + (offset + n) + "): "
           + e.getMessage(), e);
-    }
-  }
-
-  @Override
-  public void close() {
-    try {
-      channel.close();
-    } catch (IOException e) {
-      throw new DatasetIOException(resource, "cannot close: " + e.getMessage(), e);
     }
   }
 }
