@@ -1,6 +1,5 @@
 package dev.sluice.core;
 
-import dev.sluice.core.internal.RefCount;
 import java.lang.ref.Cleaner;
 import java.util.ArrayList;
 import java.util.Arrays;

@@ -1,5 +1,11 @@
 package dev.sluice.core;
 
+import dev.sluice.core.internal.AtomicOutput;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.Collection;
 import java.util.List;
@@ -306,7 +312,7 @@ public final class PipelineState {
   }
 
   // ---------------------------------------------------------------------------------------------
-  // JSON and files (PipelineStateJson, PipelineStateFiles)
+  // JSON (PipelineStateJson) and files
 
   /**
    * The state as JSON: its fields, {@code "format": 1} and a SHA-256 {@code "checksum"} over the
@@ -340,7 +346,16 @@ public final class PipelineState {
    * @throws DatasetIOException if the file cannot be read
    */
   public static PipelineState read(Path file) {
-    return PipelineStateFiles.read(file);
+    Objects.requireNonNull(file, "file");
+    byte[] bytes;
+    try {
+      bytes = Files.readAllBytes(file);
+    } catch (NoSuchFileException e) {
+      throw new DatasetIOException(file.toString(), "no such checkpoint file", e);
+    } catch (IOException e) {
+      throw new DatasetIOException(file.toString(), "cannot read the checkpoint: " + e.getMessage(), e);
+    }
+    return fromJson(new String(bytes, StandardCharsets.UTF_8), file.toString());
   }
 
   /**
@@ -353,7 +368,14 @@ public final class PipelineState {
    * @throws DatasetIOException if the file cannot be written (the previous one is then left as it was)
    */
   public void write(Path file) {
-    PipelineStateFiles.write(this, file);
+    Objects.requireNonNull(file, "file");
+    Path dir = file.toAbsolutePath().getParent();
+    try {
+      AtomicOutput.replace(file, (toJson() + "\n").getBytes(StandardCharsets.UTF_8));
+    } catch (IOException | UncheckedIOException e) {
+      String why = dir == null || Files.isDirectory(dir) ? e.getMessage() : "the directory " + dir + " does not exist";
+      throw new DatasetIOException(file.toString(), "cannot write the checkpoint: " + why, e);
+    }
   }
 
   @Override

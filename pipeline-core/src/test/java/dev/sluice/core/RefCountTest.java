@@ -1,4 +1,4 @@
-package dev.sluice.core.internal;
+package dev.sluice.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -1,4 +1,4 @@
-package dev.sluice.core.internal;
+package dev.sluice.core;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -6,12 +6,24 @@ import java.lang.invoke.VarHandle;
 /**
  * A reference count for memory or a resource shared by several holders: it starts at one (the
  * creator's reference), {@link #retain()} adds a holder, {@link #release()} drops one, and the
- * last release runs {@link #onLastRelease()} exactly once, on the releasing thread. A holder that
- * must tolerate being closed twice (a {@code Batch} handle) keeps its own closed flag and releases
- * once; the count itself refuses a retain after the last release and a release past zero, with an
- * {@link IllegalStateException}, rather than resurrect or release twice.
+ * last release runs {@link #onLastRelease()} exactly once, on the releasing thread. It is what a
+ * {@link Batch}'s handles share, and what a source uses when several batches it emits share one
+ * piece of foreign memory: each batch's release callback releases once, and the last frees it.
  *
- * <p>Subclass it with the state it guards, so that counting costs no object of its own.
+ * <p>A holder that must tolerate being closed twice (a {@code Batch} handle) keeps its own closed
+ * flag and releases once; the count itself refuses a retain after the last release and a release
+ * past zero with an {@link IllegalStateException}, rather than resurrect or release twice.
+ * Subclass it with the state it guards, so that counting costs no object of its own.
+ *
+ * <pre>{@code
+ * final class Shared extends RefCount {
+ *   protected void onLastRelease() { memory.close(); }
+ * }
+ * Shared shared = new Shared();           // count 1: the source's own reference
+ * shared.retain();                        // a batch's release callback will call shared.release()
+ * Batch b = Batch.of(schema, columns, indices, shared::release);
+ * shared.release();                       // the source is done; the batch still holds the memory
+ * }</pre>
  */
 public abstract class RefCount {
   private static final VarHandle REFS;
