@@ -17,11 +17,10 @@ import dev.sluice.io.arrow.ArrowDataset;
 import dev.sluice.io.arrow.ArrowOptions;
 import dev.sluice.io.arrow.IpcFormat;
 import dev.sluice.core.internal.mapped.FileInput;
-import dev.sluice.core.internal.mapped.MappedChunks;
 import dev.sluice.core.internal.mapped.MappedFile;
 import dev.sluice.core.internal.mapped.MappedReads;
 import dev.sluice.core.internal.mapped.MappedRows;
-import dev.sluice.core.internal.RefCount;
+import dev.sluice.core.RefCount;
 import dev.sluice.core.internal.RowRange;
 import java.lang.ref.SoftReference;
 import java.nio.ByteBuffer;
@@ -50,7 +49,7 @@ public final class ArrowFileDataset implements ArrowDataset {
   private final int equalShift; // log2(equalRows) when it is a power of two, else -1
   private final List<Split> splits;
   private final Map<Split, Integer> splitNumbers = new HashMap<>();
-  private final AtomicReferenceArray<SoftReference<Decoded>> decoded;
+  private final AtomicReferenceArray<SoftReference<DecodedRecordBatch>> decoded;
   private final ByteBuffer whole; // the file in one view when it is mapped in one chunk, else null
   private volatile boolean closed;
 
@@ -223,9 +222,9 @@ public final class ArrowFileDataset implements ArrowDataset {
   }
 
   /** Record batch {@code k} decoded whole into heap memory (what examples and gathers read), kept softly. */
-  private Decoded decoded(int k) {
-    SoftReference<Decoded> ref = decoded.get(k);
-    Decoded d = ref == null ? null : ref.get();
+  private DecodedRecordBatch decoded(int k) {
+    SoftReference<DecodedRecordBatch> ref = decoded.get(k);
+    DecodedRecordBatch d = ref == null ? null : ref.get();
     if (d != null) {
       return d;
     }
@@ -235,10 +234,10 @@ public final class ArrowFileDataset implements ArrowDataset {
   }
 
   /** Record batch {@code k} decoded whole into heap memory; runs inside the read boundary. */
-  private Decoded decode(int k) {
+  private DecodedRecordBatch decode(int k) {
     Memory memory = Memory.limited(Memory.heap(), Memory.budget(ipc.batches().get(k).message().bodyLength()));
     IpcBatchBuffers data = open(k, memory);
-    Decoded d = new Decoded(assemble(data, k, 0, (int) data.rows(), memory));
+    DecodedRecordBatch d = new DecodedRecordBatch(resource, assemble(data, k, 0, (int) data.rows(), memory));
     if (whole != null && !data.compressed() && !data.swapsBytes()) {
       long body = ipc.batches().get(k).message().bodyOffset();
       for (int f = 0; f < fields.size(); f++) {
@@ -253,31 +252,6 @@ public final class ArrowFileDataset implements ArrowDataset {
     return d;
   }
 
-  /** The columns of one record batch, and row gathers over its fixed-length ones. */
-  private final class Decoded {
-    final Column[] columns;
-    final MappedRows[] rows;
-    final ByteBuffer[] values;
-    final long[] fileOffset; // where a fixed-length field's values start in the file when shared with it, else -1
-
-    Decoded(Column[] columns) {
-      this.columns = columns;
-      this.rows = new MappedRows[columns.length];
-      this.values = new ByteBuffer[columns.length];
-      this.fileOffset = new long[columns.length];
-      java.util.Arrays.fill(fileOffset, -1);
-      for (int f = 0; f < columns.length; f++) {
-        Column c = columns[f];
-        if (c.spec().isFixedLength()) {
-          int rowBytes = Math.toIntExact(c.spec().rowBytes());
-          ByteBuffer values = c.values().data();
-          this.values[f] = values;
-          rows[f] = new MappedRows(resource, MappedChunks.ofRegion(resource, values), c.size(), rowBytes);
-        }
-      }
-    }
-  }
-
   // ------------------------------------------------------------------ random access
 
   @Override
@@ -286,7 +260,7 @@ public final class ArrowFileDataset implements ArrowDataset {
     RandomAccessDataset.checkIndex(index, size(), this);
     int k = batchOf(index);
     int row = (int) (index - starts[k]);
-    Decoded d = decoded(k);
+    DecodedRecordBatch d = decoded(k);
     Example.Builder b = Example.builder(index);
     MappedReads.runAt(resource, "record batch", k, row, () -> {
       int touched = 0;
@@ -328,7 +302,7 @@ public final class ArrowFileDataset implements ArrowDataset {
       int k0 = batchOf(indices[from]);
       MappedReads.runAtRows(resource, indices[from], () -> {
         if (oneRun && indices[from + count - 1] < starts[k0 + 1]) {
-          gatherOne(decoded(k0), indices, from, count, starts[k0], true, target, start);
+          decoded(k0).gather(indices, from, count, starts[k0], true, target, start);
         } else {
           gatherRows(indices, from, count, k0, target, start);
         }
@@ -341,29 +315,6 @@ public final class ArrowFileDataset implements ArrowDataset {
     }
   }
 
-  /** Rows of one record batch ({@code indices - base}): bulk copies of the fixed-length fields. */
-  private void gatherOne(Decoded d, long[] indices, int from, int count, long base, boolean oneRun, BatchBuilder target,
-      int start) {
-    for (int f = 0; f < fields.size(); f++) {
-      Column c = d.columns[f];
-      if (d.rows[f] != null) {
-        d.rows[f].copy(indices, from, count, base, target.fixedColumn(f), start, oneRun);
-        if (c.hasValidity()) {
-          for (int i = 0; i < count; i++) {
-            if (!c.isValid((int) (indices[from + i] - base))) {
-              target.setNull(f, start + i);
-            }
-          }
-        }
-      } else {
-        ColumnBuilder column = target.column(f);
-        for (int i = 0; i < count; i++) {
-          appendRow(column, c, (int) (indices[from + i] - base));
-        }
-      }
-    }
-  }
-
   /**
    * Rows in any order: each row's record batch found once; when they all are in {@code k0}, that
    * batch's bulk copies, else fixed-length fields row by row from each row's record batch (first
@@ -372,7 +323,7 @@ public final class ArrowFileDataset implements ArrowDataset {
   private void gatherRows(long[] indices, int from, int count, int k0, BatchBuilder target, int start) {
     int[] batch = new int[count];
     long[] local = new long[count];
-    Decoded[] byBatch = new Decoded[starts.length - 1];
+    DecodedRecordBatch[] byBatch = new DecodedRecordBatch[starts.length - 1];
     boolean one = true;
     for (int i = 0; i < count; i++) {
       int k = batchOf(indices[from + i]);
@@ -384,12 +335,12 @@ public final class ArrowFileDataset implements ArrowDataset {
       }
     }
     if (one) {
-      gatherOne(byBatch[k0], indices, from, count, starts[k0], false, target, start);
+      byBatch[k0].gather(indices, from, count, starts[k0], false, target, start);
       return;
     }
     for (int f = 0; f < fields.size(); f++) {
       if (fields.get(f).spec().isFixedLength()) {
-        copyRows(byBatch, batch, f, local, target.fixedColumn(f), start);
+        DecodedRecordBatch.copyRows(byBatch, batch, f, local, target.fixedColumn(f), start, whole);
         for (int i = 0; i < count; i++) {
           Column c = byBatch[batch[i]].columns[f];
           if (c.hasValidity() && !c.isValid((int) local[i])) {
@@ -399,83 +350,9 @@ public final class ArrowFileDataset implements ArrowDataset {
       } else {
         ColumnBuilder column = target.column(f);
         for (int i = 0; i < count; i++) {
-          appendRow(column, byBatch[batch[i]].columns[f], (int) local[i]);
+          DecodedRecordBatch.appendRow(column, byBatch[batch[i]].columns[f], (int) local[i]);
         }
       }
-    }
-  }
-
-  /**
-   * Copies fixed-length field {@code f} of each row from its record batch's values: the first
-   * (up to four) cache lines and the last byte of every row loaded first, so that their misses
-   * overlap, then the rows copied; rows of 4 and 8 bytes with one value load and store each.
-   */
-  private void copyRows(Decoded[] byBatch, int[] batch, int f, long[] local, ByteBuffer dst, int start) {
-    int n = batch.length;
-    int rb = byBatch[batch[0]].rows[f].rowBytes();
-    if (rb == 0) {
-      return;
-    }
-    // when every row's values are a view of the file, one buffer and absolute offsets: its checks hoisted
-    ByteBuffer file = whole;
-    long[] at = new long[n];
-    for (int i = 0; i < n && file != null; i++) {
-      long base = byBatch[batch[i]].fileOffset[f];
-      if (base < 0) {
-        file = null;
-      }
-      at[i] = base + local[i] * rb;
-    }
-    if (file == null) {
-      for (int i = 0; i < n; i++) {
-        at[i] = local[i] * rb;
-      }
-    }
-    if (rb == 8) {
-      for (int i = 0; i < n; i++) {
-        ByteBuffer b = file != null ? file : byBatch[batch[i]].values[f];
-        dst.putLong((start + i) * 8, b.getLong((int) at[i]));
-      }
-      return;
-    }
-    if (rb == 4) {
-      for (int i = 0; i < n; i++) {
-        ByteBuffer b = file != null ? file : byBatch[batch[i]].values[f];
-        dst.putInt((start + i) * 4, b.getInt((int) at[i]));
-      }
-      return;
-    }
-    int span = Math.min(rb, 256);
-    int sum = 0; // independent loads: the CPU keeps the misses of many rows in flight
-    for (int i = 0; i < n; i++) {
-      ByteBuffer b = file != null ? file : byBatch[batch[i]].values[f];
-      int p = (int) at[i];
-      sum += b.get(p) + b.get(p + span - 1);
-      if (span > 128) {
-        sum += b.get(p + 64) + b.get(p + 128);
-      } else if (span > 64) {
-        sum += b.get(p + 64);
-      }
-    }
-    MappedReads.consume(sum);
-    for (int i = 0; i < n; i++) {
-      ByteBuffer b = file != null ? file : byBatch[batch[i]].values[f];
-      dst.put((start + i) * rb, b, (int) at[i], rb);
-    }
-  }
-
-  /** Appends row {@code row} of {@code c} (null, a single-level value in one copy, or a nested value). */
-  static void appendRow(ColumnBuilder column, Column c, int row) {
-    if (!c.isValid(row)) {
-      column.addNull(0);
-      return;
-    }
-    Tensor t = c.row(row);
-    if (!t.hasNulls() && !t.isRagged() && c.offsetLevels() == 1
-        && (c.spec().raggedRank() == 0 || !c.spec().dtype().isVariableLength() && c.spec().itemShape().numElements() > 0)) {
-      column.appendVariable(t.data());
-    } else {
-      column.appendRow(t);
     }
   }
 
