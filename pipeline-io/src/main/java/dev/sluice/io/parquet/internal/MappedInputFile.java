@@ -36,6 +36,9 @@ public final class MappedInputFile implements InputFile {
             m = MappedFile.open(path, CHUNK);
             m.detach();
           } catch (DatasetException e) {
+            if (e.getCause() instanceof IOException io) {
+              throw io; // NoSuchFileException and the like, as parquet-java's callers expect
+            }
             throw new IOException(e.getMessage(), e);
           }
           mapped = m;

@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Random;
@@ -43,5 +44,12 @@ class MappedInputFileTest {
       assertThatThrownBy(() -> s.readFully(new byte[100_000])).isInstanceOf(IOException.class)
           .hasMessageContaining(f.toString()).hasMessageContaining("changed while mapped");
     }
+  }
+
+  @Test
+  void aMissingFileIsNoSuchFileException() {
+    MappedInputFile in = new MappedInputFile(dir.resolve("missing.parquet"));
+    assertThatThrownBy(in::getLength).isInstanceOf(NoSuchFileException.class);
+    assertThatThrownBy(in::newStream).isInstanceOf(NoSuchFileException.class);
   }
 }
