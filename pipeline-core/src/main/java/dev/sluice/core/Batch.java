@@ -8,7 +8,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -174,7 +173,7 @@ public final class Batch implements AutoCloseable {
   /** A second handle on the same memory; each handle must be closed once. */
   public Batch retain() {
     checkOpen();
-    shared.refs.incrementAndGet();
+    shared.retain();
     return new Batch(shared);
   }
 
@@ -194,14 +193,8 @@ public final class Batch implements AutoCloseable {
    */
   @Override
   public void close() {
-    if (CLOSED.compareAndSet(this, 0, 1) && shared.refs.decrementAndGet() == 0) {
-      shared.memory.markReleased();
-      shared.release.markClosed();
-      if (shared.watch != null) {
-        shared.watch.clean(); // runs the release here, once, and stops watching
-      } else {
-        shared.release.run();
-      }
+    if (CLOSED.compareAndSet(this, 0, 1)) {
+      shared.release();
     }
   }
 
@@ -223,7 +216,8 @@ public final class Batch implements AutoCloseable {
         + (shared.size > 8 ? "..." : "") + (closed != 0 ? ", closed" : "") + "}";
   }
 
-  private static final class Shared {
+  /** What the handles of one batch share; the last handle closed returns the memory. */
+  private static final class Shared extends RefCount {
     final long id; // the name is built only when a message needs it
     final Schema schema;
     final List<Column> columns;
@@ -233,7 +227,6 @@ public final class Batch implements AutoCloseable {
     final BatchMemory memory;
     final BatchRelease release;
     final Cleaner.Cleanable watch; // null when leak detection is disabled
-    final AtomicInteger refs = new AtomicInteger(1);
 
     Shared(long id, Schema schema, List<Column> columns, long[] indices, long first, int size, BatchMemory memory,
         BatchRelease release, Cleaner.Cleanable watch) {
@@ -269,6 +262,22 @@ public final class Batch implements AutoCloseable {
 
     String name() {
       return "batch#" + id;
+    }
+
+    @Override
+    protected void onLastRelease() {
+      memory.markReleased();
+      release.markClosed();
+      if (watch != null) {
+        watch.clean(); // runs the release here, once, and stops watching
+      } else {
+        release.run();
+      }
+    }
+
+    @Override
+    public String toString() {
+      return name();
     }
   }
 }

@@ -1,5 +1,6 @@
 package dev.sluice.core;
 
+import dev.sluice.core.ColumnMemory.Buf;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
@@ -70,15 +71,15 @@ public final class ColumnBuilder {
       if (spec.isFixedLength()) {
         this.rowBytes = Math.toIntExact(spec.rowBytes());
         this.itemBytes = rowBytes;
-        this.fixed = allocate((long) rowBytes * capacity);
+        this.fixed = ColumnMemory.allocate(pool, held, (long) rowBytes * capacity);
       } else {
         this.rowBytes = -1;
         this.itemBytes = varLeaf ? 1 : Math.toIntExact(spec.itemShape().numElements() * spec.dtype().byteSize());
         for (int j = 0; j < levels; j++) {
-          offsets[j] = allocate(8L * (capacity + 1));
+          offsets[j] = ColumnMemory.allocate(pool, held, 8L * (capacity + 1));
           offsets[j].buf.putLong(0, 0L);
         }
-        this.values = allocate(pool == null ? 64 : Math.max(4096, (long) capacity * 16));
+        this.values = ColumnMemory.allocate(pool, held, pool == null ? 64 : Math.max(4096, (long) capacity * 16));
       }
     } catch (RuntimeException e) {
       release();
@@ -130,7 +131,7 @@ public final class ColumnBuilder {
       throw new IndexOutOfBoundsException("row " + row + " out of bounds for capacity " + capacity);
     }
     if (validity[0] == null) {
-      validity[0] = allocate(capacity);
+      validity[0] = ColumnMemory.allocate(pool, held, capacity);
       fillValid(validity[0].buf, 0, capacity);
       validUpTo[0] = capacity;
     }
@@ -377,7 +378,7 @@ public final class ColumnBuilder {
       Buf o = offsets[depth];
       long need = (c + 2) * 8;
       if (need > o.size) {
-        grow(o, need, c * 8 + 8, "offsets");
+        ColumnMemory.grow(pool, held, spec.name(), o, need, c * 8 + 8, "offsets");
       }
       o.buf.putLong((int) (c * 8), depth < ragged ? counts[depth + 1] : valueBytes);
     }
@@ -397,10 +398,10 @@ public final class ColumnBuilder {
   private void markNull(int depth, long item) {
     Buf v = validity[depth];
     if (v == null) {
-      v = allocate(depth == 0 ? capacity : Math.max(64, item + 1));
+      v = ColumnMemory.allocate(pool, held, depth == 0 ? capacity : Math.max(64, item + 1));
       validity[depth] = v;
     } else if (item + 1 > v.size) {
-      grow(v, Math.max(item + 1, v.size * 2), validUpTo[depth], "validity");
+      ColumnMemory.grow(pool, held, spec.name(), v, Math.max(item + 1, v.size * 2), validUpTo[depth], "validity");
     }
     fillValid(v.buf, (int) validUpTo[depth], (int) item);
     v.buf.put((int) item, (byte) 0);
@@ -414,7 +415,8 @@ public final class ColumnBuilder {
         throw new IllegalStateException("field '" + spec.name() + "': more than 2 GiB of values in one batch; "
             + "use a smaller batch size");
       }
-      grow(values, Math.min(Integer.MAX_VALUE - 8, Math.max(need, values.size * 2)), valueBytes, "values");
+      ColumnMemory.grow(pool, held, spec.name(), values, Math.min(Integer.MAX_VALUE - 8, Math.max(need, values.size * 2)),
+          valueBytes, "values");
     }
   }
 
@@ -448,7 +450,7 @@ public final class ColumnBuilder {
    */
   void clear() {
     for (int j = 0; j < validity.length; j++) {
-      release(validity[j]);
+      ColumnMemory.release(held, validity[j]);
       validity[j] = null;
       validUpTo[j] = 0;
     }
@@ -489,7 +491,7 @@ public final class ColumnBuilder {
         Buf o = offsets[j];
         long need = (c + (b - a) + 1) * 8;
         if (need > o.size) {
-          grow(o, need, c * 8, "offsets");
+          ColumnMemory.grow(pool, held, spec.name(), o, need, c * 8, "offsets");
         }
         for (long i = a; i < b; i++) {
           o.buf.putLong((int) ((c + i - a) * 8), base + so.getLong((int) (i * 8)));
@@ -528,11 +530,11 @@ public final class ColumnBuilder {
       if (offsets != null) {
         RawGather.gather(data, offsets, from, count, dst, at);
       } else if (rowBytes == 4) {
-        gather4(data, rows, from, count, dst, at);
+        RowGathers.gather4(data, rows, from, count, dst, at);
       } else if (rowBytes == 8) {
-        gather8(data, rows, from, count, dst, at);
+        RowGathers.gather8(data, rows, from, count, dst, at);
       } else {
-        gatherRows(data, rowBytes, rowsBelow, rows, from, count, dst, at);
+        RowGathers.gatherRows(data, rowBytes, rowsBelow, rows, from, count, dst, at);
       }
       copyNullRows(src, rowsBelow, rows, from, count, at);
       return;
@@ -549,19 +551,19 @@ public final class ColumnBuilder {
     }
     ByteBuffer so = src.offsets(0).rawData();
     int unit = varLeaf ? 1 : itemBytes;
-    ensureValues(unitsOf(so, rowsBelow, rows, from, count) * unit);
+    ensureValues(RowGathers.unitsOf(so, rowsBelow, rows, from, count) * unit);
     Buf o = offsets[0];
     long c = counts[0];
     if ((c + count + 1) * 8 > o.size) {
-      grow(o, (c + count + 1) * 8, c * 8, "offsets");
+      ColumnMemory.grow(pool, held, spec.name(), o, (c + count + 1) * 8, c * 8, "offsets");
     }
     ByteBuffer data = src.values().rawData();
     int per = varLeaf ? 1 : itemBytes;
     long end = RawGather.serves(so, data, values.buf, o.buf)
         ? RawGather.gatherValues(so, data, unit, per, rowsBelow, rows, from, count, values.buf, o.buf, c, valueBytes)
-        : gatherValues(so, data, unit, per, rows, from, count, values.buf, o.buf, c, valueBytes);
+        : RowGathers.gatherValues(so, data, unit, per, rows, from, count, values.buf, o.buf, c, valueBytes);
     if (src.hasValidity(0)) {
-      for (int i : nullRows(src.validity(0).rawData(), rowsBelow, rows, from, count)) {
+      for (int i : RowGathers.nullRows(src.validity(0).rawData(), rowsBelow, rows, from, count)) {
         markNull(0, c + i);
       }
     }
@@ -604,113 +606,11 @@ public final class ColumnBuilder {
   /** Marks the rows from {@code at} on null where their source rows are (a fixed-width field's gather). */
   private void copyNullRows(Column src, int rowsBelow, int[] rows, int from, int count, int at) {
     if (src.hasValidity(0)) {
-      for (int i : nullRows(src.validity(0).rawData(), rowsBelow, rows, from, count)) {
+      for (int i : RowGathers.nullRows(src.validity(0).rawData(), rowsBelow, rows, from, count)) {
         markRowNull(at + i); // the source's null rows are zeros already
       }
     }
   }
-
-  /**
-   * The positions {@code i - from}, for {@code i} in {@code [from, from + count)}, whose row
-   * {@code rows[i]} is null in {@code flags}.
-   */
-  private static int[] nullRows(ByteBuffer flags, int rowsBelow, int[] rows, int from, int count) {
-    if (RawGather.serves(flags)) {
-      return RawGather.nullRows(flags, rowsBelow, rows, from, count);
-    }
-    int[] found = new int[16];
-    int n = 0;
-    for (int i = 0; i < count; i++) {
-      if (flags.get(rows[from + i]) == 0) {
-        if (n == found.length) {
-          found = Arrays.copyOf(found, 2 * n);
-        }
-        found[n++] = i;
-      }
-    }
-    return Arrays.copyOf(found, n);
-  }
-
-  /** The items (bytes, or fixed-width list items) of rows {@code rows[from ..from + count)} under offsets {@code so}. */
-  private static long unitsOf(ByteBuffer so, int rowsBelow, int[] rows, int from, int count) {
-    if (RawGather.serves(so)) {
-      return RawGather.unitsOf(so, rowsBelow, rows, from, count);
-    }
-    long units = 0;
-    for (int i = 0; i < count; i++) {
-      int r = rows[from + i] << 3;
-      units += so.getLong(r + 8) - so.getLong(r);
-    }
-    return units;
-  }
-
-  /**
-   * The values of rows {@code rows[from .. from + count)} (offsets {@code so} in units of
-   * {@code unit} bytes) appended to {@code dst} from byte {@code end} on, and their offsets (in units
-   * of {@code per} bytes) written to {@code off} from entry {@code c} on; returns the new end.
-   */
-  private static long gatherValues(ByteBuffer so, ByteBuffer data, int unit, int per, int[] rows, int from,
-      int count, ByteBuffer dst, ByteBuffer off, long c, long end) {
-    for (int i = 0; i < count; i++) {
-      int r = rows[from + i];
-      long a = so.getLong(r << 3);
-      int bytes = (int) ((so.getLong((r << 3) + 8) - a) * unit);
-      off.putLong((int) ((c + i) << 3), end / per);
-      dst.put((int) end, data, (int) (a * unit), bytes);
-      end += bytes;
-    }
-    return end;
-  }
-
-  /** {@code dst[at + i] = src[rows[from + i]]} for 4-byte values (a small method the JIT compiles on its own). */
-  private static void gather4(ByteBuffer src, int[] rows, int from, int count, ByteBuffer dst, int at) {
-    warm(src, count);
-    for (int i = 0; i < count; i++) {
-      dst.putInt((at + i) << 2, src.getInt(rows[from + i] << 2));
-    }
-  }
-
-  /** {@code dst[at + i] = src[rows[from + i]]} for 8-byte values. */
-  private static void gather8(ByteBuffer src, int[] rows, int from, int count, ByteBuffer dst, int at) {
-    warm(src, count);
-    for (int i = 0; i < count; i++) {
-      dst.putLong((at + i) << 3, src.getLong(rows[from + i] << 3));
-    }
-  }
-
-  /** {@code dst[at + i] = src[rows[from + i]]} for rows of {@code rowBytes} bytes. */
-  private static void gatherRows(ByteBuffer src, int rowBytes, int rowsBelow, int[] rows, int from, int count,
-      ByteBuffer dst, int at) {
-    if (RawGather.serves(src, dst)) {
-      RawGather.gatherRows(src, rowBytes, rowsBelow, rows, from, count, dst, at);
-      return;
-    }
-    for (int i = 0; i < count; i++) {
-      dst.put((at + i) * rowBytes, src, rows[from + i] * rowBytes, rowBytes);
-    }
-  }
-
-  /** Where {@link #warm} leaves what it read, so that the reads are not optimized away. */
-  private static volatile long warmed;
-
-  /**
-   * Before a long gather, reads one value per cache line of {@code src} in order: the hardware then
-   * streams the column into the cache, and the gather's reads in random order hit it instead of
-   * each waiting for memory.
-   */
-  private static void warm(ByteBuffer src, int count) {
-    if (count < WARM_FROM) {
-      return;
-    }
-    long sum = 0;
-    for (int i = 0, last = src.limit() - 8; i <= last; i += 64) {
-      sum += src.getLong(i);
-    }
-    warmed = sum;
-  }
-
-  /** Gathers of at least this many rows warm their source first. */
-  private static final int WARM_FROM = 2048;
 
   /** Row flags {@code [from, from + count)} of a fixed-length field's source copied to rows {@code at ..}. */
   private void copyRowFlags(ByteBuffer flags, int from, int count, int at) {
@@ -724,7 +624,7 @@ public final class ColumnBuilder {
   /** Marks row {@code row} of a fixed-length field null without zeroing it (the copied row is zeros). */
   private void markRowNull(int row) {
     if (validity[0] == null) {
-      validity[0] = allocate(capacity);
+      validity[0] = ColumnMemory.allocate(pool, held, capacity);
       fillValid(validity[0].buf, 0, capacity);
       validUpTo[0] = capacity;
     }
@@ -769,7 +669,7 @@ public final class ColumnBuilder {
       if (validity[j] != null) {
         int c = (int) counts[j];
         if (c > validity[j].size) {
-          grow(validity[j], c, validUpTo[j], "validity");
+          ColumnMemory.grow(pool, held, spec.name(), validity[j], c, validUpTo[j], "validity");
         }
         fillValid(validity[j].buf, (int) validUpTo[j], c);
         validUpTo[j] = c;
@@ -802,62 +702,14 @@ public final class ColumnBuilder {
 
   /** Returns this column's memory to the pool; each buffer is released at most once. */
   void release() {
-    release(fixed);
-    release(values);
+    ColumnMemory.release(held, fixed);
+    ColumnMemory.release(held, values);
     for (Buf b : offsets) {
-      release(b);
+      ColumnMemory.release(held, b);
     }
     for (Buf b : validity) {
-      release(b);
+      ColumnMemory.release(held, b);
     }
-  }
-
-  private void release(Buf b) {
-    if (b != null && b.pooled != null) {
-      held[0] -= b.buf.capacity();
-      b.pooled.close();
-      b.pooled = null;
-    }
-  }
-
-  // ------------------------------------------------------------------ memory
-
-  /** A pooled or heap buffer that may be replaced by a bigger one. */
-  private static final class Buf {
-    PooledBuffer pooled;
-    ByteBuffer buf;
-    long size;
-  }
-
-  private Buf allocate(long bytes) {
-    Buf b = new Buf();
-    if (pool != null) {
-      b.pooled = pool.allocate(bytes, held[0]);
-      b.buf = b.pooled.buffer();
-      held[0] += b.buf.capacity();
-    } else {
-      b.buf = ByteBuffer.allocate(Math.toIntExact(bytes)).order(ByteOrder.LITTLE_ENDIAN);
-    }
-    b.size = bytes;
-    return b;
-  }
-
-  /** Replaces {@code b}'s memory by at least {@code bytes} bytes, keeping its first {@code keep} bytes. */
-  private void grow(Buf b, long bytes, long keep, String what) {
-    long size = Math.max(bytes, b.size * 2);
-    if (size > Integer.MAX_VALUE - 8) {
-      size = bytes;
-    }
-    if (size > Integer.MAX_VALUE - 8) {
-      throw new IllegalStateException("field '" + spec.name() + "': more than 2 GiB of " + what
-          + " in one batch; use a smaller batch size");
-    }
-    Buf bigger = allocate(size);
-    bigger.buf.put(0, b.buf, 0, (int) keep);
-    release(b);
-    b.pooled = bigger.pooled;
-    b.buf = bigger.buf;
-    b.size = bigger.size;
   }
 
   private static void fillValid(ByteBuffer b, int from, int to) {

@@ -1,34 +1,15 @@
 package dev.sluice.core;
 
-import com.fasterxml.jackson.annotation.JsonInclude;
-import com.fasterxml.jackson.core.JsonLocation;
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.core.exc.StreamReadException;
-import com.fasterxml.jackson.core.io.JsonEOFException;
-import com.fasterxml.jackson.databind.DeserializationFeature;
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.exc.MismatchedInputException;
-import com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException;
-import com.fasterxml.jackson.databind.json.JsonMapper;
 import dev.sluice.core.internal.AtomicOutput;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
-import java.util.ArrayList;
 import java.util.Collection;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Objects;
-import java.util.TreeMap;
 
 /**
  * Where a run of a pipeline is: an immutable value that a pipeline resumes from exactly, nothing
@@ -69,14 +50,6 @@ import java.util.TreeMap;
 public final class PipelineState {
   /** The JSON format this version writes and reads. */
   public static final int FORMAT = 1;
-
-  private static final ObjectMapper JSON = JsonMapper.builder()
-      .enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
-      .enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES)
-      .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
-      .disable(DeserializationFeature.ACCEPT_FLOAT_AS_INT)
-      .serializationInclusion(JsonInclude.Include.NON_NULL)
-      .build();
 
   /**
    * What a state was taken on, so that it is refused on another dataset.
@@ -339,43 +312,14 @@ public final class PipelineState {
   }
 
   // ---------------------------------------------------------------------------------------------
-  // JSON
-
-  /** The JSON form; the record components are the fields, in this order. */
-  private record Json(Integer format, Long seed, Long epoch, Long endEpoch, Long position, Long offset, Integer shards,
-      Integer shard, Context context, Source dataset, List<String> pipeline, String checksum) {}
-
-  /** The context fields of the JSON form. */
-  private record Context(Integer rank, Integer worldSize, Integer localRank) {}
-
-  private Json json(String checksum) {
-    return new Json(FORMAT, seed, epoch, endEpoch, position, offset, shards, shard,
-        new Context(rank, worldSize, localRank), source, stages, checksum);
-  }
-
-  /** The SHA-256 of the canonical JSON of {@code json} without its checksum, in hex. */
-  private static String checksum(Json json) {
-    Json content = new Json(json.format, json.seed, json.epoch, json.endEpoch, json.position, json.offset, json.shards,
-        json.shard, json.context, json.dataset, json.pipeline, null);
-    try {
-      byte[] canonical = JSON.writeValueAsBytes(content);
-      return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(canonical));
-    } catch (JsonProcessingException | NoSuchAlgorithmException e) {
-      throw new IllegalStateException("cannot compute a pipeline state's checksum", e);
-    }
-  }
+  // JSON (PipelineStateJson) and files
 
   /**
    * The state as JSON: its fields, {@code "format": 1} and a SHA-256 {@code "checksum"} over the
    * rest, indented for reading.
    */
   public String toJson() {
-    Json content = json(null);
-    try {
-      return JSON.writerWithDefaultPrettyPrinter().writeValueAsString(json(checksum(content)));
-    } catch (JsonProcessingException e) {
-      throw new IllegalStateException("cannot write a pipeline state as JSON", e);
-    }
+    return PipelineStateJson.toJson(this);
   }
 
   /** {@link #fromJson(String, String)} for a state that does not come from a file. */
@@ -392,118 +336,7 @@ public final class PipelineState {
    *     Sluice, misses or adds a field, or does not match its checksum (it was edited or damaged)
    */
   public static PipelineState fromJson(String json, String origin) {
-    Objects.requireNonNull(json, "json");
-    Objects.requireNonNull(origin, "origin");
-    byte[] bytes = json.getBytes(StandardCharsets.UTF_8);
-    if (json.isBlank()) {
-      throw new CheckpointException(origin, "byte " + bytes.length, "truncated: the checkpoint is empty");
-    }
-    JsonNode tree;
-    try {
-      tree = JSON.readTree(bytes);
-    } catch (JsonEOFException e) {
-      throw new CheckpointException(origin, "byte " + offsetOf(e.getLocation(), bytes.length), "truncated: the JSON "
-          + "ends before the state is complete", e);
-    } catch (StreamReadException e) {
-      throw new CheckpointException(origin, at(e.getLocation()), "not a Sluice checkpoint: "
-          + e.getOriginalMessage(), e);
-    } catch (IOException e) {
-      throw new CheckpointException(origin, null, "not a Sluice checkpoint: " + e.getMessage(), e);
-    }
-    if (tree == null || !tree.isObject()) {
-      throw new CheckpointException(origin, null, "not a Sluice checkpoint: expected a JSON object");
-    }
-    JsonNode format = tree.get("format");
-    if (format == null || !format.canConvertToInt() || !format.isIntegralNumber()) {
-      throw new CheckpointException(origin, "field format", "not a Sluice checkpoint: expected an integer format "
-          + "version but found " + (format == null ? "none" : format));
-    }
-    if (format.intValue() > FORMAT) {
-      throw new CheckpointException(origin, "field format", "written by a newer Sluice: format " + format.intValue()
-          + ", and this version reads format " + FORMAT + " (or older)");
-    }
-    if (format.intValue() < 1) {
-      throw new CheckpointException(origin, "field format", "not a Sluice checkpoint: format " + format.intValue());
-    }
-    Json j;
-    try {
-      j = JSON.treeToValue(tree, Json.class);
-    } catch (UnrecognizedPropertyException e) {
-      throw new CheckpointException(origin, "field " + e.getPropertyName(), "unknown field '" + e.getPropertyName()
-          + "' in a format " + FORMAT + " state (the file was edited)", e);
-    } catch (MismatchedInputException e) {
-      throw new CheckpointException(origin, "field " + path(e), "expected " + e.getTargetType().getSimpleName()
-          .toLowerCase(java.util.Locale.ROOT) + ": " + e.getOriginalMessage(), e);
-    } catch (JsonProcessingException e) {
-      throw new CheckpointException(origin, null, "not a Sluice checkpoint: " + e.getOriginalMessage(), e);
-    }
-    requireFields(j, origin);
-    String expected = checksum(j);
-    if (!expected.equals(j.checksum)) {
-      throw new CheckpointException(origin, "field checksum", "checksum mismatch (expected " + expected + ", found "
-          + j.checksum + "): the state was edited or damaged");
-    }
-    Builder b = new Builder();
-    b.seed = j.seed;
-    b.epoch = j.epoch;
-    b.endEpoch = j.endEpoch;
-    b.position = j.position;
-    b.offset = j.offset;
-    b.shards = j.shards;
-    b.shard = j.shard;
-    b.rank = j.context.rank;
-    b.worldSize = j.context.worldSize;
-    b.localRank = j.context.localRank;
-    b.source = j.dataset;
-    b.stages = j.pipeline;
-    try {
-      return new PipelineState(b, origin);
-    } catch (IllegalArgumentException | NullPointerException e) {
-      throw new CheckpointException(origin, null, "out of range: " + e.getMessage(), e);
-    }
-  }
-
-  private static void requireFields(Json j, String origin) {
-    TreeMap<String, Object> fields = new TreeMap<>();
-    fields.put("seed", j.seed);
-    fields.put("epoch", j.epoch);
-    fields.put("endEpoch", j.endEpoch);
-    fields.put("position", j.position);
-    fields.put("offset", j.offset);
-    fields.put("shards", j.shards);
-    fields.put("shard", j.shard);
-    fields.put("context", j.context);
-    fields.put("dataset", j.dataset);
-    fields.put("pipeline", j.pipeline);
-    fields.put("checksum", j.checksum);
-    if (j.context != null) {
-      fields.put("context.rank", j.context.rank);
-      fields.put("context.worldSize", j.context.worldSize);
-      fields.put("context.localRank", j.context.localRank);
-    }
-    for (var e : fields.entrySet()) {
-      if (e.getValue() == null) {
-        throw new CheckpointException(origin, "field " + e.getKey(), "missing field '" + e.getKey() + "' (the file was "
-            + "truncated or edited)");
-      }
-    }
-  }
-
-  private static String path(MismatchedInputException e) {
-    List<String> names = new ArrayList<>();
-    for (var ref : e.getPath()) {
-      names.add(ref.getFieldName() != null ? ref.getFieldName() : String.valueOf(ref.getIndex()));
-    }
-    return String.join(".", names);
-  }
-
-  private static String at(JsonLocation location) {
-    return location == null ? null : "line " + location.getLineNr() + ", column " + location.getColumnNr();
-  }
-
-  private static long offsetOf(JsonLocation location, long length) {
-    long at = location == null ? -1 : location.getByteOffset();
-    return at >= 0 ? at : length;
+    return PipelineStateJson.fromJson(json, origin);
   }
 
   /**
@@ -537,22 +370,13 @@ public final class PipelineState {
   public void write(Path file) {
     Objects.requireNonNull(file, "file");
     Path dir = file.toAbsolutePath().getParent();
-    byte[] bytes = (toJson() + "\n").getBytes(StandardCharsets.UTF_8);
-    try (AtomicOutput out = AtomicOutput.file(file)) {
-      try (FileChannel ch = FileChannel.open(out.temp(), StandardOpenOption.WRITE)) {
-        ByteBuffer buf = ByteBuffer.wrap(bytes);
-        while (buf.hasRemaining()) {
-          ch.write(buf);
-        }
-        ch.force(true);
-      }
-      out.commit();
+    try {
+      AtomicOutput.replace(file, (toJson() + "\n").getBytes(StandardCharsets.UTF_8));
     } catch (IOException | UncheckedIOException e) {
       String why = dir == null || Files.isDirectory(dir) ? e.getMessage() : "the directory " + dir + " does not exist";
       throw new DatasetIOException(file.toString(), "cannot write the checkpoint: " + why, e);
     }
   }
-
 
   @Override
   public boolean equals(Object o) {
@@ -576,18 +400,18 @@ public final class PipelineState {
 
   /** Builds a {@link PipelineState}; every field has a default (epoch 0 of a one-epoch run, shard 0 of 1). */
   public static final class Builder {
-    private long seed;
-    private long epoch;
-    private long endEpoch = 1;
-    private long position;
-    private long offset;
-    private int shards = 1;
-    private int shard;
-    private int rank;
-    private int worldSize = 1;
-    private int localRank;
-    private Source source = new Source("stream", -1, "", "");
-    private List<String> stages = List.of();
+    long seed;
+    long epoch;
+    long endEpoch = 1;
+    long position;
+    long offset;
+    int shards = 1;
+    int shard;
+    int rank;
+    int worldSize = 1;
+    int localRank;
+    Source source = new Source("stream", -1, "", "");
+    List<String> stages = List.of();
 
     private Builder() {}
 
@@ -645,6 +469,11 @@ public final class PipelineState {
      */
     public PipelineState build() {
       return new PipelineState(this, "checkpoint");
+    }
+
+    /** The state, read from {@code origin}. */
+    PipelineState build(String origin) {
+      return new PipelineState(this, origin);
     }
   }
 }

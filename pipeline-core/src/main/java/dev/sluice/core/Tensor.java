@@ -3,7 +3,6 @@ package dev.sluice.core;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
-import java.util.Objects;
 
 /**
  * An immutable, typed view of little-endian memory with a shape.
@@ -77,6 +76,11 @@ public final class Tensor {
     this.memory = memory;
   }
 
+  /** The lifetime of the batch whose memory this views, or null. */
+  BatchMemory memory() {
+    return memory;
+  }
+
   /** This tensor over the same memory, checking {@code batch}'s lifetime. */
   Tensor bind(BatchMemory batch) {
     return new Tensor(dtype, shape, data, offsets, validity, batch);
@@ -105,27 +109,7 @@ public final class Tensor {
    *     {@code data.remaining()}
    */
   public static Tensor wrap(DType dtype, Shape shape, ByteBuffer data) {
-    Objects.requireNonNull(dtype, "dtype");
-    Objects.requireNonNull(shape, "shape");
-    if (!shape.isFullyDefined()) {
-      throw new IllegalArgumentException("a tensor needs a concrete shape but it was " + shape
-          + " (a ragged tensor is made with wrapRagged)");
-    }
-    ByteBuffer view = data.slice().order(ByteOrder.LITTLE_ENDIAN);
-    if (dtype.isVariableLength()) {
-      if (shape.rank() != 0) {
-        throw new IllegalArgumentException(
-            "a " + dtype + " tensor of rank " + shape.rank() + " needs offsets; use wrapVariable");
-      }
-      return new Tensor(dtype, shape, view, null);
-    }
-    long expected = shape.numElements() * dtype.byteSize();
-    if (expected != view.remaining()) {
-      throw new IllegalArgumentException(
-          "shape " + shape + " of " + dtype + " needs " + expected + " bytes but the buffer has "
-              + view.remaining());
-    }
-    return new Tensor(dtype, shape, view, null);
+    return TensorLayouts.wrap(dtype, shape, data);
   }
 
   /**
@@ -133,22 +117,7 @@ public final class Tensor {
    * back, {@code offsets} holds {@code n + 1} little-endian int64 offsets into it.
    */
   public static Tensor wrapVariable(DType dtype, ByteBuffer data, ByteBuffer offsets) {
-    if (!dtype.isVariableLength()) {
-      throw new IllegalArgumentException("wrapVariable needs string or bytes but it was " + dtype);
-    }
-    ByteBuffer off = offsets.slice().order(ByteOrder.LITTLE_ENDIAN);
-    if (off.remaining() % 8 != 0 || off.remaining() < 8) {
-      throw new IllegalArgumentException(
-          "offsets must hold n + 1 int64 values but have " + off.remaining() + " bytes");
-    }
-    int n = off.remaining() / 8 - 1;
-    ByteBuffer view = data.slice().order(ByteOrder.LITTLE_ENDIAN);
-    long last = off.getLong(n * 8);
-    if (off.getLong(0) != 0 || last > view.remaining()) {
-      throw new IllegalArgumentException(
-          "offsets span [" + off.getLong(0) + ", " + last + ") but data has " + view.remaining() + " bytes");
-    }
-    return new Tensor(dtype, Shape.of(n), view, off);
+    return TensorLayouts.wrapVariable(dtype, data, offsets);
   }
 
   /**
@@ -168,91 +137,17 @@ public final class Tensor {
    */
   public static Tensor wrapRagged(DType dtype, Shape shape, ByteBuffer data, java.util.List<ByteBuffer> offsets,
       java.util.List<ByteBuffer> validity) {
-    Objects.requireNonNull(dtype, "dtype");
-    Objects.requireNonNull(shape, "shape");
-    if (shape.rank() == 0 || shape.dim(0) < 0) {
-      throw new IllegalArgumentException("a ragged tensor needs a concrete first dimension but its shape is " + shape);
-    }
-    int ragged = raggedDims(shape);
-    for (int i = ragged + 1; i < shape.rank(); i++) {
-      if (shape.dim(i) < 0) {
-        throw new IllegalArgumentException("shape " + shape + " has a variable (-1) dimension after a fixed one");
-      }
-    }
-    if (dtype.isVariableLength() && ragged + 1 != shape.rank()) {
-      throw new IllegalArgumentException("a " + dtype + " tensor takes no fixed dimensions after the first: " + shape);
-    }
-    int levels = ragged + (dtype.isVariableLength() ? 1 : 0);
-    if (offsets.size() != levels) {
-      throw new IllegalArgumentException("shape " + shape + " of " + dtype + " needs " + levels
-          + " offsets buffer(s) but " + offsets.size() + " were given");
-    }
-    if (!validity.isEmpty() && validity.size() != ragged + 1) {
-      throw new IllegalArgumentException("shape " + shape + " has " + (ragged + 1)
-          + " list dimension(s) but " + validity.size() + " validity buffers were given");
-    }
-    ByteBuffer[] off = new ByteBuffer[levels];
-    ByteBuffer[] valid = validity.isEmpty() ? null : new ByteBuffer[ragged + 1];
-    ByteBuffer view = data.slice().order(ByteOrder.LITTLE_ENDIAN);
-    long count = shape.dim(0);
-    for (int j = 0; j <= ragged; j++) {
-      if (valid != null && validity.get(j) != null) {
-        ByteBuffer v = validity.get(j).slice();
-        if (v.remaining() != count) {
-          throw new IllegalArgumentException("validity of dimension " + j + " needs " + count + " bytes but has "
-              + v.remaining());
-        }
-        valid[j] = v;
-      }
-      if (j < levels) {
-        ByteBuffer o = offsets.get(j).slice().order(ByteOrder.LITTLE_ENDIAN);
-        if (o.remaining() != (count + 1) * 8) {
-          throw new IllegalArgumentException("offsets " + j + " need " + (count + 1) + " int64 values but have "
-              + o.remaining() + " bytes");
-        }
-        long prev = 0;
-        for (long i = 0; i <= count; i++) {
-          long x = o.getLong((int) (i * 8));
-          if (i == 0 ? x != 0 : x < prev) {
-            throw new IllegalArgumentException("offsets " + j + " must start at 0 and never decrease but value "
-                + i + " is " + x + (i == 0 ? "" : " after " + prev));
-          }
-          prev = x;
-        }
-        off[j] = o;
-        count = prev;
-      }
-    }
-    long need = dtype.isVariableLength() ? count
-        : count * Shape.of(java.util.Arrays.copyOfRange(shape.dims(), ragged + 1, shape.rank())).numElements() * dtype.byteSize();
-    if (dtype.isVariableLength() ? need > view.remaining() : need != view.remaining()) {
-      throw new IllegalArgumentException("shape " + shape + " of " + dtype + " with these offsets needs " + need
-          + " bytes of values but the buffer has " + view.remaining());
-    }
-    return new Tensor(dtype, shape, view, off, valid != null && hasAny(valid) ? valid : null);
+    return TensorLayouts.wrapRagged(dtype, shape, data, offsets, validity);
   }
 
-  private static boolean hasAny(ByteBuffer[] a) {
-    for (ByteBuffer b : a) {
-      if (b != null) {
-        return true;
-      }
-    }
-    return false;
-  }
-
-  /** The number of ragged ({@code -1}) dimensions of a tensor shape (they follow the first). */
-  private static int raggedDims(Shape shape) {
-    int k = 0;
-    while (k + 1 < shape.rank() && shape.dim(k + 1) < 0) {
-      k++;
-    }
-    return k;
+  /** A tensor over buffers already checked to fit the shape, with at most one offsets buffer. */
+  static Tensor ofChecked(DType dtype, Shape shape, ByteBuffer data, ByteBuffer offsets) {
+    return new Tensor(dtype, shape, data, offsets);
   }
 
   /** Trusted constructor for core: the buffers already fit the shape. */
   static Tensor ofLayout(DType dtype, Shape shape, ByteBuffer data, ByteBuffer[] offsets, ByteBuffer[] validity) {
-    return new Tensor(dtype, shape, data, offsets, validity != null && hasAny(validity) ? validity : null);
+    return new Tensor(dtype, shape, data, offsets, validity != null && TensorLayouts.hasAny(validity) ? validity : null);
   }
 
   /**
@@ -388,7 +283,7 @@ public final class Tensor {
       return shape.numElements();
     }
     checkLive(); // a ragged tensor counts its values in its offsets
-    int r = raggedDims(shape);
+    int r = TensorLayouts.raggedDims(shape);
     return countAt(r) * innerElements(r);
   }
 
@@ -548,7 +443,7 @@ public final class Tensor {
    * everything below them, as a tensor of shape {@code shape} whose first dimension they are.
    */
   private Tensor range(int level, long start, long end, Shape shape) {
-    int ragged = raggedDims(this.shape);
+    int ragged = TensorLayouts.raggedDims(this.shape);
     int newLevels = offsets.length - level;
     ByteBuffer[] off = newLevels == 0 ? NO_BUFFERS : new ByteBuffer[newLevels];
     ByteBuffer[] valid = null;
@@ -810,7 +705,7 @@ public final class Tensor {
     if (validity == null && other.validity == null) {
       return true;
     }
-    int dims = raggedDims(shape) + 1;
+    int dims = TensorLayouts.raggedDims(shape) + 1;
     for (int j = 0; j < dims; j++) {
       ByteBuffer a = validity == null ? null : validity[j];
       ByteBuffer b = other.validity == null ? null : other.validity[j];
@@ -861,33 +756,7 @@ public final class Tensor {
 
   @Override
   public String toString() {
-    StringBuilder sb = new StringBuilder("Tensor(").append(dtype).append(shape);
-    if (memory != null && memory.isReleased()) {
-      return sb.append(" of closed ").append(memory.name()).append(')').toString();
-    }
-    if (validity != null) {
-      sb.append(" with nulls");
-    }
-    if (dtype == DType.STRING && shape.rank() == 0) {
-      sb.append(" \"").append(getString()).append('"');
-    } else if (dtype == DType.STRING) {
-      long n = numElements();
-      sb.append(" [");
-      for (long i = 0; i < Math.min(n, 8); i++) {
-        sb.append(i > 0 ? ", \"" : "\"").append(stringAt(i)).append('"');
-      }
-      sb.append(n > 8 ? ", ...]" : "]");
-    } else if (!dtype.isVariableLength() && !dtype.isComplex()) {
-      long n = numElements();
-      sb.append(" [");
-      for (long i = 0; i < Math.min(n, 8); i++) {
-        if (i > 0) {
-          sb.append(", ");
-        }
-        sb.append(dtype.isFloatingPoint() ? String.valueOf(getAsDouble(i)) : String.valueOf(getAsLong(i)));
-      }
-      sb.append(n > 8 ? ", ...]" : "]");
-    }
-    return sb.append(')').toString();
+    return TensorText.describe(this);
   }
+
 }

@@ -1,6 +1,7 @@
 package dev.sluice.core.internal;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.AtomicMoveNotSupportedException;
@@ -100,6 +101,26 @@ public final class AtomicOutput implements AutoCloseable {
           throw e;
         }
       }
+    }
+  }
+
+  /**
+   * Replaces {@code target} with {@code bytes}, atomically: written to a temporary file beside it
+   * and forced to disk, renamed over it, and the directory forced ({@link #commit()}), so that a
+   * crash leaves either the previous content or this one.
+   *
+   * @throws IOException when the file cannot be written (the previous one is then left as it was)
+   */
+  public static void replace(Path target, byte[] bytes) throws IOException {
+    try (AtomicOutput out = file(target)) {
+      try (FileChannel ch = FileChannel.open(out.temp(), StandardOpenOption.WRITE)) {
+        ByteBuffer buf = ByteBuffer.wrap(bytes);
+        while (buf.hasRemaining()) {
+          ch.write(buf);
+        }
+        ch.force(true);
+      }
+      out.commit();
     }
   }
 

@@ -13,7 +13,6 @@ import dev.sluice.core.Shape;
 import dev.sluice.core.Tensor;
 import dev.sluice.core.TensorSpec;
 import dev.sluice.core.internal.Fingerprints;
-import dev.sluice.core.internal.mapped.MappedReads;
 import dev.sluice.io.npy.internal.NpyArrays;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -145,13 +144,7 @@ public final class DirectoryDataset implements RandomAccessDataset<Example>, Has
         throw new DatasetIOException(file.toString(), "cannot read: " + e, e);
       }
     }
-    Tensor t;
-    try {
-      t = NpyArrays.read(file, Directory.NPY_FIELD);
-      MappedReads.endRead();
-    } catch (InternalError e) {
-      throw MappedReads.changedWhileMapped(file.toString(), null, e);
-    }
+    Tensor t = NpyArrays.read(file, Directory.NPY_FIELD);
     TensorSpec spec = schema.field(0);
     if (t.dtype() != spec.dtype() || !spec.shape().isCompatibleWith(t.shape())) {
       throw new DatasetFormatException(file.toString(), "header", "holds " + t.dtype() + t.shape() + " but the "

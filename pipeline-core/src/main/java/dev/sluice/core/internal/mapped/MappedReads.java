@@ -1,10 +1,13 @@
 package dev.sluice.core.internal.mapped;
 
 import dev.sluice.core.DatasetFormatException;
+import java.io.IOException;
 
 /**
  * The boundary of every read from a mapping: a truncated file turns into a data error, never a JVM
- * crash or a hung consumer.
+ * crash or a hung consumer. Every source runs its mapped reads through {@link #run}, {@link #call}
+ * or {@link #runIo}; this class is the only place that catches the {@link InternalError} a fault
+ * on a mapping raises and converts it.
  */
 public final class MappedReads {
   /** Sink of touch loads; its value means nothing. */
@@ -14,17 +17,155 @@ public final class MappedReads {
   @SuppressWarnings("FieldMayBeFinal")
   private static volatile int noRows = 0; // not a constant, so no compiler can elide the allocation
 
+  /** A read from a mapping that yields a value. */
+  @FunctionalInterface
+  public interface Read<T> {
+    /** Reads; may fault on a mapping. */
+    T read();
+  }
+
+  /** A read from a mapping that yields nothing (a copy into a target). */
+  @FunctionalInterface
+  public interface Action {
+    /** Reads; may fault on a mapping. */
+    void run();
+  }
+
+  /** A read from a mapping behind an API whose reads throw {@link IOException}. */
+  @FunctionalInterface
+  public interface IoAction {
+    /**
+     * Reads; may fault on a mapping.
+     *
+     * @return what the read returns (bytes copied, say)
+     * @throws IOException as the API it serves
+     */
+    int run() throws IOException;
+  }
+
   private MappedReads() {}
 
   /**
-   * The exception to throw for a fault while reading a mapping of {@code resource}: a JVM
+   * Runs {@code body} and then {@link #endRead()}, both inside the read boundary.
+   *
+   * @param resource the mapped file, for the message
+   * @param position where in it the read was (a row, a record batch), or null
+   * @throws DatasetFormatException "changed while mapped" when the mapping faults
+   */
+  public static void run(String resource, String position, Action body) {
+    try {
+      body.run();
+      endRead();
+    } catch (InternalError e) {
+      throw changedWhileMapped(resource, position, e);
+    }
+  }
+
+  /**
+   * {@link #run(String, String, Action)} for a read of row {@code row} (position "row N", built only
+   * when the read faults).
+   *
+   * @throws DatasetFormatException "changed while mapped" when the mapping faults
+   */
+  public static void runAtRow(String resource, long row, Action body) {
+    try {
+      body.run();
+      endRead();
+    } catch (InternalError e) {
+      throw changedWhileMapped(resource, "row " + row, e);
+    }
+  }
+
+  /**
+   * {@link #run(String, String, Action)} for a gather whose first row is {@code firstRow} (position
+   * "rows N..", built only when the read faults).
+   *
+   * @throws DatasetFormatException "changed while mapped" when the mapping faults
+   */
+  public static void runAtRows(String resource, long firstRow, Action body) {
+    try {
+      body.run();
+      endRead();
+    } catch (InternalError e) {
+      throw changedWhileMapped(resource, "rows " + firstRow + "..", e);
+    }
+  }
+
+  /**
+   * Runs {@code body} and then {@link #endRead()}, both inside the read boundary, and returns what
+   * {@code body} returned.
+   *
+   * @param resource the mapped file, for the message
+   * @param position where in it the read was, or null
+   * @throws DatasetFormatException "changed while mapped" when the mapping faults
+   */
+  public static <T> T call(String resource, String position, Read<T> body) {
+    try {
+      T value = body.read();
+      endRead();
+      return value;
+    } catch (InternalError e) {
+      throw changedWhileMapped(resource, position, e);
+    }
+  }
+
+  /**
+   * {@link #call(String, String, Read)} for a read inside part {@code index} of a file (position
+   * "{@code unit index}", say "record batch 3", built only when the read faults).
+   *
+   * @throws DatasetFormatException "changed while mapped" when the mapping faults
+   */
+  public static <T> T callAt(String resource, String unit, long index, Read<T> body) {
+    try {
+      T value = body.read();
+      endRead();
+      return value;
+    } catch (InternalError e) {
+      throw changedWhileMapped(resource, unit + " " + index, e);
+    }
+  }
+
+  /**
+   * {@link #run(String, String, Action)} for a read of row {@code row} of part {@code index} of a
+   * file (position "{@code unit index}, row {@code row}", built only when the read faults).
+   *
+   * @throws DatasetFormatException "changed while mapped" when the mapping faults
+   */
+  public static void runAt(String resource, String unit, long index, long row, Action body) {
+    try {
+      body.run();
+      endRead();
+    } catch (InternalError e) {
+      throw changedWhileMapped(resource, unit + " " + index + ", row " + row, e);
+    }
+  }
+
+  /**
+   * {@link #run(String, String, Action)} for an API whose reads throw {@link IOException}
+   * (parquet-java's input streams): the fault becomes an {@code IOException} with the same message.
+   *
+   * @throws IOException "changed while mapped" when the mapping faults, or what {@code body} throws
+   */
+  public static int runIo(String resource, long position, IoAction body) throws IOException {
+    try {
+      int n = body.run();
+      endRead();
+      return n;
+    } catch (InternalError e) {
+      throw new IOException(changedWhileMapped(resource, "byte " + position, e).getMessage(), e);
+    }
+  }
+
+  /**
+   * The exception for a fault while reading a mapping of {@code resource}: a JVM
    * {@link InternalError} is fatal to Reactor, which rethrows it instead of signalling an error and
    * so can leave a consumer waiting forever (by design: reactor/reactor-core#3036), so it never
    * leaves a source.
    */
   public static DatasetFormatException changedWhileMapped(String resource, String position, Throwable e) {
     return new DatasetFormatException(resource, position,
-        resource + " changed while mapped (truncated or rewritten after it was opened)", e);
+        resource + " changed while mapped (truncated or rewritten after it was opened: the file shrank under"
+            + " its mapping)", e);
   }
 
   /** Keeps loads whose only purpose is to fault inside the read boundary from being dropped as dead. */

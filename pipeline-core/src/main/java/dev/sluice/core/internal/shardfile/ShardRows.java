@@ -25,7 +25,7 @@ public final class ShardRows {
   private final String resource;
   private final Object owner;
   private final List<ShardFileReader> readers;
-  private final ShardFileReader.ColumnReader[][] columns; // [field][file]
+  private final ShardColumnReader[][] columns; // [field][file]
   private final int bucketShift;
   private final int[] bucketShard; // the file of row b << bucketShift
   private final long[] starts; // starts[k] = first global row of file k; starts[n] = base + rows
@@ -75,7 +75,7 @@ public final class ShardRows {
       }
       bucketShard[b] = k;
     }
-    this.columns = new ShardFileReader.ColumnReader[fieldCount][readers.size()];
+    this.columns = new ShardColumnReader[fieldCount][readers.size()];
     for (int f = 0; f < columns.length; f++) {
       for (int k = 0; k < readers.size(); k++) {
         columns[f][k] = readers.get(k).column(f);
@@ -122,12 +122,8 @@ public final class ShardRows {
     int k = shardOf(index);
     ShardFileReader r = readers.get(k);
     Example.Builder fields = Example.builder(index);
-    try {
-      r.putRow(index - starts[k], index, fields);
-      MappedReads.endRead();
-    } catch (InternalError e) {
-      throw MappedReads.changedWhileMapped(r.resource(), "row " + (index - starts[k]), e);
-    }
+    long row = index - starts[k];
+    MappedReads.runAtRow(r.resource(), row, () -> r.putRow(row, index, fields));
     return fields.build();
   }
 
@@ -154,59 +150,9 @@ public final class ShardRows {
       long lo = starts[k0];
       long hi = starts[k0 + 1];
       boolean oneShard = oneRun ? indices[from + count - 1] < hi : inRange(indices, from, count, lo, hi);
-      int[] shard = null; // where each row is, computed when a field needs it
-      long[] local = null;
-      Grouped grouped = null;
-      boolean checked = false; // some field of some file was checked by this call
-      if (!oneShard) {
-        shard = new int[count];
-        local = new long[count];
-        locate(indices, from, count, -1, shard, local);
-      }
-      try {
-        for (int f = 0; f < columns.length; f++) {
-          ShardFileReader.ColumnReader[] byShard = columns[f];
-          if (!allVerified) {
-            checked |= checkVerified(byShard, oneShard, k0, shard);
-          }
-          boolean fixed = byShard[k0].layout().kind() == FieldLayout.Kind.FIXED;
-          if (fixed && oneShard) {
-            byShard[k0].fixed().copy(indices, from, count, lo, target.fixedColumn(f), start, oneRun);
-            if (!byShard[k0].nullable()) {
-              continue;
-            }
-          }
-          if (shard == null) {
-            shard = new int[count];
-            local = new long[count];
-            locate(indices, from, count, oneShard ? k0 : -1, shard, local);
-          }
-          if (fixed && !oneShard) {
-            if (grouped == null) {
-              grouped = new Grouped(shard, readers.size());
-            }
-            copyScattered(byShard, grouped, local, target.fixedColumn(f), start);
-          }
-          if (fixed) {
-            if (byShard[k0].nullable()) {
-              for (int i = 0; i < count; i++) {
-                if (!byShard[shard[i]].isValid(local[i])) {
-                  target.setNull(f, start + i);
-                }
-              }
-            }
-          } else {
-            copyVariable(byShard, shard, local, indices, from, target, f);
-          }
-        }
-        MappedReads.endRead();
-        if (checked) {
-          allVerified = everyFieldVerified();
-        }
-      } catch (InternalError e) {
-        String where = oneShard ? readers.get(k0).resource() : resource;
-        throw MappedReads.changedWhileMapped(where, "rows " + indices[from] + "..", e);
-      }
+      String where = oneShard ? readers.get(k0).resource() : resource;
+      MappedReads.runAtRows(where, indices[from],
+          () -> copyFields(indices, from, count, target, start, k0, lo, oneShard, oneRun));
     }
     if (oneRun) {
       target.commitRange(indices[from], count);
@@ -215,9 +161,65 @@ public final class ShardRows {
     }
   }
 
+  /**
+   * The field-by-field copy of {@link #gather}: rows {@code indices[from..from+count)}, checked to
+   * exist, into {@code target} from row {@code start}; {@code k0} is the first row's file and
+   * {@code lo} its first global index.
+   */
+  private void copyFields(long[] indices, int from, int count, BatchBuilder target, int start, int k0, long lo,
+      boolean oneShard, boolean oneRun) {
+    int[] shard = null; // where each row is, computed when a field needs it
+    long[] local = null;
+    Grouped grouped = null;
+    boolean checked = false; // some field of some file was checked by this call
+    if (!oneShard) {
+      shard = new int[count];
+      local = new long[count];
+      locate(indices, from, count, -1, shard, local);
+    }
+    for (int f = 0; f < columns.length; f++) {
+      ShardColumnReader[] byShard = columns[f];
+      if (!allVerified) {
+        checked |= checkVerified(byShard, oneShard, k0, shard);
+      }
+      boolean fixed = byShard[k0].layout().kind() == FieldLayout.Kind.FIXED;
+      if (fixed && oneShard) {
+        byShard[k0].fixed().copy(indices, from, count, lo, target.fixedColumn(f), start, oneRun);
+        if (!byShard[k0].nullable()) {
+          continue;
+        }
+      }
+      if (shard == null) {
+        shard = new int[count];
+        local = new long[count];
+        locate(indices, from, count, oneShard ? k0 : -1, shard, local);
+      }
+      if (fixed && !oneShard) {
+        if (grouped == null) {
+          grouped = new Grouped(shard, readers.size());
+        }
+        copyScattered(byShard, grouped, local, target.fixedColumn(f), start);
+      }
+      if (fixed) {
+        if (byShard[k0].nullable()) {
+          for (int i = 0; i < count; i++) {
+            if (!byShard[shard[i]].isValid(local[i])) {
+              target.setNull(f, start + i);
+            }
+          }
+        }
+      } else {
+        copyVariable(byShard, shard, local, indices, from, target, f);
+      }
+    }
+    if (checked) {
+      allVerified = everyFieldVerified();
+    }
+  }
+
   private boolean everyFieldVerified() {
-    for (ShardFileReader.ColumnReader[] byShard : columns) {
-      for (ShardFileReader.ColumnReader c : byShard) {
+    for (ShardColumnReader[] byShard : columns) {
+      for (ShardColumnReader c : byShard) {
         if (!c.verified()) {
           return false;
         }
@@ -230,7 +232,7 @@ public final class ShardRows {
    * Checks the blocks of one field in every file the batch reads (see {@link ShardFileReader});
    * true when one of them was not known to be checked before.
    */
-  private static boolean checkVerified(ShardFileReader.ColumnReader[] byShard, boolean oneShard, int k0, int[] shard) {
+  private static boolean checkVerified(ShardColumnReader[] byShard, boolean oneShard, int k0, int[] shard) {
     if (oneShard) {
       return byShard[k0].checkVerified();
     }
@@ -272,7 +274,7 @@ public final class ShardRows {
    * Fixed-length rows from several files, taken file by file ({@code byShard} groups the batch's
    * positions by file): first every row's first cache lines are touched, then the rows copied.
    */
-  private static void copyScattered(ShardFileReader.ColumnReader[] columns, Grouped byShard, long[] local,
+  private static void copyScattered(ShardColumnReader[] columns, Grouped byShard, long[] local,
       ByteBuffer dst, int start) {
     int rowBytes = columns[0].fixed().rowBytes();
     if (rowBytes == 0) {
@@ -324,7 +326,7 @@ public final class ShardRows {
   }
 
   /** Variable-length rows: every range located and checked, room made once, then one copy per row. */
-  private static void copyVariable(ShardFileReader.ColumnReader[] byShard, int[] shard, long[] local, long[] indices,
+  private static void copyVariable(ShardColumnReader[] byShard, int[] shard, long[] local, long[] indices,
       int from, BatchBuilder target, int field) {
     int n = shard.length;
     boolean nested = byShard[shard[0]].layout().kind() == FieldLayout.Kind.NESTED;
@@ -333,7 +335,7 @@ public final class ShardRows {
     long[] ranges = new long[2 * n]; // byte ranges of the innermost values (flat kinds), -1: a null row
     long bytes = 0;
     for (int i = 0; i < n; i++) {
-      ShardFileReader.ColumnReader c = byShard[shard[i]];
+      ShardColumnReader c = byShard[shard[i]];
       if (!c.isValid(local[i])) {
         ranges[2 * i] = -1;
         continue;
@@ -383,11 +385,7 @@ public final class ShardRows {
   /** Checks every byte of every file against its stored checksums. */
   public void verify() {
     for (ShardFileReader r : readers) {
-      try {
-        r.verify();
-      } catch (InternalError e) {
-        throw MappedReads.changedWhileMapped(r.resource(), null, e);
-      }
+      MappedReads.run(r.resource(), null, r::verify);
     }
   }
 

@@ -16,9 +16,11 @@ import dev.sluice.core.Tensor;
 import dev.sluice.io.arrow.ArrowDataset;
 import dev.sluice.io.arrow.ArrowOptions;
 import dev.sluice.io.arrow.IpcFormat;
-import dev.sluice.core.internal.mapped.MappedChunks;
+import dev.sluice.core.internal.mapped.FileInput;
+import dev.sluice.core.internal.mapped.MappedFile;
 import dev.sluice.core.internal.mapped.MappedReads;
 import dev.sluice.core.internal.mapped.MappedRows;
+import dev.sluice.core.RefCount;
 import dev.sluice.core.internal.RowRange;
 import java.lang.ref.SoftReference;
 import java.nio.ByteBuffer;
@@ -28,7 +30,6 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import org.apache.arrow.flatbuf.RecordBatch;
 import reactor.core.publisher.Flux;
@@ -37,7 +38,7 @@ import reactor.core.publisher.Flux;
 public final class ArrowFileDataset implements ArrowDataset {
   private final Path path;
   private final String resource;
-  private final MappedFile file;
+  private final FileInput file;
   private final IpcFile ipc;
   private final SchemaPlan plan;
   private final List<FieldPlan> fields;
@@ -48,11 +49,11 @@ public final class ArrowFileDataset implements ArrowDataset {
   private final int equalShift; // log2(equalRows) when it is a power of two, else -1
   private final List<Split> splits;
   private final Map<Split, Integer> splitNumbers = new HashMap<>();
-  private final AtomicReferenceArray<SoftReference<Decoded>> decoded;
+  private final AtomicReferenceArray<SoftReference<DecodedRecordBatch>> decoded;
   private final ByteBuffer whole; // the file in one view when it is mapped in one chunk, else null
   private volatile boolean closed;
 
-  private ArrowFileDataset(Path path, MappedFile file, IpcFile ipc, SchemaPlan plan, List<FieldPlan> fields,
+  private ArrowFileDataset(Path path, FileInput file, IpcFile ipc, SchemaPlan plan, List<FieldPlan> fields,
       ArrowOptions options) {
     this.path = path;
     this.resource = path.toString();
@@ -90,18 +91,13 @@ public final class ArrowFileDataset implements ArrowDataset {
    * anything fails.
    */
   public static ArrowFileDataset open(Path path, ArrowOptions options) {
-    MappedFile f = MappedFile.open(path, options.maxChunkBytes());
+    FileInput f = MappedFile.open(path, options.maxChunkBytes());
     try {
-      IpcFile ipc = IpcFile.read(f);
-      MappedReads.endRead();
+      IpcFile ipc = MappedReads.call(path.toString(), null, () -> IpcFile.read(f));
       SchemaPlan plan = SchemaPlan.of(ipc.schema(), ipc.bigEndian(), options.fixedSizeListNulls());
       List<FieldPlan> fields = plan.select(path.toString(), options.columns());
       checkRowSizes(path.toString(), ipc, fields);
       return new ArrowFileDataset(path, f, ipc, plan, fields, options);
-    } catch (InternalError e) {
-      RuntimeException x = MappedReads.changedWhileMapped(path.toString(), null, e);
-      closeAfter(f, x);
-      throw x;
     } catch (RuntimeException e) {
       closeAfter(f, e);
       throw e;
@@ -130,7 +126,7 @@ public final class ArrowFileDataset implements ArrowDataset {
     }
   }
 
-  private static void closeAfter(MappedFile f, RuntimeException e) {
+  private static void closeAfter(FileInput f, RuntimeException e) {
     try {
       f.close();
     } catch (RuntimeException suppressed) {
@@ -226,58 +222,34 @@ public final class ArrowFileDataset implements ArrowDataset {
   }
 
   /** Record batch {@code k} decoded whole into heap memory (what examples and gathers read), kept softly. */
-  private Decoded decoded(int k) {
-    SoftReference<Decoded> ref = decoded.get(k);
-    Decoded d = ref == null ? null : ref.get();
+  private DecodedRecordBatch decoded(int k) {
+    SoftReference<DecodedRecordBatch> ref = decoded.get(k);
+    DecodedRecordBatch d = ref == null ? null : ref.get();
     if (d != null) {
       return d;
     }
-    try {
-      Memory memory = Memory.limited(Memory.heap(), Memory.budget(ipc.batches().get(k).message().bodyLength()));
-      IpcBatchBuffers data = open(k, memory);
-      d = new Decoded(assemble(data, k, 0, (int) data.rows(), memory));
-      if (whole != null && !data.compressed() && !data.swapsBytes()) {
-        long body = ipc.batches().get(k).message().bodyOffset();
-        for (int f = 0; f < fields.size(); f++) {
-          FieldPlan p = fields.get(f);
-          Column c = d.columns[f];
-          // a fixed-width column shared with the file: its values are a view of the buffer itself
-          if (d.rows[f] != null && p.leaf().kind() == Leaf.Kind.FIXED && !c.hasValidity() && d.values[f].isDirect()) {
-            d.fileOffset[f] = body + data.bufferOffset(p.steps().get(p.steps().size() - 1).node(), 1);
-          }
-        }
-      }
-      MappedReads.endRead();
-    } catch (InternalError e) {
-      throw MappedReads.changedWhileMapped(resource, "record batch " + k, e);
-    }
+    d = MappedReads.callAt(resource, "record batch", k, () -> decode(k));
     decoded.set(k, new SoftReference<>(d));
     return d;
   }
 
-  /** The columns of one record batch, and row gathers over its fixed-length ones. */
-  private final class Decoded {
-    final Column[] columns;
-    final MappedRows[] rows;
-    final ByteBuffer[] values;
-    final long[] fileOffset; // where a fixed-length field's values start in the file when shared with it, else -1
-
-    Decoded(Column[] columns) {
-      this.columns = columns;
-      this.rows = new MappedRows[columns.length];
-      this.values = new ByteBuffer[columns.length];
-      this.fileOffset = new long[columns.length];
-      java.util.Arrays.fill(fileOffset, -1);
-      for (int f = 0; f < columns.length; f++) {
-        Column c = columns[f];
-        if (c.spec().isFixedLength()) {
-          int rowBytes = Math.toIntExact(c.spec().rowBytes());
-          ByteBuffer values = c.values().data();
-          this.values[f] = values;
-          rows[f] = new MappedRows(resource, MappedChunks.ofRegion(resource, values), c.size(), rowBytes);
+  /** Record batch {@code k} decoded whole into heap memory; runs inside the read boundary. */
+  private DecodedRecordBatch decode(int k) {
+    Memory memory = Memory.limited(Memory.heap(), Memory.budget(ipc.batches().get(k).message().bodyLength()));
+    IpcBatchBuffers data = open(k, memory);
+    DecodedRecordBatch d = new DecodedRecordBatch(resource, assemble(data, k, 0, (int) data.rows(), memory));
+    if (whole != null && !data.compressed() && !data.swapsBytes()) {
+      long body = ipc.batches().get(k).message().bodyOffset();
+      for (int f = 0; f < fields.size(); f++) {
+        FieldPlan p = fields.get(f);
+        Column c = d.columns[f];
+        // a fixed-width column shared with the file: its values are a view of the buffer itself
+        if (d.rows[f] != null && p.leaf().kind() == Leaf.Kind.FIXED && !c.hasValidity() && d.values[f].isDirect()) {
+          d.fileOffset[f] = body + data.bufferOffset(p.steps().get(p.steps().size() - 1).node(), 1);
         }
       }
     }
+    return d;
   }
 
   // ------------------------------------------------------------------ random access
@@ -288,9 +260,9 @@ public final class ArrowFileDataset implements ArrowDataset {
     RandomAccessDataset.checkIndex(index, size(), this);
     int k = batchOf(index);
     int row = (int) (index - starts[k]);
-    Decoded d = decoded(k);
+    DecodedRecordBatch d = decoded(k);
     Example.Builder b = Example.builder(index);
-    try {
+    MappedReads.runAt(resource, "record batch", k, row, () -> {
       int touched = 0;
       for (Column c : d.columns) {
         if (c.isValid(row)) {
@@ -303,10 +275,7 @@ public final class ArrowFileDataset implements ArrowDataset {
         }
       }
       MappedReads.consume(touched);
-      MappedReads.endRead();
-    } catch (InternalError e) {
-      throw MappedReads.changedWhileMapped(resource, "record batch " + k + ", row " + row, e);
-    }
+    });
     return b.build();
   }
 
@@ -331,44 +300,18 @@ public final class ArrowFileDataset implements ArrowDataset {
     int start = target.size();
     if (count > 0) {
       int k0 = batchOf(indices[from]);
-      try {
+      MappedReads.runAtRows(resource, indices[from], () -> {
         if (oneRun && indices[from + count - 1] < starts[k0 + 1]) {
-          gatherOne(decoded(k0), indices, from, count, starts[k0], true, target, start);
+          decoded(k0).gather(indices, from, count, starts[k0], true, target, start);
         } else {
           gatherRows(indices, from, count, k0, target, start);
         }
-        MappedReads.endRead();
-      } catch (InternalError e) {
-        throw MappedReads.changedWhileMapped(resource, "rows " + indices[from] + "..", e);
-      }
+      });
     }
     if (oneRun) {
       target.commitRange(indices[from], count);
     } else {
       target.commitRows(indices, from, count);
-    }
-  }
-
-  /** Rows of one record batch ({@code indices - base}): bulk copies of the fixed-length fields. */
-  private void gatherOne(Decoded d, long[] indices, int from, int count, long base, boolean oneRun, BatchBuilder target,
-      int start) {
-    for (int f = 0; f < fields.size(); f++) {
-      Column c = d.columns[f];
-      if (d.rows[f] != null) {
-        d.rows[f].copy(indices, from, count, base, target.fixedColumn(f), start, oneRun);
-        if (c.hasValidity()) {
-          for (int i = 0; i < count; i++) {
-            if (!c.isValid((int) (indices[from + i] - base))) {
-              target.setNull(f, start + i);
-            }
-          }
-        }
-      } else {
-        ColumnBuilder column = target.column(f);
-        for (int i = 0; i < count; i++) {
-          appendRow(column, c, (int) (indices[from + i] - base));
-        }
-      }
     }
   }
 
@@ -380,7 +323,7 @@ public final class ArrowFileDataset implements ArrowDataset {
   private void gatherRows(long[] indices, int from, int count, int k0, BatchBuilder target, int start) {
     int[] batch = new int[count];
     long[] local = new long[count];
-    Decoded[] byBatch = new Decoded[starts.length - 1];
+    DecodedRecordBatch[] byBatch = new DecodedRecordBatch[starts.length - 1];
     boolean one = true;
     for (int i = 0; i < count; i++) {
       int k = batchOf(indices[from + i]);
@@ -392,12 +335,12 @@ public final class ArrowFileDataset implements ArrowDataset {
       }
     }
     if (one) {
-      gatherOne(byBatch[k0], indices, from, count, starts[k0], false, target, start);
+      byBatch[k0].gather(indices, from, count, starts[k0], false, target, start);
       return;
     }
     for (int f = 0; f < fields.size(); f++) {
       if (fields.get(f).spec().isFixedLength()) {
-        copyRows(byBatch, batch, f, local, target.fixedColumn(f), start);
+        DecodedRecordBatch.copyRows(byBatch, batch, f, local, target.fixedColumn(f), start, whole);
         for (int i = 0; i < count; i++) {
           Column c = byBatch[batch[i]].columns[f];
           if (c.hasValidity() && !c.isValid((int) local[i])) {
@@ -407,83 +350,9 @@ public final class ArrowFileDataset implements ArrowDataset {
       } else {
         ColumnBuilder column = target.column(f);
         for (int i = 0; i < count; i++) {
-          appendRow(column, byBatch[batch[i]].columns[f], (int) local[i]);
+          DecodedRecordBatch.appendRow(column, byBatch[batch[i]].columns[f], (int) local[i]);
         }
       }
-    }
-  }
-
-  /**
-   * Copies fixed-length field {@code f} of each row from its record batch's values: the first
-   * (up to four) cache lines and the last byte of every row loaded first, so that their misses
-   * overlap, then the rows copied; rows of 4 and 8 bytes with one value load and store each.
-   */
-  private void copyRows(Decoded[] byBatch, int[] batch, int f, long[] local, ByteBuffer dst, int start) {
-    int n = batch.length;
-    int rb = byBatch[batch[0]].rows[f].rowBytes();
-    if (rb == 0) {
-      return;
-    }
-    // when every row's values are a view of the file, one buffer and absolute offsets: its checks hoisted
-    ByteBuffer file = whole;
-    long[] at = new long[n];
-    for (int i = 0; i < n && file != null; i++) {
-      long base = byBatch[batch[i]].fileOffset[f];
-      if (base < 0) {
-        file = null;
-      }
-      at[i] = base + local[i] * rb;
-    }
-    if (file == null) {
-      for (int i = 0; i < n; i++) {
-        at[i] = local[i] * rb;
-      }
-    }
-    if (rb == 8) {
-      for (int i = 0; i < n; i++) {
-        ByteBuffer b = file != null ? file : byBatch[batch[i]].values[f];
-        dst.putLong((start + i) * 8, b.getLong((int) at[i]));
-      }
-      return;
-    }
-    if (rb == 4) {
-      for (int i = 0; i < n; i++) {
-        ByteBuffer b = file != null ? file : byBatch[batch[i]].values[f];
-        dst.putInt((start + i) * 4, b.getInt((int) at[i]));
-      }
-      return;
-    }
-    int span = Math.min(rb, 256);
-    int sum = 0; // independent loads: the CPU keeps the misses of many rows in flight
-    for (int i = 0; i < n; i++) {
-      ByteBuffer b = file != null ? file : byBatch[batch[i]].values[f];
-      int p = (int) at[i];
-      sum += b.get(p) + b.get(p + span - 1);
-      if (span > 128) {
-        sum += b.get(p + 64) + b.get(p + 128);
-      } else if (span > 64) {
-        sum += b.get(p + 64);
-      }
-    }
-    MappedReads.consume(sum);
-    for (int i = 0; i < n; i++) {
-      ByteBuffer b = file != null ? file : byBatch[batch[i]].values[f];
-      dst.put((start + i) * rb, b, (int) at[i], rb);
-    }
-  }
-
-  /** Appends row {@code row} of {@code c} (null, a single-level value in one copy, or a nested value). */
-  static void appendRow(ColumnBuilder column, Column c, int row) {
-    if (!c.isValid(row)) {
-      column.addNull(0);
-      return;
-    }
-    Tensor t = c.row(row);
-    if (!t.hasNulls() && !t.isRagged() && c.offsetLevels() == 1
-        && (c.spec().raggedRank() == 0 || !c.spec().dtype().isVariableLength() && c.spec().itemShape().numElements() > 0)) {
-      column.appendVariable(t.data());
-    } else {
-      column.appendRow(t);
     }
   }
 
@@ -575,11 +444,12 @@ public final class ArrowFileDataset implements ArrowDataset {
   private Batch slice(Shared shared, int k, long from, int n) {
     Memory memory = Memory.limited(Memory.pooled(pool), Memory.budget(ipc.batches().get(k).message().bodyLength()));
     try {
-      if (shared.data == null) {
-        shared.data = open(k, shared.decompressed);
-      }
-      Column[] cols = assemble(shared.data, k, from, n, memory);
-      MappedReads.endRead();
+      Column[] cols = MappedReads.callAt(resource, "record batch", k, () -> {
+        if (shared.data == null) {
+          shared.data = open(k, shared.decompressed);
+        }
+        return assemble(shared.data, k, from, n, memory);
+      });
       long[] indices = new long[n];
       long base = starts[k] + from;
       for (int i = 0; i < n; i++) {
@@ -593,9 +463,6 @@ public final class ArrowFileDataset implements ArrowDataset {
           shared.release();
         }
       });
-    } catch (InternalError e) {
-      memory.close();
-      throw MappedReads.changedWhileMapped(resource, "record batch " + k, e);
     } catch (RuntimeException e) {
       memory.close();
       throw e;
@@ -603,23 +470,17 @@ public final class ArrowFileDataset implements ArrowDataset {
   }
 
   /** What the batches cut from one record batch share: its checked buffers and its decompressed memory. */
-  private static final class Shared implements AutoCloseable {
+  private static final class Shared extends RefCount implements AutoCloseable {
     final Memory decompressed;
-    final AtomicInteger refs = new AtomicInteger(1);
     IpcBatchBuffers data;
 
     Shared(Memory decompressed) {
       this.decompressed = decompressed;
     }
 
-    void retain() {
-      refs.incrementAndGet();
-    }
-
-    void release() {
-      if (refs.decrementAndGet() == 0) {
-        decompressed.close();
-      }
+    @Override
+    protected void onLastRelease() {
+      decompressed.close();
     }
 
     @Override

@@ -4,11 +4,11 @@ import dev.sluice.core.Batch;
 import dev.sluice.core.Column;
 import dev.sluice.core.DType;
 import dev.sluice.core.TensorSpec;
+import dev.sluice.core.RefCount;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.ForeignAllocation;
@@ -220,22 +220,16 @@ public final class BatchExport {
   }
 
   /** The batch handle that the shared buffers keep open: closed when the last of them is released. */
-  private static final class Holder {
+  private static final class Holder extends RefCount {
     private final Batch batch;
-    private final AtomicInteger refs = new AtomicInteger(1);
 
     Holder(Batch batch) {
       this.batch = batch;
     }
 
-    void retain() {
-      refs.incrementAndGet();
-    }
-
-    void release() {
-      if (refs.decrementAndGet() == 0) {
-        batch.close();
-      }
+    @Override
+    protected void onLastRelease() {
+      batch.close();
     }
   }
 

@@ -44,9 +44,9 @@ final class ColumnAssembler {
   }
 
   private final FieldPlan plan;
-  private final TensorSpec spec;
-  private final BatchBuffers data;
-  private final Memory memory;
+  final TensorSpec spec;
+  final BatchBuffers data;
+  final Memory memory;
   private final Dictionaries dictionaries;
 
   private ColumnAssembler(FieldPlan plan, BatchBuffers data, Memory memory, Dictionaries dictionaries) {
@@ -99,12 +99,12 @@ final class ColumnAssembler {
         if (mul != 1) {
           throw unsupported("a union inside a fixed-size list (array '" + s.name() + "') is not supported");
         }
-        cur = member(s, cur, valid, depth);
+        cur = ColumnEncodings.member(this, s, cur, valid, depth);
       } else if (s.kind() == FieldPlan.Kind.RUN_ENDS) {
         if (mul != 1) {
           throw unsupported("a run-end encoded array inside a fixed-size list (array '" + s.name() + "') is not supported");
         }
-        cur = runs(s, cur, valid[depth]);
+        cur = ColumnEncodings.runs(this, s, cur, valid[depth]);
       } else if (s.isList()) {
         checkNullable(depth, valid[depth], cur.size());
         FieldPlan.Step next = steps.get(k + 1);
@@ -169,7 +169,7 @@ final class ColumnAssembler {
     return (bits.get((int) (slot >>> 3)) >> (int) (slot & 7) & 1) != 0;
   }
 
-  private ByteBuffer ones(int n) {
+  ByteBuffer ones(int n) {
     ByteBuffer v = memory.allocate(n);
     int i = 0;
     for (; i + 8 <= n; i += 8) {
@@ -181,7 +181,7 @@ final class ColumnAssembler {
     return v;
   }
 
-  private static boolean valid(ByteBuffer v, int i) {
+  static boolean valid(ByteBuffer v, int i) {
     return v == null || v.get(i) != 0;
   }
 
@@ -220,13 +220,13 @@ final class ColumnAssembler {
 
   // ------------------------------------------------------------------ lists
 
-  private record ListLevel(Tensor offsets, Slots child) { }
+  record ListLevel(Tensor offsets, Slots child) { }
 
   /** The int64 offsets of the items {@code cur} of list array {@code s}, and the slots of their elements. */
   private ListLevel list(FieldPlan.Step s, Slots cur, ByteBuffer v, long childLength) {
     int n = cur.size();
     if (s.kind() == FieldPlan.Kind.VIEW32 || s.kind() == FieldPlan.Kind.VIEW64) {
-      return listView(s, cur, v, childLength);
+      return ColumnEncodings.listView(this, s, cur, v, childLength);
     }
     int w = s.kind() == FieldPlan.Kind.LIST32 ? 4 : s.kind() == FieldPlan.Kind.LIST64 ? 8 : 0;
     long size = s.size();
@@ -298,7 +298,7 @@ final class ColumnAssembler {
     return new ListLevel(offsets, Slots.of(child));
   }
 
-  private static long offset(ByteBuffer ob, int w, long slot) {
+  static long offset(ByteBuffer ob, int w, long slot) {
     return w == 4 ? ob.getInt((int) (slot * 4)) : ob.getLong((int) (slot * 8));
   }
 
@@ -370,7 +370,7 @@ final class ColumnAssembler {
         return fixedValues(out, n);
       }
       case VIEW:
-        return views(s, cur, valid[depth], n, len, offsets);
+        return ColumnEncodings.views(this, s, cur, valid[depth], n, len, offsets);
       case BINARY32:
       case BINARY64:
         return binary(s, leaf, cur, valid[depth], n, len, offsets);
@@ -624,201 +624,6 @@ final class ColumnAssembler {
     return Tensor.wrapVariable(spec.dtype(), bytes, off);
   }
 
-  // ------------------------------------------------------------------ unions, runs, views
-
-  /**
-   * The slots in the member array of union step {@code s} of the items {@code cur}: an item whose
-   * type id is another member's becomes null (and absent, slot -1, in a dense union).
-   */
-  private Slots member(FieldPlan.Step s, Slots cur, ByteBuffer[] valid, int depth) {
-    int n = cur.size();
-    long len = data.length(s.node());
-    boolean dense = s.kind() == FieldPlan.Kind.DENSE_MEMBER;
-    ByteBuffer ids = n == 0 ? null : data.buffer(s.node(), 0, cur.limit(), len, spec.name(),
-        "type ids of array '" + s.name() + "'");
-    ByteBuffer ob = !dense || n == 0 ? null : data.buffer(s.node(), 1, cur.limit() * 4, len * 4, spec.name(),
-        "offsets of array '" + s.name() + "'");
-    long[] child = dense ? new long[n] : null;
-    ByteBuffer v = valid[depth];
-    for (int i = 0; i < n; i++) {
-      long slot = cur.at(i);
-      boolean here = slot >= 0 && valid(v, i) && ids.get((int) slot) == s.size();
-      if (!here) {
-        if (v == null) {
-          v = ones(n);
-        }
-        v.put(i, (byte) 0);
-      }
-      if (dense) {
-        long o = here ? ob.getInt((int) (slot * 4)) : -1;
-        if (here && o < 0) {
-          throw format("item " + i + " of dense union '" + s.name() + "' has offset " + o);
-        }
-        child[i] = o;
-      }
-    }
-    valid[depth] = v;
-    return dense ? Slots.of(child) : cur;
-  }
-
-  /** The slots in the values array of run-end encoded step {@code s} of the (logical) items {@code cur}. */
-  private Slots runs(FieldPlan.Step s, Slots cur, ByteBuffer v) {
-    int n = cur.size();
-    int w = s.size();
-    int endsNode = s.node() + 1;
-    long runs = data.length(endsNode);
-    ByteBuffer eb = runs == 0 ? null : data.buffer(endsNode, 1, runs * w, runs * w, spec.name(),
-        "run ends of array '" + s.name() + "'");
-    long previous = 0;
-    for (long r = 0; r < runs; r++) {
-      long end = runEnd(eb, w, r);
-      if (end <= previous) {
-        throw format("run end " + r + " of array '" + s.name() + "' is " + end + " but must exceed " + previous);
-      }
-      previous = end;
-    }
-    long[] physical = new long[n];
-    for (int i = 0; i < n; i++) {
-      long slot = cur.at(i);
-      if (slot < 0 || !valid(v, i)) {
-        physical[i] = -1;
-        continue;
-      }
-      if (slot >= previous) {
-        throw format("row " + slot + " of run-end encoded array '" + s.name() + "' is past its last run end "
-            + previous);
-      }
-      long lo = 0;
-      long hi = runs - 1;
-      while (lo < hi) { // the first run whose end exceeds the slot
-        long mid = (lo + hi) >>> 1;
-        if (runEnd(eb, w, mid) > slot) {
-          hi = mid;
-        } else {
-          lo = mid + 1;
-        }
-      }
-      physical[i] = lo;
-    }
-    return Slots.of(physical);
-  }
-
-  private static long runEnd(ByteBuffer eb, int w, long r) {
-    return switch (w) {
-      case 2 -> eb.getShort((int) (r * 2));
-      case 4 -> eb.getInt((int) (r * 4));
-      default -> eb.getLong((int) (r * 8));
-    };
-  }
-
-  /** A list view level: each item's elements are [offset, offset + size) of the child, anywhere in it. */
-  private ListLevel listView(FieldPlan.Step s, Slots cur, ByteBuffer v, long childLength) {
-    int n = cur.size();
-    int w = s.kind() == FieldPlan.Kind.VIEW32 ? 4 : 8;
-    long len = data.length(s.node());
-    ByteBuffer ob = null;
-    ByteBuffer sb = null;
-    if (n > 0) {
-      ob = data.buffer(s.node(), 1, cur.limit() * w, len * w, spec.name(), "offsets of array '" + s.name() + "'");
-      sb = data.buffer(s.node(), 2, cur.limit() * w, len * w, spec.name(), "sizes of array '" + s.name() + "'");
-    }
-    ByteBuffer o = memory.allocate((n + 1L) * 8);
-    o.putLong(0, 0);
-    long total = 0;
-    for (int i = 0; i < n; i++) {
-      long slot = cur.at(i);
-      if (slot >= 0 && valid(v, i)) {
-        long st = offset(ob, w, slot);
-        long size = offset(sb, w, slot);
-        if (st < 0 || size < 0 || st > childLength || size > childLength - st) {
-          throw format("list view " + i + " of array '" + s.name() + "' spans [" + st + ", " + st + " + " + size
-              + ") but its elements are [0, " + childLength + ")");
-        }
-        total += size;
-        if (total > Integer.MAX_VALUE - 8) {
-          throw unsupported("the list views of array '" + s.name() + "' hold more than " + (Integer.MAX_VALUE - 8)
-              + " elements in one record batch");
-        }
-      }
-      o.putLong((i + 1) * 8, total);
-    }
-    memory.charge(total * 8);
-    long[] child = new long[(int) total];
-    int at = 0;
-    for (int i = 0; i < n; i++) {
-      long slot = cur.at(i);
-      if (slot >= 0 && valid(v, i)) {
-        long st = offset(ob, w, slot);
-        long en = st + offset(sb, w, slot);
-        for (long c = st; c < en; c++) {
-          child[at++] = c;
-        }
-      }
-    }
-    return new ListLevel(Tensor.wrap(DType.INT64, Shape.of(n + 1L), o), Slots.of(child));
-  }
-
-  /** Binary and UTF-8 views materialized as offsets and bytes. */
-  private Tensor views(FieldPlan.Step s, Slots cur, ByteBuffer v, int n, long len, List<Tensor> offsets) {
-    ByteBuffer vb = n == 0 ? null : data.buffer(s.node(), 1, cur.limit() * 16, len * 16, spec.name(),
-        "views of array '" + s.name() + "'");
-    int variadic = data.bufferCount(s.node()) - 2;
-    ByteBuffer[] blocks = new ByteBuffer[Math.max(0, variadic)];
-    ByteBuffer off = memory.allocate((n + 1L) * 8);
-    off.putLong(0, 0);
-    long total = 0;
-    for (int i = 0; i < n; i++) {
-      long slot = cur.at(i);
-      if (slot >= 0 && valid(v, i)) {
-        int p = (int) (slot * 16);
-        int size = vb.getInt(p);
-        if (size < 0) {
-          throw format("view " + i + " of array '" + s.name() + "' has length " + size);
-        }
-        if (size > 12) {
-          int block = vb.getInt(p + 8);
-          long start = vb.getInt(p + 12) & 0xffffffffL;
-          if (block < 0 || block >= blocks.length) {
-            throw format("view " + i + " of array '" + s.name() + "' points into data buffer " + block + " of "
-                + blocks.length);
-          }
-          if (blocks[block] == null) {
-            // no bound from the views alone: a compressed data buffer is held to the memory budget instead
-            blocks[block] = data.buffer(s.node(), 2 + block, 0, Integer.MAX_VALUE - 8, spec.name(), "data buffer "
-                + block + " of array '" + s.name() + "'");
-          }
-          if (start + size > blocks[block].remaining()) {
-            throw format("view " + i + " of array '" + s.name() + "' spans bytes [" + start + ", " + (start + size)
-                + ") of data buffer " + block + " which holds " + blocks[block].remaining());
-          }
-        }
-        total += size;
-        if (total > Integer.MAX_VALUE - 8) {
-          throw unsupported("array '" + s.name() + "' holds more than " + (Integer.MAX_VALUE - 8)
-              + " bytes of values in one record batch");
-        }
-      }
-      off.putLong((i + 1) * 8, total);
-    }
-    ByteBuffer bytes = memory.allocate(total);
-    int at = 0;
-    for (int i = 0; i < n; i++) {
-      long slot = cur.at(i);
-      if (slot >= 0 && valid(v, i)) {
-        int p = (int) (slot * 16);
-        int size = vb.getInt(p);
-        if (size > 12) {
-          bytes.put(at, blocks[vb.getInt(p + 8)], vb.getInt(p + 12), size);
-        } else {
-          bytes.put(at, vb, p + 4, size);
-        }
-        at += size;
-      }
-    }
-    offsets.add(Tensor.wrap(DType.INT64, Shape.of(n + 1L), off));
-    return Tensor.wrapVariable(spec.dtype(), bytes, off);
-  }
-
   // ------------------------------------------------------------------ helpers
 
   /** Bytes of the {@code n + 1} offsets of {@code w} bytes each of {@code n} items. */
@@ -852,16 +657,16 @@ final class ColumnAssembler {
     return data.position() + ", column '" + spec.name() + "'";
   }
 
-  private DatasetFormatException format(String message) {
+  DatasetFormatException format(String message) {
     return new DatasetFormatException(data.resource(), position(), message);
   }
 
-  private UnsupportedFormatException unsupported(String message) {
+  UnsupportedFormatException unsupported(String message) {
     return new UnsupportedFormatException(data.resource(), position(), message);
   }
 
   /** The slots (positions in one array) of the items at one depth: a range, or a list once nulls were cut out. */
-  private static final class Slots {
+  static final class Slots {
     final long start;
     final long end;
     final long[] list;

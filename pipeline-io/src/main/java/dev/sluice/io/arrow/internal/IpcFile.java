@@ -3,6 +3,7 @@ package dev.sluice.io.arrow.internal;
 import dev.sluice.core.Column;
 import dev.sluice.core.DatasetFormatException;
 import dev.sluice.core.UnsupportedFormatException;
+import dev.sluice.core.internal.mapped.FileInput;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -71,7 +72,7 @@ final class IpcFile {
    * @throws DatasetFormatException naming the file and the byte offset when it is neither, or is
    *     truncated or damaged
    */
-  static IpcFile read(MappedFile f) {
+  static IpcFile read(FileInput f) {
     long size = f.size();
     String r = f.resource();
     if (size >= MAGIC.length && startsWith(f.region(0, MAGIC.length, "magic"), MAGIC)) {
@@ -92,7 +93,7 @@ final class IpcFile {
         + "or a message, found " + hex(f.region(0, Math.min(size, 8), "first bytes")) + " (" + size + " bytes)");
   }
 
-  private static IpcFile readFile(MappedFile f) {
+  private static IpcFile readFile(FileInput f) {
     String r = f.resource();
     long size = f.size();
     long trailer = 4 + MAGIC.length;
@@ -162,7 +163,7 @@ final class IpcFile {
   }
 
   /** The message of a footer block, checked against the block. */
-  private static IpcMessages.Parsed block(MappedFile f, long[] block, long limit, String where, byte expected) {
+  private static IpcMessages.Parsed block(FileInput f, long[] block, long limit, String where, byte expected) {
     String r = f.resource();
     long offset = block[0];
     long metaLength = block[1];
@@ -187,7 +188,7 @@ final class IpcFile {
     return p;
   }
 
-  private static IpcFile readStream(MappedFile f) {
+  private static IpcFile readStream(FileInput f) {
     String r = f.resource();
     long size = f.size();
     IpcMessages.Parsed first = parseAt(f, 0, size, "schema message");
@@ -252,7 +253,7 @@ final class IpcFile {
    * The message at byte {@code pos} (its continuation marker or, in the legacy format, its length),
    * or null at an end-of-stream marker or at {@code limit}.
    */
-  static IpcMessages.Parsed parseAt(MappedFile f, long pos, long limit, String where) {
+  static IpcMessages.Parsed parseAt(FileInput f, long pos, long limit, String where) {
     String r = f.resource();
     if (pos == limit) {
       return null;
@@ -341,7 +342,7 @@ final class IpcFile {
     }
 
     /** The values, decoded from {@code f} with {@code leaf} on first use. */
-    Column values(MappedFile f, Leaf leaf) {
+    Column values(FileInput f, Leaf leaf) {
       Column v = values;
       if (v != null) {
         return v;
@@ -358,7 +359,7 @@ final class IpcFile {
       return values;
     }
 
-    private Column decode(MappedFile f, Leaf leaf) {
+    private Column decode(FileInput f, Leaf leaf) {
       String r = f.resource();
       DictionaryBatch d = IpcMessages.dictionaryBatch(message.message(), r, position);
       ByteBuffer body = f.region(message.bodyOffset(), message.bodyLength(), "body of " + position);

@@ -95,15 +95,8 @@ public final class AlignedNpyDataset implements NpyDataset {
   public Example get(long index) {
     RandomAccessDataset.checkIndex(index, rows, this);
     Example.Builder fields = Example.builder(index);
-    NpyArrayReader current = arrays.get(0);
-    try {
-      for (NpyArrayReader r : arrays) {
-        current = r;
-        r.putRow(index, fields);
-        r.endRead();
-      }
-    } catch (InternalError e) {
-      throw MappedReads.changedWhileMapped(current.resource(), "row " + index, e);
+    for (NpyArrayReader r : arrays) {
+      MappedReads.runAtRow(r.resource(), index, () -> r.putRow(index, fields));
     }
     return fields.build();
   }
@@ -115,15 +108,15 @@ public final class AlignedNpyDataset implements NpyDataset {
     // without an index array
     boolean oneRun = MappedRows.isOneRun(indices, from, count)
         && indices[from] >= 0 && indices[from] + count <= rows;
-    NpyArrayReader current = arrays.get(0);
-    try {
-      for (int a = 0; a < arrays.size(); a++) {
-        current = arrays.get(a);
-        current.copyRows(indices, from, count, 0, target, fieldBase[a], start, oneRun);
-        current.endRead();
+    for (int a = 0; a < arrays.size(); a++) {
+      NpyArrayReader r = arrays.get(a);
+      int base = fieldBase[a];
+      if (count == 0) {
+        MappedReads.run(r.resource(), null, () -> r.copyRows(indices, from, 0, 0, target, base, start, oneRun));
+      } else {
+        MappedReads.runAtRows(r.resource(), indices[from],
+            () -> r.copyRows(indices, from, count, 0, target, base, start, oneRun));
       }
-    } catch (InternalError e) {
-      throw MappedReads.changedWhileMapped(current.resource(), count == 0 ? null : "rows " + indices[from] + "..", e);
     }
     if (oneRun) {
       target.commitRange(indices[from], count);

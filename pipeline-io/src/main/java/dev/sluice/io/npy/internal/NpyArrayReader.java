@@ -268,11 +268,6 @@ final class NpyArrayReader implements AutoCloseable {
     }
   }
 
-  /** Ends every read: see {@link MappedReads#endRead()}. */
-  void endRead() {
-    MappedReads.endRead();
-  }
-
   boolean isClosed() {
     return closed;
   }

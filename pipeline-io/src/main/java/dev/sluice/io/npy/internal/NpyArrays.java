@@ -6,6 +6,7 @@ import dev.sluice.core.Shape;
 import dev.sluice.core.Tensor;
 import dev.sluice.core.TensorSpec;
 import dev.sluice.core.UnsupportedFormatException;
+import dev.sluice.core.internal.mapped.MappedReads;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.Path;
@@ -28,6 +29,9 @@ public final class NpyArrays {
   /**
    * The whole array in {@code file} as one little-endian C-order tensor (a copy: any byte or memory
    * order is converted), of the dtype and shape its header gives (a 0-d array is a scalar).
+   *
+   * @throws dev.sluice.core.DatasetFormatException "changed while mapped" when the file shrinks
+   *     under the read
    */
   public static Tensor read(Path file, String name) {
     try (NpyArrayReader r = NpyArrayReader.open(file, name, Integer.MAX_VALUE)) {
@@ -41,10 +45,11 @@ public final class NpyArrays {
             + dtype + " is " + bytes + " bytes; one sample tensor holds at most " + Integer.MAX_VALUE);
       }
       ByteBuffer all = ByteBuffer.allocate((int) bytes).order(ByteOrder.LITTLE_ENDIAN);
-      for (long i = 0; i < r.rows(); i++) {
-        all.put(row(r, i, name).data());
-      }
-      r.endRead();
+      MappedReads.run(r.resource(), null, () -> {
+        for (long i = 0; i < r.rows(); i++) {
+          all.put(row(r, i, name).data());
+        }
+      });
       return Tensor.wrap(dtype, Shape.of(shape), all.flip());
     }
   }

@@ -297,12 +297,8 @@ public final class NpyStackDataset implements NpyStack {
     int k = chunkOf(r.starts, index);
     NpyArrayReader reader = reader(k);
     Example.Builder fields = Example.builder(index);
-    try {
-      reader.putRow(index - r.starts[k], fields);
-      reader.endRead();
-    } catch (InternalError e) {
-      throw MappedReads.changedWhileMapped(reader.resource(), "row " + (index - r.starts[k]), e);
-    }
+    long row = index - r.starts[k];
+    MappedReads.runAtRow(reader.resource(), row, () -> reader.putRow(row, fields));
     return fields.build();
   }
 
@@ -326,13 +322,12 @@ public final class NpyStackDataset implements NpyStack {
         run++;
       }
       NpyArrayReader reader = reader(k);
-      try {
-        boolean segmentRun = oneRun || run != count && MappedRows.isOneRun(indices, i, run);
-        reader.copyRows(indices, i, run, lo, target, 0, start + (i - from), segmentRun);
-        reader.endRead();
-      } catch (InternalError e) {
-        throw MappedReads.changedWhileMapped(reader.resource(), "rows " + (indices[i] - lo) + "..", e);
-      }
+      boolean segmentRun = oneRun || run != count && MappedRows.isOneRun(indices, i, run);
+      int first = i;
+      int n = run;
+      int at = start + (i - from);
+      MappedReads.runAtRows(reader.resource(), indices[i] - lo,
+          () -> reader.copyRows(indices, first, n, lo, target, 0, at, segmentRun));
       i += run;
     }
     if (oneRun) {

@@ -1,5 +1,6 @@
 package dev.sluice.io.parquet.internal;
 
+import dev.sluice.core.internal.mapped.MappedReads;
 import java.io.IOException;
 import java.lang.reflect.Field;
 import java.nio.ByteBuffer;
@@ -86,9 +87,10 @@ public final class WindowedInputFile implements InputFile {
       if (len >= MAP_FROM && UNSAFE != null) {
         MappedByteBuffer window = channel.map(FileChannel.MapMode.READ_ONLY, pos, len);
         try {
-          dst.put(window);
-        } catch (InternalError e) {
-          throw new IOException(path + " changed while mapped (truncated by another process?)", e);
+          MappedReads.runIo(path.toString(), pos, () -> {
+            dst.put(window);
+            return len;
+          });
         } finally {
           UNSAFE.invokeCleaner(window); // unmapped now: its pages leave the RSS with it
         }
