@@ -9,6 +9,7 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.List;
 import java.util.Locale;
 
 /**
@@ -58,5 +59,14 @@ public final class Hdf5Format implements DatasetFormat {
   @Override
   public Dataset<Example> open(Path path) {
     return Hdf5.open(path);
+  }
+
+  /**
+   * Reads only the datasets {@code columns} (top-level names such as {@code x}, or paths such as
+   * {@code /group/x}), in that order; every top-level dataset when empty.
+   */
+  @Override
+  public Dataset<Example> open(Path path, List<String> columns) {
+    return Hdf5.open(path, columns, Hdf5.DEFAULT_MAX_CHUNK_BYTES);
   }
 }

@@ -4,6 +4,7 @@ import dev.sluice.core.DatasetFormatException;
 import dev.sluice.core.Tensor;
 import dev.sluice.core.TensorSpec;
 import dev.sluice.core.internal.mapped.MappedChunks;
+import dev.sluice.core.internal.mapped.MappedReads;
 import dev.sluice.core.internal.mapped.MappedRows;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -189,6 +190,8 @@ final class FieldReader {
     } catch (RuntimeException e) {
       throw new DatasetFormatException(resource, "dataset " + field.hdfPath() + ", rows " + first + ".."
           + (first + count - 1), "cannot decode its chunks: " + Hdf5File.describe(e), e);
+    } catch (InternalError e) { // jhdf maps chunks: a file truncated after it was opened
+      throw MappedReads.changedWhileMapped(resource, "dataset " + field.hdfPath() + ", rows " + first + "..", e);
     }
     if (raw.remaining() != bytes) {
       throw new DatasetFormatException(resource, "dataset " + field.hdfPath() + ", rows " + first + ".."

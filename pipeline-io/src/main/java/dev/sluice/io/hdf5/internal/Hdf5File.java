@@ -161,7 +161,7 @@ public final class Hdf5File implements AutoCloseable {
       try {
         children = hdf.getChildren();
       } catch (RuntimeException e) {
-        throw new DatasetFormatException(resource, "root group", "cannot read the root group: " + describe(e), e);
+        throw groupFailure(resource, e);
       }
       for (Node n : children.values()) {
         Node target = resolve(resource, n);
@@ -182,9 +182,11 @@ public final class Hdf5File implements AutoCloseable {
         n = resolve(resource, hdf.getByPath(abs));
       } catch (DatasetFormatException e) {
         throw e;
-      } catch (RuntimeException e) {
-        throw new DatasetFormatException(resource, abs, "no such dataset (" + describe(e) + "); top-level datasets are "
+      } catch (io.jhdf.exceptions.HdfInvalidPathException e) {
+        throw new DatasetFormatException(resource, abs, "no such dataset; top-level datasets are "
             + topLevelDatasets(hdf), e);
+      } catch (RuntimeException e) {
+        throw groupFailure(resource, e);
       }
       if (!(n instanceof Dataset d)) {
         throw new DatasetFormatException(resource, abs, "is a group, not a dataset; its members are "
@@ -196,6 +198,30 @@ public final class Hdf5File implements AutoCloseable {
       out.add(d);
     }
     return out;
+  }
+
+  /**
+   * jhdf reads every member's object header when it first lists a group, so one member using a
+   * feature it does not read (external storage, an unknown message) fails the whole group: the
+   * error names the feature and where jhdf met it.
+   */
+  private static DatasetFormatException groupFailure(String resource, RuntimeException e) {
+    StringBuilder where = new StringBuilder();
+    for (Throwable t = e; t != null && t.getCause() != t; t = t.getCause()) {
+      if (t instanceof io.jhdf.exceptions.UnsupportedHdfException u) {
+        String m = String.valueOf(u.getMessage());
+        String feature = m.contains("External Data Files") ? "a dataset with external storage (data in another file)"
+            : m.contains("irtual") ? "a virtual dataset" : "an object jhdf cannot read";
+        return new UnsupportedFormatException(resource, null, "holds " + feature
+            + ", which Sluice does not read (jhdf: " + m + where + ")", e);
+      }
+      String m = t.getMessage();
+      if (m != null && m.startsWith("Failed to read object header at address")) {
+        where.append("; object header at address ").append(m.substring(m.lastIndexOf(' ') + 1));
+      }
+    }
+    return new DatasetFormatException(resource, null, "cannot read its groups (a truncated or damaged file?): "
+        + describe(e), e);
   }
 
   private static List<String> topLevelDatasets(HdfFile hdf) {
@@ -391,8 +417,9 @@ public final class Hdf5File implements AutoCloseable {
         for (int i = 0; i < fields.size(); i++) {
           sb.append(i == 0 ? "" : ", ").append(fields.get(i).hdfPath()).append(": ").append(fields.get(i).rows());
         }
-        sb.append("); choose datasets of one length by path, e.g. Hdf5.open(file, \"")
-            .append(fields.get(0).hdfPath()).append("\")");
+        sb.append("); choose datasets of one length by path (Hdf5.open(file, \"")
+            .append(fields.get(0).hdfPath()).append("\"), or --columns ").append(fields.get(0).spec().name())
+            .append(" on the command line)");
         throw new DatasetFormatException(resource, null, sb.toString());
       }
     }
