@@ -69,6 +69,11 @@ class Hdf5BadInputTest {
   }
 
   @Test
+  void chunkNeverWrittenWithANonZeroFillValueIsRefusedNotZeroFilled() {
+    assertFails(DatasetFormatException.class, "sparse_fill.h5", "/s", "chunk at [5, 0]", "fill value");
+  }
+
+  @Test
   void unequalFirstDimensionsListTheLengths() {
     assertFails(DatasetFormatException.class, "unequal.h5", "/a: 10", "/b: 11", "first dimension");
   }

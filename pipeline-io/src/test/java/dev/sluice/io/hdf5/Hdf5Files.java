@@ -110,6 +110,14 @@ final class Hdf5Files {
           layout = h5py.VirtualLayout(shape=(6,), dtype='i8')
           layout[:] = h5py.VirtualSource(f['src'])
           f.create_virtual_dataset('v', layout)
+      with h5py.File(os.path.join(out, 'sparse_fill.h5'), 'w') as f:
+          d = f.create_dataset('s', shape=(20, 2), dtype='<i4', chunks=(5, 2), fillvalue=7)
+          d[0:5] = 1; d[10:20] = 2  # rows 5..9: a chunk never written
+      with h5py.File(os.path.join(out, 'sparse_zero.h5'), 'w') as f:
+          d = f.create_dataset('s', shape=(20, 2), dtype='<i4', chunks=(5, 2))
+          d[0:5] = 1; d[10:20] = 2
+      sz = np.zeros((20, 2), '<i4'); sz[0:5] = 1; sz[10:20] = 2
+      exp['sparse_zero.h5'] = {'sha': sha({'s': sz}), 'rows': 20, 'chunked': True}
       print(json.dumps(exp))
       """;
 

@@ -75,7 +75,7 @@ class Hdf5ReadTest {
       }
       checked.add(e.getKey());
     }
-    assertEquals(9, checked.size(), "checked " + checked);
+    assertEquals(10, checked.size(), "checked " + checked);
   }
 
   /** gather (scattered and in order) puts into the batch the bytes get returns. */

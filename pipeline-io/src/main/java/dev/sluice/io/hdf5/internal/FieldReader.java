@@ -6,6 +6,7 @@ import dev.sluice.core.TensorSpec;
 import dev.sluice.core.internal.mapped.MappedChunks;
 import dev.sluice.core.internal.mapped.MappedReads;
 import dev.sluice.core.internal.mapped.MappedRows;
+import io.jhdf.api.dataset.ChunkedDataset;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
@@ -26,6 +27,7 @@ final class FieldReader {
   private final MappedChunks chunks; // contiguous with data, else null
   private final ByteBuffer memory; // compact: every row, little-endian; else null
   private final byte[][] utf8; // strings, else null
+  private final boolean checkChunks; // chunked with a non-zero fill value
 
   FieldReader(Hdf5File file, Hdf5Field field, long maxChunkBytes) {
     this.file = file;
@@ -33,6 +35,7 @@ final class FieldReader {
     this.resource = file.resource();
     this.spec = field.spec();
     this.rowBytes = field.isNumeric() ? field.rowBytes() : -1;
+    this.checkChunks = field.storage() == Hdf5Field.Storage.CHUNKED && nonZeroFill(field);
     switch (field.storage()) {
       case CONTIGUOUS -> {
         long bytes = field.rows() * rowBytes;
@@ -175,8 +178,60 @@ final class FieldReader {
     return out;
   }
 
+  /**
+   * True when a chunk that was never written would read as something other than zeros: jhdf leaves
+   * such chunks zero, so for these datasets every chunk a read needs is checked to exist.
+   */
+  private static boolean nonZeroFill(Hdf5Field field) {
+    Object fill;
+    try {
+      fill = field.dataset().getFillValue();
+    } catch (RuntimeException e) {
+      return true;
+    }
+    if (fill == null) {
+      return false;
+    }
+    if (fill instanceof Number n) {
+      double d = n.doubleValue();
+      return d != 0 || Double.isNaN(d);
+    }
+    return true;
+  }
+
+  /** Fails naming the chunk when one of those holding rows {@code [first, first+count)} was never written. */
+  private void checkChunksExist(long first, int count, long[] dims) {
+    ChunkedDataset ch = (ChunkedDataset) field.dataset();
+    int[] cd = ch.getChunkDimensions();
+    int[] at = new int[dims.length];
+    for (long r = first / cd[0] * cd[0]; r < first + count; r += cd[0]) {
+      at[0] = (int) r;
+      checkChunks(ch, cd, dims, at, 1);
+    }
+  }
+
+  private void checkChunks(ChunkedDataset ch, int[] cd, long[] dims, int[] at, int d) {
+    if (d == dims.length) {
+      try {
+        ch.getRawChunkBuffer(at.clone());
+      } catch (RuntimeException e) {
+        throw new DatasetFormatException(resource, "dataset " + field.hdfPath() + ", chunk at "
+            + java.util.Arrays.toString(at), "was never written and the dataset's fill value is not zero,"
+            + " which Sluice does not fill in (" + Hdf5File.describe(e) + ")", e);
+      }
+      return;
+    }
+    for (long i = 0; i < dims[d]; i += cd[d]) {
+      at[d] = (int) i;
+      checkChunks(ch, cd, dims, at, d + 1);
+    }
+  }
+
   private ByteBuffer decode(long first, int count, long bytes) {
     long[] dims = field.dataset().getDimensionsAsLong();
+    if (checkChunks) {
+      checkChunksExist(first, count, dims);
+    }
     long[] offset = new long[dims.length];
     offset[0] = first;
     int[] shape = new int[dims.length];
