@@ -64,6 +64,12 @@ class Hdf5BadInputTest {
   }
 
   @Test
+  void flippedBitInAnUncompressedChunkFailsItsFletcher32Checksum() {
+    assertFails(DatasetFormatException.class, "fletcher_flipped.h5", "/x", "chunk at [20, 0]",
+        "fletcher32 checksum mismatch");
+  }
+
+  @Test
   void chunkPastTheEnd() {
     assertFails(DatasetFormatException.class, "chunk_past_end.h5", "/x");
   }

@@ -110,6 +110,14 @@ final class Hdf5Files {
           layout = h5py.VirtualLayout(shape=(6,), dtype='i8')
           layout[:] = h5py.VirtualSource(f['src'])
           f.create_virtual_dataset('v', layout)
+      with h5py.File(os.path.join(out, 'fletcher_only.h5'), 'w') as f:
+          f.create_dataset('x', data=values('<f4', (40, 4)), chunks=(10, 4), fletcher32=True)
+      with h5py.File(os.path.join(out, 'fletcher_only.h5'), 'r') as f:
+          c2 = f['x'].id.get_chunk_info(2)
+      def flip(b):
+          b[c2.byte_offset + 17] ^= 0x01
+          return b
+      copy_of('fletcher_only.h5', 'fletcher_flipped.h5', flip)
       with h5py.File(os.path.join(out, 'sparse_fill.h5'), 'w') as f:
           d = f.create_dataset('s', shape=(20, 2), dtype='<i4', chunks=(5, 2), fillvalue=7)
           d[0:5] = 1; d[10:20] = 2  # rows 5..9: a chunk never written

@@ -28,6 +28,7 @@ final class FieldReader {
   private final ByteBuffer memory; // compact: every row, little-endian; else null
   private final byte[][] utf8; // strings, else null
   private final boolean checkChunks; // chunked with a non-zero fill value
+  private final boolean verifyFletcher; // chunked with fletcher32 as the last filter applied
 
   FieldReader(Hdf5File file, Hdf5Field field, long maxChunkBytes) {
     this.file = file;
@@ -36,6 +37,7 @@ final class FieldReader {
     this.spec = field.spec();
     this.rowBytes = field.isNumeric() ? field.rowBytes() : -1;
     this.checkChunks = field.storage() == Hdf5Field.Storage.CHUNKED && nonZeroFill(field);
+    this.verifyFletcher = field.storage() == Hdf5Field.Storage.CHUNKED && fletcherLast(field);
     switch (field.storage()) {
       case CONTIGUOUS -> {
         long bytes = field.rows() * rowBytes;
@@ -182,6 +184,11 @@ final class FieldReader {
    * True when a chunk that was never written would read as something other than zeros: jhdf leaves
    * such chunks zero, so for these datasets every chunk a read needs is checked to exist.
    */
+  private static boolean fletcherLast(Hdf5Field field) {
+    var filters = field.dataset().getFilters();
+    return !filters.isEmpty() && filters.get(filters.size() - 1).getId() == Fletcher32.FILTER_ID;
+  }
+
   private static boolean nonZeroFill(Hdf5Field field) {
     Object fill;
     try {
@@ -199,8 +206,12 @@ final class FieldReader {
     return true;
   }
 
-  /** Fails naming the chunk when one of those holding rows {@code [first, first+count)} was never written. */
-  private void checkChunksExist(long first, int count, long[] dims) {
+  /**
+   * Checks each chunk holding rows {@code [first, first+count)}: that it exists (when the fill value
+   * is not zero) and that its fletcher32 checksum matches (when fletcher32 is the last filter
+   * applied, so that the stored bytes end with the checksum of the bytes before it).
+   */
+  private void checkChunks(long first, int count, long[] dims) {
     ChunkedDataset ch = (ChunkedDataset) field.dataset();
     int[] cd = ch.getChunkDimensions();
     int[] at = new int[dims.length];
@@ -212,12 +223,16 @@ final class FieldReader {
 
   private void checkChunks(ChunkedDataset ch, int[] cd, long[] dims, int[] at, int d) {
     if (d == dims.length) {
+      ByteBuffer raw;
       try {
-        ch.getRawChunkBuffer(at.clone());
+        raw = ch.getRawChunkBuffer(at.clone());
       } catch (RuntimeException e) {
         throw new DatasetFormatException(resource, "dataset " + field.hdfPath() + ", chunk at "
             + java.util.Arrays.toString(at), "was never written and the dataset's fill value is not zero,"
             + " which Sluice does not fill in (" + Hdf5File.describe(e) + ")", e);
+      }
+      if (verifyFletcher) {
+        Fletcher32.verify(raw, resource, "dataset " + field.hdfPath() + ", chunk at " + java.util.Arrays.toString(at));
       }
       return;
     }
@@ -229,8 +244,8 @@ final class FieldReader {
 
   private ByteBuffer decode(long first, int count, long bytes) {
     long[] dims = field.dataset().getDimensionsAsLong();
-    if (checkChunks) {
-      checkChunksExist(first, count, dims);
+    if (checkChunks || verifyFletcher) {
+      checkChunks(first, count, dims);
     }
     long[] offset = new long[dims.length];
     offset[0] = first;
