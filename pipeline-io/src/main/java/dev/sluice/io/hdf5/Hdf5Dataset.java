@@ -12,8 +12,8 @@ import java.util.Map;
  * Datasets of one HDF5 or netCDF-4 file read as one dataset whose fields are those datasets: row
  * {@code i} holds row {@code i} of each. When every chosen dataset is contiguous (or compact, or
  * strings) it is also a {@link dev.sluice.core.RandomAccessDataset} over a mapping of the file;
- * when one is chunked it is a {@link dev.sluice.core.SplitDataset} whose splits are runs of whole
- * chunks along the first dimension.
+ * when one is chunked it is a {@link dev.sluice.core.BatchSplitDataset} whose splits are runs of
+ * whole chunks along the first dimension.
  *
  * <p>{@link #close()} closes the file: later reads throw
  * {@link dev.sluice.core.DatasetClosedException} ("already closed: &lt;file&gt;"). Views handed out

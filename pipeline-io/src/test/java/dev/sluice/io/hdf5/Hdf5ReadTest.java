@@ -8,7 +8,9 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.sluice.core.Batch;
 import dev.sluice.core.BatchBuilder;
+import dev.sluice.core.BatchSplitDataset;
 import dev.sluice.core.BufferPool;
 import dev.sluice.core.DType;
 import dev.sluice.core.DatasetClosedException;
@@ -157,6 +159,39 @@ class Hdf5ReadTest {
       assertEquals(LongStream.range(64, 200).boxed().toList(), part.stream().map(Example::index).toList());
       assertEquals(LongStream.range(64, 200).boxed().toList(),
           part.stream().map(x -> x.tensor("y").getLong(0)).toList(), "y holds the row number");
+    }
+  }
+
+  @Test
+  void columnarBatchesHoldTheRowsThatReadGives() {
+    for (String name : List.of("features_gzip.h5", "gzip_shuffle.h5", "fletcher.h5")) {
+      try (Hdf5Dataset ds = Hdf5.open(dir.resolve(name))) {
+        BatchSplitDataset<Example> sd = assertInstanceOf(BatchSplitDataset.class, ds);
+        Split s = sd.splits().get(0);
+        long n = s.rowCount();
+        long[][] ranges = {{0, Long.MAX_VALUE}, {3, n - 2}, {n / 2, n / 2 + 1}};
+        for (long[] r : ranges) {
+          for (int[] sizes : new int[][] {{7, 7}, {1, 30}, {100, 3}}) {
+            List<Example> want = sd.read(s, r[0], r[1]).collectList().block();
+            List<Batch> got = sd.readBatches(s, r[0], r[1], sizes[0], sizes[1]).collectList().block();
+            int row = 0;
+            for (int k = 0; k < got.size(); k++) {
+              try (Batch b = got.get(k)) {
+                assertEquals(k == 0 ? Math.min(sizes[0], want.size()) : Math.min(sizes[1], want.size() - row), b.size());
+                for (int i = 0; i < b.size(); i++, row++) {
+                  Example w = want.get(row);
+                  assertEquals(w.index(), b.index(i));
+                  Example g = b.copyRow(i);
+                  for (TensorSpec f : ds.schema().fields()) {
+                    assertTrue(w.tensor(f.name()).contentEquals(g.tensor(f.name())), name + " row " + w.index() + " " + f.name());
+                  }
+                }
+              }
+            }
+            assertEquals(want.size(), row, name + " " + java.util.Arrays.toString(r));
+          }
+        }
+      }
     }
   }
 
