@@ -99,6 +99,11 @@ class Hdf5BadInputTest {
   }
 
   @Test
+  void netcdf3ClassicIsNamedAsSuch() {
+    assertFails(UnsupportedFormatException.class, "classic.nc", "netCDF-3");
+  }
+
+  @Test
   void notHdf5AtAll() throws Exception {
     Path p = dir.resolve("text.h5");
     Files.writeString(p, "just text, no superblock");

@@ -110,6 +110,9 @@ final class Hdf5Files {
           layout = h5py.VirtualLayout(shape=(6,), dtype='i8')
           layout[:] = h5py.VirtualSource(f['src'])
           f.create_virtual_dataset('v', layout)
+      classic = netCDF4.Dataset(os.path.join(out, 'classic.nc'), 'w', format='NETCDF3_CLASSIC')
+      classic.createDimension('t', 3); classic.createVariable('v', 'f4', ('t',))[:] = [1, 2, 3]
+      classic.close()
       with h5py.File(os.path.join(out, 'fletcher_only.h5'), 'w') as f:
           f.create_dataset('x', data=values('<f4', (40, 4)), chunks=(10, 4), fletcher32=True)
       with h5py.File(os.path.join(out, 'fletcher_only.h5'), 'r') as f:

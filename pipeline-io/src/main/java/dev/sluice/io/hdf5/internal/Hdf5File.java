@@ -16,7 +16,6 @@ import io.jhdf.api.Node;
 import io.jhdf.api.dataset.ChunkedDataset;
 import io.jhdf.api.dataset.ContiguousDataset;
 import io.jhdf.dataset.DatasetBase;
-import io.jhdf.filter.PipelineFilterWithData;
 import io.jhdf.object.datatype.ArrayDataType;
 import io.jhdf.object.datatype.CompoundDataType;
 import io.jhdf.object.datatype.DataType;
@@ -102,6 +101,7 @@ public final class Hdf5File implements AutoCloseable {
     HdfFile hdf = null;
     try {
       long fileSize = channel.size();
+      checkNotNetcdf3(resource, channel);
       try {
         hdf = new HdfFile(path);
       } catch (RuntimeException e) {
@@ -126,6 +126,20 @@ public final class Hdf5File implements AutoCloseable {
     } catch (RuntimeException | Error e) {
       closeQuietly(hdf, channel);
       throw e;
+    }
+  }
+
+  /** netCDF-3 ("classic") files start with {@code CDF} and a version byte 1, 2 or 5; they are not HDF5. */
+  private static void checkNotNetcdf3(String resource, FileChannel channel) throws IOException {
+    ByteBuffer head = ByteBuffer.allocate(4);
+    while (head.hasRemaining() && channel.read(head, head.position()) > 0) {
+      // a positioned read may return fewer bytes
+    }
+    byte v = head.get(3);
+    if (!head.hasRemaining() && head.get(0) == 'C' && head.get(1) == 'D' && head.get(2) == 'F'
+        && (v == 1 || v == 2 || v == 5)) {
+      throw new UnsupportedFormatException(resource, null, "is a netCDF-3 (classic) file, which Sluice does not"
+          + " read; only netCDF-4 files are HDF5 (convert with nccopy -k nc4)");
     }
   }
 
@@ -321,17 +335,15 @@ public final class Hdf5File implements AutoCloseable {
       return new Hdf5Field(d.getPath(), spec, rows, bigEndian, Hdf5Field.Storage.CONTIGUOUS, offset, 0, null, base);
     }
     if (d instanceof ChunkedDataset ch) {
-      List<PipelineFilterWithData> filters;
       try {
-        filters = ch.getFilters();
+        ch.getFilters(); // builds the filter pipeline: an unknown filter fails here, not mid-epoch
       } catch (RuntimeException e) {
         throw new UnsupportedFormatException(resource, where, "uses a filter Sluice cannot decode: " + describe(e), e);
       }
-      if (dataBytes > 0 && (long) rowShapeBytes(spec) * ch.getChunkDimensions()[0] > Integer.MAX_VALUE) {
+      if (dataBytes > 0 && spec.rowBytes() * ch.getChunkDimensions()[0] > Integer.MAX_VALUE) {
         throw new UnsupportedFormatException(resource, where, "has chunks of " + ch.getChunkDimensions()[0]
             + " rows of " + spec.rowBytes() + " bytes, more than one read holds (" + Integer.MAX_VALUE + " bytes)");
       }
-      filters.size(); // resolved eagerly: an unknown filter fails at open, not mid-epoch
       return new Hdf5Field(d.getPath(), spec, rows, bigEndian, Hdf5Field.Storage.CHUNKED, -1,
           ch.getChunkDimensions()[0], null, base);
     }
@@ -339,10 +351,6 @@ public final class Hdf5File implements AutoCloseable {
       return new Hdf5Field(d.getPath(), spec, rows, bigEndian, Hdf5Field.Storage.COMPACT, -1, 0, null, base);
     }
     throw new UnsupportedFormatException(resource, where, "has data layout " + layout + ", which Sluice does not read");
-  }
-
-  private static long rowShapeBytes(TensorSpec spec) {
-    return spec.rowBytes();
   }
 
   private static DType dtype(String resource, String where, DataType type) {
