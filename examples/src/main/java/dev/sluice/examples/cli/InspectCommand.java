@@ -10,6 +10,7 @@ import dev.sluice.core.HasSchema;
 import dev.sluice.core.SplitDataset;
 import dev.sluice.core.TensorSpec;
 import dev.sluice.io.DatasetFormat;
+import dev.sluice.io.hdf5.Hdf5Dataset;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -22,7 +23,8 @@ import picocli.CommandLine.Spec;
 /**
  * {@code sluice inspect PATH}: JSON on stdout with the format, the fields ({@code name},
  * {@code dtype}, {@code shape}, and {@code nullable} when true), the rows and, for split sources,
- * the number of splits (chunks, shards, row groups). Works for every format in the registry.
+ * the number of splits (chunks, shards, row groups); for HDF5 also the datasets read and their
+ * attributes. Works for every format in the registry.
  */
 @Command(name = "inspect", mixinStandardHelpOptions = true,
     description = "Print a dataset's format, fields, rows and splits as JSON.")
@@ -75,6 +77,11 @@ final class InspectCommand implements Callable<Integer> {
       root.put("rows", rows(ds));
       if (ds instanceof SplitDataset<?> sd) {
         root.put("splits", sd.splits().size());
+      }
+      if (ds instanceof Hdf5Dataset h) {
+        ArrayNode datasets = root.putArray("datasets");
+        h.datasetPaths().forEach(datasets::add);
+        root.set("attributes", json.valueToTree(h.attributes()));
       }
       spec.commandLine().getOut().println(json.writeValueAsString(root));
       spec.commandLine().getOut().flush();

@@ -33,7 +33,7 @@ class OptionalDependenciesTest {
   private static final int ROWS = 1_003;
   private static final int WORLD = 2;
   private static final Pattern OPTIONAL =
-      Pattern.compile("chronicle|openhft|jnr|javapoet|arrow|parquet|hadoop|netty|brotli");
+      Pattern.compile("chronicle|openhft|jnr|javapoet|arrow|parquet|hadoop|netty|brotli|jhdf");
 
   @TempDir
   Path dir;
@@ -49,7 +49,7 @@ class OptionalDependenciesTest {
 
     List<String> cmd = new ArrayList<>(JvmCommand.of(WithoutOptionalLibraries.class, List.of(),
         List.of(npy.toString(), parquet.toString(), arrow.toString(), dir.resolve("cache").toString(),
-            String.valueOf(WORLD))));
+            String.valueOf(WORLD), dir.resolve("d.h5").toString())));
     int cp = cmd.indexOf("-cp") + 1;
     List<String> kept = Stream.of(cmd.get(cp).split(File.pathSeparator))
         .filter(p -> !OPTIONAL.matcher(p.toLowerCase(Locale.ROOT)).find())
@@ -67,7 +67,7 @@ class OptionalDependenciesTest {
     assertThat(stderr).isEmpty();
 
     // the child really lacks the libraries
-    assertThat(lines.subList(0, 3)).allSatisfy(l -> assertThat(l).startsWith("missing [").isNotEqualTo("missing []"));
+    assertThat(lines.subList(0, 4)).allSatisfy(l -> assertThat(l).startsWith("missing [").isNotEqualTo("missing []"));
 
     // every row exactly once across the shards, with its own values
     List<long[]> rows = lines.stream().filter(l -> l.startsWith("row "))
@@ -96,6 +96,8 @@ class OptionalDependenciesTest {
         arrowNeeds,
         arrowNeeds,
         "error MissingDependencyException The shared cache (Pipeline.cache) needs net.openhft:chronicle-map on the"
-            + " class path (add it next to pipeline-operators; the sluice-bom manages its version)");
+            + " class path (add it next to pipeline-operators; the sluice-bom manages its version)",
+        "error MissingDependencyException " + dir.resolve("d.h5") + ": HDF5 and netCDF-4 support needs io.jhdf:jhdf"
+            + " on the class path (add it next to pipeline-io; the sluice-bom manages its version)");
   }
 }

@@ -7,6 +7,7 @@ import dev.sluice.core.PipelineContext;
 import dev.sluice.core.internal.OptionalLibrary;
 import dev.sluice.io.Formats;
 import dev.sluice.io.arrow.Arrow;
+import dev.sluice.io.hdf5.Hdf5;
 import dev.sluice.io.parquet.Parquet;
 import dev.sluice.operators.CacheSpec;
 import dev.sluice.operators.EqualLength;
@@ -31,7 +32,8 @@ public final class WithoutOptionalLibraries {
     Path arrow = Path.of(args[2]);
     Path cache = Path.of(args[3]);
     int world = Integer.parseInt(args[4]);
-    for (OptionalLibrary lib : List.of(OptionalLibrary.PARQUET, OptionalLibrary.ARROW, OptionalLibrary.CHRONICLE_MAP)) {
+    for (OptionalLibrary lib : List.of(OptionalLibrary.PARQUET, OptionalLibrary.ARROW, OptionalLibrary.CHRONICLE_MAP,
+        OptionalLibrary.JHDF)) {
       System.out.println("missing " + lib.missing());
     }
 
@@ -54,6 +56,7 @@ public final class WithoutOptionalLibraries {
     attempt(() -> Formats.open(arrow));
     attempt(() -> Arrow.open(arrow));
     attempt(() -> Pipeline.from(data).cache(CacheSpec.defaults().directory(cache)));
+    attempt(() -> Hdf5.open(Path.of(args[5])));
   }
 
   private static void attempt(Runnable r) {

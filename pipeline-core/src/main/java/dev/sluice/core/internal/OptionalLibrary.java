@@ -32,6 +32,9 @@ public final class OptionalLibrary {
   /** Chronicle Map, the index of the shared cache ({@code Pipeline.cache}). */
   public static final OptionalLibrary CHRONICLE_MAP = new OptionalLibrary("The shared cache (Pipeline.cache)",
       "pipeline-operators", Map.of("net.openhft:chronicle-map", "net.openhft.chronicle.map.ChronicleMap"));
+  /** jhdf, a pure-Java HDF5 reader: the {@code hdf5} format ({@code Hdf5.open}), netCDF-4 included. */
+  public static final OptionalLibrary JHDF = new OptionalLibrary("HDF5 and netCDF-4 support", "pipeline-io",
+      Map.of("io.jhdf:jhdf", "io.jhdf.HdfFile"));
   /** Hadoop's client: Parquet files named by a {@code FileSystem} URI. */
   public static final OptionalLibrary HADOOP = new OptionalLibrary("Reading Parquet through Hadoop URIs",
       "pipeline-io", ordered(

@@ -1,0 +1,215 @@
+package dev.sluice.io.hdf5.internal;
+
+import dev.sluice.core.Batch;
+import dev.sluice.core.BatchBuilder;
+import dev.sluice.core.BatchSplitDataset;
+import dev.sluice.core.BufferPool;
+import dev.sluice.core.Example;
+import dev.sluice.core.MemoryManager;
+import dev.sluice.core.Split;
+import dev.sluice.core.Tensor;
+import dev.sluice.core.internal.mapped.MappedReads;
+import dev.sluice.io.hdf5.Hdf5Dataset;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import reactor.core.publisher.Flux;
+
+/**
+ * An HDF5 file with at least one chunked dataset among the chosen ones: a split source whose
+ * splits are runs of whole chunks (of the first chunked dataset) along the first dimension. A read
+ * decodes one chunk row at a time (every field's rows of it) and emits its examples, or, on the
+ * columnar path ({@link #readBatches}), copies them into the columns of pooled batches; a read may
+ * start at any chunk boundary at no extra cost ({@link #blockStarts}).
+ */
+public final class ChunkedHdf5Dataset extends Hdf5Fields implements Hdf5Dataset, BatchSplitDataset<Example> {
+  /** The memory stage of the batches {@link #readBatches} fills. */
+  static final String STAGE = "hdf5";
+  /** Decoded bytes a split aims at (whole chunks, at least one). */
+  static final long SPLIT_BYTES = 8L << 20;
+
+  private final int chunkRows;
+  private final List<Split> splits;
+  private final Map<String, Long> splitStart = new HashMap<>();
+
+  /** Reads the fields of {@code file}, at least one of them chunked. */
+  public ChunkedHdf5Dataset(Hdf5File file, long maxChunkBytes) {
+    super(file, maxChunkBytes);
+    int c = 0;
+    long rowBytes = 0;
+    for (Hdf5Field f : file.fields()) {
+      if (f.storage() == Hdf5Field.Storage.CHUNKED && c == 0) {
+        c = Math.max(1, f.chunkRows());
+      }
+      rowBytes += f.isNumeric() ? f.rowBytes() : 16;
+    }
+    this.chunkRows = c;
+    long chunksPerSplit = Math.max(1, SPLIT_BYTES / Math.max(1, rowBytes * c));
+    long rowsPerSplit = chunksPerSplit * c;
+    List<Split> s = new ArrayList<>();
+    for (long start = 0; start < rows; start += rowsPerSplit) {
+      Split split = new Split(file.resource() + "#rows" + start, Math.min(rowsPerSplit, rows - start));
+      s.add(split);
+      splitStart.put(split.id(), start);
+    }
+    this.splits = List.copyOf(s);
+  }
+
+  @Override
+  public List<Split> splits() {
+    return splits;
+  }
+
+  @Override
+  public long[] blockStarts(Split split) {
+    long n = (split.rowCount() + chunkRows - 1) / chunkRows;
+    long[] out = new long[(int) n];
+    for (int i = 0; i < n; i++) {
+      out[i] = (long) i * chunkRows;
+    }
+    return out;
+  }
+
+  @Override
+  public Flux<Example> read(Split split, long fromRow, long toRow) {
+    split.checkRows(fromRow, toRow);
+    Long base = splitStart.get(split.id());
+    if (base == null) {
+      return Flux.error(new IllegalArgumentException(split + " is not a split of " + this));
+    }
+    long first = base + Math.min(fromRow, split.rowCount());
+    long end = base + Math.min(toRow, split.rowCount());
+    return Flux.defer(() -> {
+      List<long[]> bands = new ArrayList<>();
+      for (long a = first; a < end; ) {
+        long b = Math.min(end, (a / chunkRows + 1) * chunkRows);
+        bands.add(new long[] {a, b});
+        a = b;
+      }
+      return Flux.fromIterable(bands).concatMap(band -> Flux.defer(() -> band(band[0], (int) (band[1] - band[0]))), 0);
+    });
+  }
+
+  @Override
+  public Flux<Batch> readBatches(Split split, long fromRow, long toRow, int batchSize) {
+    return readBatches(split, fromRow, toRow, batchSize, batchSize);
+  }
+
+  /** As {@link #readBatches(Split, long, long, int)} with a first batch of {@code firstBatchSize} rows, decoded once. */
+  @Override
+  public Flux<Batch> readBatches(Split split, long fromRow, long toRow, int firstBatchSize, int batchSize) {
+    if (batchSize <= 0) {
+      throw new IllegalArgumentException("batchSize > 0 required but it was " + batchSize);
+    }
+    if (firstBatchSize <= 0) {
+      throw new IllegalArgumentException("firstBatchSize > 0 required but it was " + firstBatchSize);
+    }
+    split.checkRows(fromRow, toRow);
+    Long base = splitStart.get(split.id());
+    if (base == null) {
+      return Flux.error(new IllegalArgumentException(split + " is not a split of " + this));
+    }
+    long first = base + Math.min(fromRow, split.rowCount());
+    long end = base + Math.min(toRow, split.rowCount());
+    BufferPool pool = MemoryManager.shared().pool(STAGE);
+    return Flux.<Batch, Cursor>generate(() -> new Cursor(first), (c, sink) -> {
+      if (c.pos >= end) {
+        sink.complete();
+        return c;
+      }
+      int n = (int) Math.min(c.pos == first ? firstBatchSize : batchSize, end - c.pos);
+      sink.next(fill(c, n, pool));
+      return c;
+    });
+  }
+
+  /** Where a columnar read stands: its next row and the decoded chunk row that holds it. */
+  private static final class Cursor {
+    long pos;
+    long bandStart = -1;
+    long bandEnd = -1;
+    ByteBuffer[] blocks;
+
+    Cursor(long pos) {
+      this.pos = pos;
+    }
+  }
+
+  /** The next {@code n} rows of {@code c} as one batch: each field's rows copied from the decoded chunk rows. */
+  private Batch fill(Cursor c, int n, BufferPool pool) {
+    BatchBuilder b = BatchBuilder.create(schema, n, pool);
+    try {
+      long start = c.pos;
+      int done = 0;
+      while (done < n) {
+        if (c.pos >= c.bandEnd) {
+          c.bandStart = c.pos;
+          c.bandEnd = Math.min(rows, (c.pos / chunkRows + 1) * chunkRows);
+          c.blocks = decode(c.bandStart, (int) (c.bandEnd - c.bandStart));
+        }
+        int take = (int) Math.min(n - done, c.bandEnd - c.pos);
+        int at = (int) (c.pos - c.bandStart);
+        for (int f = 0; f < readers.size(); f++) {
+          FieldReader r = readers.get(f);
+          if (r.isString()) {
+            for (int i = 0; i < take; i++) {
+              b.appendVariable(f, r.stringBytes(c.pos + i));
+            }
+          } else {
+            int rb = r.field().rowBytes();
+            b.fixedColumn(f).put(done * rb, c.blocks[f], at * rb, take * rb);
+          }
+        }
+        done += take;
+        c.pos += take;
+      }
+      b.commitRange(start, n);
+      return b.build();
+    } finally {
+      b.close();
+    }
+  }
+
+  private Flux<Example> band(long first, int count) {
+    ByteBuffer[] blocks = decode(first, count);
+    return Flux.range(0, count).map(i -> {
+      long row = first + i;
+      Example.Builder b = Example.builder(row);
+      for (int f = 0; f < readers.size(); f++) {
+        FieldReader r = readers.get(f);
+        if (r.isString()) {
+          b.put(r.spec().name(), r.row(row));
+        } else {
+          int rb = r.field().rowBytes();
+          b.put(r.spec().name(), Tensor.wrap(r.spec().dtype(), r.spec().shape(), blocks[f].slice(i * rb, rb)));
+        }
+      }
+      return b.build();
+    });
+  }
+
+  /** Every fixed-length field's rows {@code [first, first+count)}, little-endian (null for strings). */
+  private ByteBuffer[] decode(long first, int count) {
+    file.checkOpen();
+    ByteBuffer[] blocks = new ByteBuffer[readers.size()];
+    try {
+      for (int f = 0; f < readers.size(); f++) {
+        FieldReader r = readers.get(f);
+        if (!r.isString()) {
+          blocks[f] = r.block(first, count);
+        }
+      }
+      MappedReads.endRead();
+    } catch (InternalError e) {
+      throw MappedReads.changedWhileMapped(file.resource(), "rows " + first + "..", e);
+    }
+    return blocks;
+  }
+
+  @Override
+  public String toString() {
+    return "hdf5(" + file.path() + ", rows=" + rows + ", fields=" + schema + ", chunked)";
+  }
+}
