@@ -194,17 +194,14 @@ public final class ChunkedHdf5Dataset extends Hdf5Fields implements Hdf5Dataset,
   private ByteBuffer[] decode(long first, int count) {
     file.checkOpen();
     ByteBuffer[] blocks = new ByteBuffer[readers.size()];
-    try {
+    MappedReads.runAtRows(file.resource(), first, () -> {
       for (int f = 0; f < readers.size(); f++) {
         FieldReader r = readers.get(f);
         if (!r.isString()) {
           blocks[f] = r.block(first, count);
         }
       }
-      MappedReads.endRead();
-    } catch (InternalError e) {
-      throw MappedReads.changedWhileMapped(file.resource(), "rows " + first + "..", e);
-    }
+    });
     return blocks;
   }
 

@@ -6,6 +6,7 @@ import dev.sluice.core.TensorSpec;
 import dev.sluice.core.internal.mapped.MappedChunks;
 import dev.sluice.core.internal.mapped.MappedReads;
 import dev.sluice.core.internal.mapped.MappedRows;
+import dev.sluice.io.internal.ByteSwap;
 import io.jhdf.api.dataset.ChunkedDataset;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -87,7 +88,7 @@ final class FieldReader {
     }
     ByteBuffer copy = ByteBuffer.allocate((int) bytes).order(ByteOrder.LITTLE_ENDIAN);
     copy.put(0, raw, raw.position(), (int) bytes);
-    swap(copy, 0, (int) bytes, field.swapWidth());
+    ByteSwap.swap(copy, 0, (int) bytes, field.swapWidth());
     return copy;
   }
 
@@ -113,7 +114,7 @@ final class FieldReader {
       if (field.bigEndian()) {
         ByteBuffer copy = ByteBuffer.allocate(rowBytes).order(ByteOrder.LITTLE_ENDIAN);
         copy.put(0, v, 0, rowBytes);
-        swap(copy, 0, rowBytes, field.swapWidth());
+        ByteSwap.swap(copy, 0, rowBytes, field.swapWidth());
         v = copy;
       }
       return Tensor.wrap(spec.dtype(), spec.shape(), v);
@@ -140,7 +141,7 @@ final class FieldReader {
     }
     if (mapped != null) {
       mapped.copy(indices, from, count, 0, dst, startRow, oneRun);
-      swap(dst, startRow * rowBytes, count * rowBytes, field.swapWidth());
+      ByteSwap.swap(dst, startRow * rowBytes, count * rowBytes, field.swapWidth());
     } else {
       for (int i = 0; i < count; i++) {
         dst.put((startRow + i) * rowBytes, memory, (int) indices[from + i] * rowBytes, rowBytes);
@@ -176,7 +177,7 @@ final class FieldReader {
       case CHUNKED -> out = decode(first, count, bytes);
       default -> throw new IllegalStateException("a string field has no fixed-length rows");
     }
-    swap(out, 0, (int) bytes, field.swapWidth());
+    ByteSwap.swap(out, 0, (int) bytes, field.swapWidth());
     return out;
   }
 
@@ -256,12 +257,14 @@ final class FieldReader {
     }
     ByteBuffer raw;
     try {
-      raw = field.dataset().getSliceDataBuffer(offset, shape);
+      // jhdf maps chunks: a file truncated after it was opened faults inside the read boundary
+      raw = MappedReads.call(resource, "dataset " + field.hdfPath() + ", rows " + first + "..",
+          () -> field.dataset().getSliceDataBuffer(offset, shape));
+    } catch (DatasetFormatException e) {
+      throw e;
     } catch (RuntimeException e) {
       throw new DatasetFormatException(resource, "dataset " + field.hdfPath() + ", rows " + first + ".."
           + (first + count - 1), "cannot decode its chunks: " + Hdf5File.describe(e), e);
-    } catch (InternalError e) { // jhdf maps chunks: a file truncated after it was opened
-      throw MappedReads.changedWhileMapped(resource, "dataset " + field.hdfPath() + ", rows " + first + "..", e);
     }
     if (raw.remaining() != bytes) {
       throw new DatasetFormatException(resource, "dataset " + field.hdfPath() + ", rows " + first + ".."
@@ -272,26 +275,4 @@ final class FieldReader {
     return out.order(ByteOrder.LITTLE_ENDIAN);
   }
 
-  /** Reverses the bytes of each {@code width}-byte unit of {@code b[at..at+length)}. */
-  static void swap(ByteBuffer b, int at, int length, int width) {
-    switch (width) {
-      case 1 -> { }
-      case 2 -> {
-        for (int i = at; i < at + length; i += 2) {
-          b.putShort(i, Short.reverseBytes(b.getShort(i)));
-        }
-      }
-      case 4 -> {
-        for (int i = at; i < at + length; i += 4) {
-          b.putInt(i, Integer.reverseBytes(b.getInt(i)));
-        }
-      }
-      case 8 -> {
-        for (int i = at; i < at + length; i += 8) {
-          b.putLong(i, Long.reverseBytes(b.getLong(i)));
-        }
-      }
-      default -> throw new IllegalStateException("cannot swap " + width + "-byte units");
-    }
-  }
 }

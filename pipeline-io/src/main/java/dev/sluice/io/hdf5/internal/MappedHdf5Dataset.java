@@ -30,14 +30,11 @@ public final class MappedHdf5Dataset extends Hdf5Fields implements Hdf5Dataset, 
     RandomAccessDataset.checkIndex(index, rows, this);
     file.checkOpen();
     Example.Builder b = Example.builder(index);
-    try {
+    MappedReads.runAtRow(file.resource(), index, () -> {
       for (FieldReader r : readers) {
         b.put(r.spec().name(), r.row(index));
       }
-      MappedReads.endRead();
-    } catch (InternalError e) {
-      throw MappedReads.changedWhileMapped(file.resource(), "row " + index, e);
-    }
+    });
     return b.build();
   }
 
@@ -49,7 +46,7 @@ public final class MappedHdf5Dataset extends Hdf5Fields implements Hdf5Dataset, 
     }
     int start = target.size();
     boolean oneRun = MappedRows.isOneRun(indices, from, count);
-    try {
+    MappedReads.Action copy = () -> {
       for (int f = 0; f < readers.size(); f++) {
         FieldReader r = readers.get(f);
         if (r.isString()) {
@@ -60,9 +57,11 @@ public final class MappedHdf5Dataset extends Hdf5Fields implements Hdf5Dataset, 
           r.copy(indices, from, count, target.fixedColumn(f), start, oneRun);
         }
       }
-      MappedReads.endRead();
-    } catch (InternalError e) {
-      throw MappedReads.changedWhileMapped(file.resource(), count == 0 ? null : "rows " + indices[from] + "..", e);
+    };
+    if (count == 0) {
+      MappedReads.run(file.resource(), null, copy);
+    } else {
+      MappedReads.runAtRows(file.resource(), indices[from], copy);
     }
     if (oneRun) {
       target.commitRange(indices[from], count);

@@ -11,6 +11,7 @@ import dev.sluice.core.internal.Resources;
 import dev.sluice.core.internal.mapped.MappedChunks;
 import dev.sluice.core.internal.mapped.MappedReads;
 import dev.sluice.core.internal.mapped.MappedRows;
+import dev.sluice.io.internal.ByteSwap;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -158,7 +159,7 @@ final class NpyArrayReader implements AutoCloseable {
       if (header.isFortranOrder()) {
         ByteBuffer copy = ByteBuffer.allocate(fb).order(ByteOrder.LITTLE_ENDIAN);
         copyFortranRow(row, copy, 0, field);
-        swap(copy, 0, fb, field.swapWidth());
+        ByteSwap.swap(copy, 0, fb, field.swapWidth());
         out.put(field.name(), Tensor.wrap(spec.dtype(), spec.shape(), copy));
         continue;
       }
@@ -171,7 +172,7 @@ final class NpyArrayReader implements AutoCloseable {
       if (field.bigEndian()) {
         ByteBuffer copy = ByteBuffer.allocate(fb).order(ByteOrder.LITTLE_ENDIAN);
         copy.put(0, chunk, pos, fb);
-        swap(copy, 0, fb, field.swapWidth());
+        ByteSwap.swap(copy, 0, fb, field.swapWidth());
         out.put(field.name(), Tensor.wrap(spec.dtype(), spec.shape(), copy));
       } else {
         out.put(field.name(), Tensor.wrap(spec.dtype(), spec.shape(), chunk.slice(pos, fb)));
@@ -210,7 +211,7 @@ final class NpyArrayReader implements AutoCloseable {
         }
       }
       if (field.bigEndian()) {
-        swap(dst, startRow * fb, count * fb, field.swapWidth());
+        ByteSwap.swap(dst, startRow * fb, count * fb, field.swapWidth());
       }
     }
   }
@@ -245,28 +246,6 @@ final class NpyArrayReader implements AutoCloseable {
     }
   }
 
-  /** Reverses the bytes of each {@code width}-byte unit of {@code b[at..at+length)}. */
-  static void swap(ByteBuffer b, int at, int length, int width) {
-    switch (width) {
-      case 1 -> { }
-      case 2 -> {
-        for (int i = at; i < at + length; i += 2) {
-          b.putShort(i, Short.reverseBytes(b.getShort(i)));
-        }
-      }
-      case 4 -> {
-        for (int i = at; i < at + length; i += 4) {
-          b.putInt(i, Integer.reverseBytes(b.getInt(i)));
-        }
-      }
-      case 8 -> {
-        for (int i = at; i < at + length; i += 8) {
-          b.putLong(i, Long.reverseBytes(b.getLong(i)));
-        }
-      }
-      default -> throw new IllegalStateException("cannot swap " + width + "-byte units");
-    }
-  }
 
   boolean isClosed() {
     return closed;
