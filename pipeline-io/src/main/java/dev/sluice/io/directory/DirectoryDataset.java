@@ -13,7 +13,7 @@ import dev.sluice.core.Shape;
 import dev.sluice.core.Tensor;
 import dev.sluice.core.TensorSpec;
 import dev.sluice.core.internal.Fingerprints;
-import dev.sluice.io.npy.internal.NpyArrays;
+import dev.sluice.io.npy.Npy;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -76,10 +76,10 @@ public final class DirectoryDataset implements RandomAccessDataset<Example>, Has
 
   /** The common spec of every sample array: one dtype, shapes equal but for a variable first dimension. */
   private static TensorSpec npySpec(List<Path> files) {
-    TensorSpec first = NpyArrays.spec(files.get(0), Directory.NPY_FIELD);
+    TensorSpec first = Npy.arraySpec(files.get(0), Directory.NPY_FIELD);
     long[] dims = first.shape().dims();
     for (int i = 1; i < files.size(); i++) {
-      TensorSpec s = NpyArrays.spec(files.get(i), Directory.NPY_FIELD);
+      TensorSpec s = Npy.arraySpec(files.get(i), Directory.NPY_FIELD);
       long[] d = s.shape().dims();
       boolean sameTail = d.length == dims.length && d.length > 0
           && java.util.Arrays.equals(d, 1, d.length, dims, 1, dims.length);
@@ -144,7 +144,7 @@ public final class DirectoryDataset implements RandomAccessDataset<Example>, Has
         throw new DatasetIOException(file.toString(), "cannot read: " + e, e);
       }
     }
-    Tensor t = NpyArrays.read(file, Directory.NPY_FIELD);
+    Tensor t = Npy.readArray(file, Directory.NPY_FIELD);
     TensorSpec spec = schema.field(0);
     if (t.dtype() != spec.dtype() || !spec.shape().isCompatibleWith(t.shape())) {
       throw new DatasetFormatException(file.toString(), "header", "holds " + t.dtype() + t.shape() + " but the "

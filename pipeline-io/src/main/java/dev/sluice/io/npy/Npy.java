@@ -4,7 +4,10 @@ import dev.sluice.core.Dataset;
 import dev.sluice.core.DatasetFormatException;
 import dev.sluice.core.DatasetIOException;
 import dev.sluice.core.Example;
+import dev.sluice.core.Tensor;
+import dev.sluice.core.TensorSpec;
 import dev.sluice.io.npy.internal.AlignedNpyDataset;
+import dev.sluice.io.npy.internal.NpyArrays;
 import dev.sluice.io.npy.internal.NpyLayout;
 import dev.sluice.io.npy.internal.NpyStackDataset;
 import dev.sluice.io.npy.internal.NpyWriter;
@@ -72,6 +75,29 @@ public final class Npy {
     NpyLayout l = NpyLayout.of(dir);
     // a first file with bad magic still opens, so the error names that file
     return l != null ? l : NpyLayout.npyFiles(dir).stream().anyMatch(NpyLayout::isChunk) ? NpyLayout.STACK : NpyLayout.ALIGNED;
+  }
+
+  /**
+   * The dtype and shape of the one array in {@code file}, from its header alone, as field
+   * {@code name}.
+   *
+   * @throws dev.sluice.core.UnsupportedFormatException for a structured dtype (several fields per item)
+   * @throws dev.sluice.core.DatasetFormatException for a file that is not a valid {@code .npy}
+   */
+  public static TensorSpec arraySpec(Path file, String name) {
+    return NpyArrays.spec(file, name);
+  }
+
+  /**
+   * The whole array in {@code file} as one little-endian C-order tensor (a copy: any byte or memory
+   * order is converted) of the dtype and shape its header gives; a 0-d array is a scalar. For the
+   * small per-record arrays of a directory of files; a large array is opened with {@link #open}.
+   *
+   * @throws dev.sluice.core.UnsupportedFormatException for a structured dtype or an array over 2 GiB
+   * @throws dev.sluice.core.DatasetFormatException for a file that is not a valid {@code .npy}
+   */
+  public static Tensor readArray(Path file, String name) {
+    return NpyArrays.read(file, name);
   }
 
   /** Opens an npy stack directory ({@code 0.npy … k.npy}). */
