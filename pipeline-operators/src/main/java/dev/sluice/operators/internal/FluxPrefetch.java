@@ -88,6 +88,8 @@ public final class FluxPrefetch<T> extends Flux<T> implements Scannable {
   static final int SAMPLE_EVERY = 8;
   /** The consumer is served on the producer's worker when it costs at most 1/this of the producer. */
   static final int INLINE_RATIO = 8;
+  /** A timed element counts as at most this many times the moving average of its side. */
+  static final int SAMPLE_CAP = 4;
 
   /** The most an idle consumer spins for the next element, when it may spin at all. */
   public static final long MAX_SPIN_NANOS = 50_000;
@@ -312,9 +314,15 @@ public final class FluxPrefetch<T> extends Flux<T> implements Scannable {
       }
     }
 
-    /** A moving average of per-element costs: the first sample, then a quarter of each new one. */
+    /**
+     * A moving average of per-element costs: the first sample, then a quarter of each new one, a
+     * sample counted as at most {@link #SAMPLE_CAP} times the average (plus a microsecond). A thread
+     * descheduled while it is timed, or a producer that waited for demand, yields one sample
+     * hundreds of times the cost; capped, such samples move the average by three quarters at most,
+     * so only a lasting change of cost (several samples in a row) moves where the consumer is served.
+     */
     static long average(long old, long sample) {
-      return old < 0 ? sample : (3 * old + sample) / 4;
+      return old < 0 ? sample : (3 * old + Math.min(sample, SAMPLE_CAP * old + 1_000)) / 4;
     }
 
     /**
