@@ -1,6 +1,7 @@
 package dev.sluice.core;
 
 import io.micrometer.core.instrument.MeterRegistry;
+import java.time.Duration;
 import java.util.Objects;
 
 /**
@@ -14,17 +15,34 @@ import java.util.Objects;
  *     Sluice's events, records nothing and has no measuring operator in its passes
  * @param name the pipeline's name, the {@code pipeline} tag of its meters and events (default
  *     {@value #DEFAULT_NAME})
+ * @param prefetchPark how long an idle {@code prefetch} consumer parks on its worker thread for the
+ *     next element before it gives the worker back, &gt;= 0 (zero: at once); default 1 ms, or the
+ *     system property {@value #PREFETCH_PARK_PROPERTY} (microseconds) when set
+ * @param prefetchSpin whether and how long an idle {@code prefetch} consumer spins for the next
+ *     element before it parks; default {@link PrefetchSpin#adaptive()}, or
+ *     {@link PrefetchSpin#fixed} with the system property {@value #PREFETCH_SPIN_PROPERTY}
+ *     (microseconds) when set
+ * @param mapChunks where a parallel {@code map} maps its chunks; default
+ *     {@link ChunkPlacement#ADAPTIVE}, or {@link ChunkPlacement#WORKERS} when the system property
+ *     {@value #MAP_INLINE_PROPERTY} is {@code false}
  */
 public record Options(boolean deterministic, MemoryManager memory, NullPolicy nullPolicy, MeterRegistry metrics,
-    String name) {
+    String name, Duration prefetchPark, PrefetchSpin prefetchSpin, ChunkPlacement mapChunks) {
   /** The name of a pipeline whose options give none. */
   public static final String DEFAULT_NAME = "pipeline";
+  /** The system property that sets the default of {@link #prefetchPark()}, in microseconds. */
+  public static final String PREFETCH_PARK_PROPERTY = "sluice.prefetch.parkMicros";
+  /** The system property that, when set, fixes the default {@link #prefetchSpin()}, in microseconds. */
+  public static final String PREFETCH_SPIN_PROPERTY = "sluice.prefetch.spinMicros";
+  /** The system property that, {@code false}, makes {@link ChunkPlacement#WORKERS} the default. */
+  public static final String MAP_INLINE_PROPERTY = "sluice.map.inline";
 
-  private static final Options DEFAULTS = new Options(true, MemoryManager.shared(), NullPolicy.FILL, null, DEFAULT_NAME);
+  private static final Duration DEFAULT_PREFETCH_PARK = Duration.ofMillis(1);
 
   /**
-   * Options with the given values; {@code memory}, {@code nullPolicy} and {@code name} must not be
-   * null and {@code name} must not be blank; {@code metrics} may be null (no registry).
+   * Options with the given values; {@code memory}, {@code nullPolicy}, {@code name},
+   * {@code prefetchPark}, {@code prefetchSpin} and {@code mapChunks} must not be null, {@code name}
+   * must not be blank and {@code prefetchPark} not negative; {@code metrics} may be null (no registry).
    */
   public Options {
     Objects.requireNonNull(memory, "memory");
@@ -33,16 +51,135 @@ public record Options(boolean deterministic, MemoryManager memory, NullPolicy nu
     if (name.isBlank()) {
       throw new IllegalArgumentException("name must not be blank but it was '" + name + "'");
     }
+    checkNotNegative("prefetchPark", prefetchPark);
+    Objects.requireNonNull(prefetchSpin, "prefetchSpin");
+    Objects.requireNonNull(mapChunks, "mapChunks");
   }
 
-  /** Deterministic, the shared memory manager, {@link NullPolicy#FILL}, no metrics, named {@value #DEFAULT_NAME}. */
+  /**
+   * Options with the given values and the default tuning ({@link #prefetchPark()},
+   * {@link #prefetchSpin()}, {@link #mapChunks()} as in {@link #defaults()}).
+   */
+  public Options(boolean deterministic, MemoryManager memory, NullPolicy nullPolicy, MeterRegistry metrics,
+      String name) {
+    this(deterministic, memory, nullPolicy, metrics, name, defaultPrefetchPark(), defaultPrefetchSpin(),
+        defaultMapChunks());
+  }
+
+  /**
+   * Deterministic, the shared memory manager, {@link NullPolicy#FILL}, no metrics, named
+   * {@value #DEFAULT_NAME}, and the tuning defaults, which the system properties
+   * {@value #PREFETCH_PARK_PROPERTY}, {@value #PREFETCH_SPIN_PROPERTY} and {@value #MAP_INLINE_PROPERTY}
+   * set when given (read on each call: this is the one place they are read).
+   *
+   * @throws IllegalArgumentException when one of those properties is set to a value out of range
+   */
   public static Options defaults() {
-    return DEFAULTS;
+    return new Options(true, MemoryManager.shared(), NullPolicy.FILL, null, DEFAULT_NAME);
   }
 
   /** A builder starting from {@link #defaults()}. */
   public static Builder builder() {
-    return new Builder(DEFAULTS);
+    return new Builder(defaults());
+  }
+
+  private static Duration defaultPrefetchPark() {
+    String value = System.getProperty(PREFETCH_PARK_PROPERTY);
+    if (value == null) {
+      return DEFAULT_PREFETCH_PARK;
+    }
+    return Duration.ofNanos(microsProperty(PREFETCH_PARK_PROPERTY, value) * 1_000L);
+  }
+
+  private static PrefetchSpin defaultPrefetchSpin() {
+    String value = System.getProperty(PREFETCH_SPIN_PROPERTY);
+    if (value == null) {
+      return PrefetchSpin.adaptive();
+    }
+    return PrefetchSpin.fixed(Duration.ofNanos(microsProperty(PREFETCH_SPIN_PROPERTY, value) * 1_000L));
+  }
+
+  private static ChunkPlacement defaultMapChunks() {
+    return Boolean.parseBoolean(System.getProperty(MAP_INLINE_PROPERTY, "true"))
+        ? ChunkPlacement.ADAPTIVE : ChunkPlacement.WORKERS;
+  }
+
+  private static long microsProperty(String property, String value) {
+    long micros;
+    try {
+      micros = Long.parseLong(value.trim());
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException("-D" + property + " must be a whole number of microseconds but it was '"
+          + value + "'", e);
+    }
+    if (micros < 0 || micros > Long.MAX_VALUE / 1_000L) {
+      throw new IllegalArgumentException("-D" + property + " must be in [0, " + Long.MAX_VALUE / 1_000L
+          + "] microseconds but it was " + micros);
+    }
+    return micros;
+  }
+
+  private static Duration checkNotNegative(String what, Duration value) {
+    Objects.requireNonNull(value, what);
+    if (value.isNegative()) {
+      throw new IllegalArgumentException(what + " >= 0 required but it was " + value);
+    }
+    return value;
+  }
+
+  /**
+   * Whether and how long an idle {@code prefetch} consumer spins for the next element before it
+   * parks. Spinning answers an element that comes within the spin without a park and a wake-up, at
+   * the price of the core it spins on.
+   */
+  public sealed interface PrefetchSpin permits PrefetchSpin.Adaptive, PrefetchSpin.Fixed {
+    /**
+     * Spin up to 50 µs only when the process may use more processors
+     * ({@code Runtime.availableProcessors()}) than the pass keeps threads busy, and then only while
+     * spinning pays (most recent waits ended within the spin); the default.
+     *
+     * @return the adaptive policy
+     */
+    static PrefetchSpin adaptive() {
+      return new Adaptive();
+    }
+
+    /**
+     * Always spin up to {@code budget}, however many threads the pass keeps busy.
+     *
+     * @param budget the most an idle consumer spins, &gt;= 0 (zero: never spin)
+     * @return the fixed policy
+     */
+    static PrefetchSpin fixed(Duration budget) {
+      return new Fixed(budget);
+    }
+
+    /** {@link PrefetchSpin#adaptive()}. */
+    record Adaptive() implements PrefetchSpin {}
+
+    /**
+     * {@link PrefetchSpin#fixed(Duration)}.
+     *
+     * @param budget the most an idle consumer spins, &gt;= 0 (zero: never spin)
+     */
+    record Fixed(Duration budget) implements PrefetchSpin {
+      /** A fixed spin; {@code budget} must not be null or negative. */
+      public Fixed {
+        checkNotNegative("budget", budget);
+      }
+    }
+  }
+
+  /** Where a parallel {@code map} maps a chunk of elements. */
+  public enum ChunkPlacement {
+    /**
+     * A chunk whose mapping is measured to cost less than a hop to a worker (or little next to
+     * producing its inputs) maps on the thread that completed it; others go to the workers. The
+     * default.
+     */
+    ADAPTIVE,
+    /** Every chunk goes to a worker of the map's scheduler (to compare against {@link #ADAPTIVE}). */
+    WORKERS
   }
 
   /** A builder starting from these options. */
@@ -65,6 +202,9 @@ public record Options(boolean deterministic, MemoryManager memory, NullPolicy nu
     private NullPolicy nullPolicy;
     private MeterRegistry metrics;
     private String name;
+    private Duration prefetchPark;
+    private PrefetchSpin prefetchSpin;
+    private ChunkPlacement mapChunks;
 
     private Builder(Options from) {
       this.deterministic = from.deterministic;
@@ -72,6 +212,9 @@ public record Options(boolean deterministic, MemoryManager memory, NullPolicy nu
       this.nullPolicy = from.nullPolicy;
       this.metrics = from.metrics;
       this.name = from.name;
+      this.prefetchPark = from.prefetchPark;
+      this.prefetchSpin = from.prefetchSpin;
+      this.mapChunks = from.mapChunks;
     }
 
     /** Whether parallel operators keep element order; returns this builder. */
@@ -117,9 +260,44 @@ public record Options(boolean deterministic, MemoryManager memory, NullPolicy nu
       return this;
     }
 
+    /**
+     * How long an idle {@code prefetch} consumer parks on its worker thread for the next element
+     * (woken by the producer's next element) before it gives the worker back; zero gives it back at
+     * once. Returns this builder.
+     *
+     * @param value &gt;= 0; default 1 ms (or {@code -D}{@value Options#PREFETCH_PARK_PROPERTY} µs)
+     */
+    public Builder prefetchPark(Duration value) {
+      this.prefetchPark = checkNotNegative("prefetchPark", value);
+      return this;
+    }
+
+    /**
+     * Whether and how long an idle {@code prefetch} consumer spins for the next element before it
+     * parks; returns this builder.
+     *
+     * @param value {@link PrefetchSpin#adaptive()} (the default) or {@link PrefetchSpin#fixed}
+     *     (the default when {@code -D}{@value Options#PREFETCH_SPIN_PROPERTY} is set)
+     */
+    public Builder prefetchSpin(PrefetchSpin value) {
+      this.prefetchSpin = Objects.requireNonNull(value, "prefetchSpin");
+      return this;
+    }
+
+    /**
+     * Where a parallel {@code map} maps its chunks; returns this builder.
+     *
+     * @param value {@link ChunkPlacement#ADAPTIVE} (the default) or {@link ChunkPlacement#WORKERS}
+     *     (the default when {@code -D}{@value Options#MAP_INLINE_PROPERTY}{@code =false})
+     */
+    public Builder mapChunks(ChunkPlacement value) {
+      this.mapChunks = Objects.requireNonNull(value, "mapChunks");
+      return this;
+    }
+
     /** The options set so far. */
     public Options build() {
-      return new Options(deterministic, memory, nullPolicy, metrics, name);
+      return new Options(deterministic, memory, nullPolicy, metrics, name, prefetchPark, prefetchSpin, mapChunks);
     }
   }
 }

@@ -1,6 +1,7 @@
 package dev.sluice.operators;
 
 import dev.sluice.core.Example;
+import dev.sluice.core.Options;
 import dev.sluice.core.PipelineContext;
 import dev.sluice.operators.internal.MapOperator;
 import java.util.Objects;
@@ -22,7 +23,9 @@ import reactor.core.scheduler.Schedulers;
  * any {@code numParallelCalls}; {@code false} emits each chunk as soon as it is mapped, which may
  * reorder. With the adaptive chunk size (the default), a chunk whose function is cheap next to a
  * scheduler hop or to producing its inputs is mapped on the thread that completed it, as is the
- * first chunk of each subscription (to measure the function).
+ * first chunks of each subscription (to measure the function), unless the options say
+ * {@link Options.ChunkPlacement#WORKERS} ({@link Options#mapChunks()}: those of
+ * {@link Options#defaults()} unless given; a {@code Pipeline}'s map takes its pipeline's).
  *
  * <p>Augmentations that need randomness take a per-sample generator derived from (seed, epoch,
  * index) ({@link #augment}, or {@link SampleRandom#of} in {@link #mapWithContext}), never a shared
@@ -67,7 +70,21 @@ public final class ParallelMap {
    */
   public static <T, R> Function<Flux<T>, Flux<R>> map(Function<? super T, ? extends R> fn, int numParallelCalls,
       boolean deterministic) {
-    return map(fn, numParallelCalls, deterministic, DEFAULT_CHUNK_SIZE, true, Schedulers.parallel());
+    return map(fn, numParallelCalls, deterministic, Options.defaults());
+  }
+
+  /**
+   * tf.data's {@code map}, its chunks placed as {@code options} say ({@link Options#mapChunks()}).
+   *
+   * @param fn the function, called once per element, possibly on several threads at once
+   * @param numParallelCalls chunks mapped at once, &gt; 0 (1 = on the calling thread), or {@link #AUTOTUNE}
+   * @param deterministic true: keep the input order
+   * @param options the options, read once here
+   */
+  public static <T, R> Function<Flux<T>, Flux<R>> map(Function<? super T, ? extends R> fn, int numParallelCalls,
+      boolean deterministic, Options options) {
+    return MapOperator.of(fn, numParallelCalls, deterministic, DEFAULT_CHUNK_SIZE, true, Schedulers.parallel(),
+        options);
   }
 
   /**

@@ -1,5 +1,6 @@
 package dev.sluice.operators;
 
+import dev.sluice.core.Options;
 import dev.sluice.operators.internal.FluxPrefetch;
 import dev.sluice.operators.internal.PrefetchOperator;
 import java.util.function.Function;
@@ -19,7 +20,9 @@ import reactor.core.scheduler.Schedulers;
  * element. It spins before parking only when the process may use more processors than the two
  * threads of the prefetch, and only while spinning is measured to pay. Both schedulers default to
  * {@link Schedulers#boundedElastic()}, since producers block on page faults and consumers on
- * training steps.
+ * training steps. How long the idle consumer parks and whether it spins are
+ * {@link Options#prefetchPark()} and {@link Options#prefetchSpin()}: those of
+ * {@link Options#defaults()} unless given (a {@code Pipeline}'s prefetch takes its pipeline's).
  *
  * <p><b>Reactive Streams semantics.</b> Emits when an element is queued and there is demand;
  * backpressures when the queue holds {@code bufferSize} elements (the producer is not asked for
@@ -54,6 +57,18 @@ public final class Prefetch {
    * @param consumer the scheduler the downstream is called on
    */
   public static <T> Function<Flux<T>, Flux<T>> of(int bufferSize, Scheduler producer, Scheduler consumer) {
-    return PrefetchOperator.of(bufferSize, producer, consumer, PrefetchOperator.THREADS);
+    return of(bufferSize, producer, consumer, Options.defaults());
+  }
+
+  /**
+   * @param bufferSize elements produced ahead of demand, &gt; 0
+   * @param producer the scheduler the upstream runs on
+   * @param consumer the scheduler the downstream is called on
+   * @param options how the idle consumer waits ({@link Options#prefetchPark()},
+   *     {@link Options#prefetchSpin()}), read once here
+   */
+  public static <T> Function<Flux<T>, Flux<T>> of(int bufferSize, Scheduler producer, Scheduler consumer,
+      Options options) {
+    return PrefetchOperator.of(bufferSize, producer, consumer, PrefetchOperator.THREADS, options);
   }
 }

@@ -186,7 +186,7 @@ class PrefetchRaceTest {
       String where = "round " + round;
       int count = 1 + round % 4; // within the 4 the operator asks for up front
       long demand = (round & 4) == 0 ? Long.MAX_VALUE : count; // exact demand: the error needs none of its own
-      long spinNanos = (round & 8) == 0 ? 0L : FluxPrefetch.MAX_SPIN_NANOS;
+      long spinNanos = (round & 8) == 0 ? 0L : TimeUnit.MICROSECONDS.toNanos(50);
       IllegalStateException boom = new IllegalStateException("boom " + round);
       ManualSource<Integer> source = new ManualSource<>();
       List<Integer> got = Collections.synchronizedList(new ArrayList<>());
@@ -234,7 +234,7 @@ class PrefetchRaceTest {
 
   @Test
   void anErrorWaitsForTheDemandOfTheElementsQueuedBeforeIt() throws InterruptedException {
-    for (long spinNanos : new long[] {0L, FluxPrefetch.MAX_SPIN_NANOS, TimeUnit.MILLISECONDS.toNanos(10)}) {
+    for (long spinNanos : new long[] {0L, TimeUnit.MICROSECONDS.toNanos(50), TimeUnit.MILLISECONDS.toNanos(10)}) {
       CountDownLatch errored = new CountDownLatch(1);
       Flux<Integer> source = Flux.range(0, 3)
           .concatWith(Flux.error(new IllegalStateException("boom")))

@@ -7,6 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.core.Batch;
 import dev.sluice.core.Datasets;
+import dev.sluice.core.Options;
+import dev.sluice.core.Options.PrefetchSpin;
 import dev.sluice.core.PipelineContext;
 import dev.sluice.core.testing.NoLeaks;
 import dev.sluice.operators.internal.FluxPrefetch;
@@ -31,6 +33,8 @@ import reactor.test.StepVerifier;
 
 @ExtendWith(NoLeaks.class)
 class PrefetchTest {
+  /** The adaptive spin's budget, when a processor is spare. */
+  private static final long SPIN_NANOS = TimeUnit.MICROSECONDS.toNanos(50);
 
   @Test
   void neverRunsMoreThanBufferSizeAhead() {
@@ -197,7 +201,7 @@ class PrefetchTest {
     // its terminal signal: the consumer's completion must not interrupt it (subscribeOn + publishOn
     // does not; only a cancel may). Here the cleanup is still running when the downstream terminates.
     for (boolean fails : new boolean[] {false, true}) {
-      for (long spinNanos : new long[] {0L, FluxPrefetch.MAX_SPIN_NANOS}) {
+      for (long spinNanos : new long[] {0L, SPIN_NANOS}) {
         String where = (fails ? "error" : "completion") + ", spinNanos " + spinNanos;
         CountDownLatch downstreamTerminated = new CountDownLatch(1);
         CountDownLatch cleanedUp = new CountDownLatch(1);
@@ -276,9 +280,11 @@ class PrefetchTest {
   @Test
   void anIdleConsumerNeverSpinsWhenThePipelineMayKeepEveryProcessorBusy() {
     int processors = Runtime.getRuntime().availableProcessors();
-    assertEquals(0, FluxPrefetch.spinBudget(processors));
-    assertEquals(0, FluxPrefetch.spinBudget(processors + 1));
-    assertEquals(FluxPrefetch.MAX_SPIN_NANOS, FluxPrefetch.spinBudget(processors - 1), "a spare processor allows the spin");
-    assertTrue(FluxPrefetch.adaptiveSpin(), "and then only while it pays");
+    PrefetchSpin adaptive = PrefetchSpin.adaptive();
+    assertEquals(0, FluxPrefetch.spinBudget(adaptive, processors));
+    assertEquals(0, FluxPrefetch.spinBudget(adaptive, processors + 1));
+    assertEquals(SPIN_NANOS, FluxPrefetch.spinBudget(adaptive, processors - 1), "a spare processor allows the spin");
+    assertEquals(adaptive, Options.defaults().prefetchSpin(), "and then only while it pays, by default");
+    assertEquals(0, FluxPrefetch.spinBudget(PrefetchSpin.fixed(Duration.ZERO), processors - 1), "a fixed 0 never spins");
   }
 }

@@ -1,5 +1,6 @@
 package dev.sluice.operators.internal;
 
+import dev.sluice.core.Options.ChunkPlacement;
 import dev.sluice.core.internal.Fatal;
 import dev.sluice.core.internal.TrackedScheduler;
 import dev.sluice.core.internal.metrics.StageMeter;
@@ -55,17 +56,35 @@ public final class FluxChunkedMap<T, R> extends Flux<R> implements Scannable {
   private final boolean deterministic;
   private final int chunkSize;
   private final boolean adaptive;
+  private final boolean mayInline;
   private final Scheduler scheduler;
 
+  /**
+   * The map.
+   *
+   * @param parallel chunks mapped at once, &gt; 1
+   * @param deterministic emit in input order
+   * @param chunkSize elements per chunk (the first size when {@code adaptive}), &gt; 0
+   * @param adaptive let the chunk size adapt to the function's cost
+   * @param placement {@link ChunkPlacement#ADAPTIVE}: an adaptive map maps a cheap chunk on the
+   *     thread that completed it; {@link ChunkPlacement#WORKERS}: every chunk goes to a worker
+   * @param scheduler where chunks are mapped
+   */
   public FluxChunkedMap(Publisher<? extends T> source, Function<? super T, ? extends R> fn, int parallel,
-      boolean deterministic, int chunkSize, boolean adaptive, Scheduler scheduler) {
+      boolean deterministic, int chunkSize, boolean adaptive, ChunkPlacement placement, Scheduler scheduler) {
     this.source = source;
     this.fn = fn;
     this.parallel = parallel;
     this.deterministic = deterministic;
     this.chunkSize = chunkSize;
     this.adaptive = adaptive;
+    this.mayInline = placement == ChunkPlacement.ADAPTIVE;
     this.scheduler = TrackedScheduler.of(scheduler);
+  }
+
+  /** Whether a chunk may map on the thread that completed it (test hook). */
+  boolean mayInline() {
+    return mayInline;
   }
 
   @Override
@@ -169,7 +188,7 @@ public final class FluxChunkedMap<T, R> extends Flux<R> implements Scannable {
       this.parallel = parent.parallel;
       this.deterministic = parent.deterministic;
       this.scheduler = parent.scheduler;
-      this.tuner = new Tuner(parent.chunkSize, parent.adaptive);
+      this.tuner = new Tuner(parent.chunkSize, parent.adaptive, parent.mayInline);
       StageMeter m = StageMeter.from(ctx);
       this.meter = m != null && m.recordsWork() ? m : null;
       if (m != null) {
@@ -609,8 +628,6 @@ public final class FluxChunkedMap<T, R> extends Flux<R> implements Scannable {
      * to the workers, and with it the rest of the pass; the estimate is the lowest of them.
      */
     static final int INLINE_FIRST_CHUNKS = 3;
-        /** {@code -Dsluice.map.inline=false} always hands chunks to the workers (for comparisons). */
-    static final boolean INLINE = Boolean.parseBoolean(System.getProperty("sluice.map.inline", "true"));
     static final int MAX_ADAPTIVE_CHUNK = 4096;
     /**
      * The largest adaptive chunk that is mapped inline: inline chunks save no hop by being large,
@@ -620,6 +637,8 @@ public final class FluxChunkedMap<T, R> extends Flux<R> implements Scannable {
     static final int MAX_INLINE_CHUNK = 256;
 
     final boolean adaptive;
+    /** False when every chunk goes to the workers ({@link ChunkPlacement#WORKERS}). */
+    final boolean mayInline;
     final int initialChunkSize;
     volatile int chunkSize;
     /**
@@ -633,10 +652,11 @@ public final class FluxChunkedMap<T, R> extends Flux<R> implements Scannable {
     /** Chunks measured so far. */
     volatile int observed;
 
-    Tuner(int chunkSize, boolean adaptive) {
+    Tuner(int chunkSize, boolean adaptive, boolean mayInline) {
       this.initialChunkSize = chunkSize;
       this.chunkSize = chunkSize;
       this.adaptive = adaptive;
+      this.mayInline = mayInline;
     }
 
     int chunkSize() {
@@ -669,7 +689,7 @@ public final class FluxChunkedMap<T, R> extends Flux<R> implements Scannable {
      * True when a chunk of {@code size} elements is expected to map in less than
      * {@value #INLINE_BELOW_NANOS} ns or in less than {@value #INLINE_BELOW_FILL_MULTIPLE}× the
      * time its inputs took to arrive: then it maps on the thread that completed it (adaptive mode
-     * only). The first {@value #INLINE_FIRST_CHUNKS} chunks of a subscription map inline too, to
+     * only, and only when chunks may map inline at all). The first {@value #INLINE_FIRST_CHUNKS} chunks of a subscription map inline too, to
      * measure the function; every chunk measures it and the upstream again.
      *
      * <p>Why the comparison with the inputs' arrival: with the fixed budget alone, a cheap function
@@ -681,7 +701,7 @@ public final class FluxChunkedMap<T, R> extends Flux<R> implements Scannable {
      * inputs are in the other core's cache), which would send the next ones there too.
      */
     boolean mapsInline(int size) {
-      if (!adaptive || !INLINE) {
+      if (!adaptive || !mayInline) {
         return false;
       }
       long perElement = mapNanosPerElement;

@@ -1,5 +1,6 @@
 package dev.sluice.operators.internal;
 
+import dev.sluice.core.Options.PrefetchSpin;
 import dev.sluice.core.internal.Fatal;
 import dev.sluice.core.internal.TrackedScheduler;
 import dev.sluice.core.internal.metrics.StageMeter;
@@ -35,7 +36,7 @@ import reactor.util.context.Context;
  *   <li>it spins, only when spinning is allowed and has been measured to pay: with an adaptive
  *       budget of up to {@code maxSpinNanos}, the consumer spins while most recent waits ended
  *       within it, and stops spinning (trying again now and then) when they did not;
- *   <li>it parks its thread for up to {@code parkNanos} ({@link #PARK_NANOS} unless given), woken
+ *   <li>it parks its thread for up to {@code parkNanos} ({@link #DEFAULT_PARK_NANOS} unless given), woken
  *       by the producer's next element (one {@code unpark}, without a task submission), so a waiting
  *       consumer costs no CPU and the producer pays a wake-up only when the consumer sleeps; a
  *       consumer on a non-blocking thread ({@code Schedulers.parallel()}) never parks;
@@ -77,12 +78,8 @@ public final class FluxPrefetch<T> extends Flux<T> implements Scannable {
   /** Whether the producer and the consumer run on one scheduler (then a cheap consumer may be served inline). */
   private final boolean oneScheduler;
 
-  /**
-   * How long an idle consumer parks on its worker for the next element before it gives the worker
-   * back: the system property {@code sluice.prefetch.parkMicros}, by default 1,000 µs; 0 gives it
-   * back at once.
-   */
-  public static final long PARK_NANOS = Long.getLong("sluice.prefetch.parkMicros", 1_000L) * 1_000L;
+  /** How long an idle consumer parks unless given: {@code Options.prefetchPark()}'s default. */
+  static final long DEFAULT_PARK_NANOS = 1_000_000L;
 
   /** One element in this many is timed on each side, to decide where the consumer is served. */
   static final int SAMPLE_EVERY = 8;
@@ -91,27 +88,21 @@ public final class FluxPrefetch<T> extends Flux<T> implements Scannable {
   /** A timed element counts as at most this many times the moving average of its side. */
   static final int SAMPLE_CAP = 4;
 
-  /** The most an idle consumer spins for the next element, when it may spin at all. */
-  public static final long MAX_SPIN_NANOS = 50_000;
+  /** The most an idle consumer spins for the next element under {@link PrefetchSpin#adaptive()}. */
+  static final long MAX_SPIN_NANOS = 50_000;
 
   /**
    * The spin budget of a prefetch in a pipeline whose threads may all be busy at once
-   * ({@code busyThreads}: the consumer, the producers, the parallel workers): the system property
-   * {@code sluice.prefetch.spinMicros} when set (a fixed budget, 0 never spins); else
-   * {@link #MAX_SPIN_NANOS}, adaptive, when the process may use more processors than that, and 0
-   * otherwise, so that a spinning consumer never takes a core the pipeline's work needs.
+   * ({@code busyThreads}: the consumer, the producers, the parallel workers): a
+   * {@link PrefetchSpin.Fixed} budget as given (0 never spins); under {@link PrefetchSpin#adaptive()}
+   * {@link #MAX_SPIN_NANOS} when the process may use more processors than that, and 0 otherwise, so
+   * that a spinning consumer never takes a core the pipeline's work needs.
    */
-  public static long spinBudget(int busyThreads) {
-    Long fixed = Long.getLong("sluice.prefetch.spinMicros");
-    if (fixed != null) {
-      return Math.max(0, fixed) * 1_000L;
+  public static long spinBudget(PrefetchSpin spin, int busyThreads) {
+    if (spin instanceof PrefetchSpin.Fixed fixed) {
+      return fixed.budget().toNanos();
     }
     return Runtime.getRuntime().availableProcessors() > busyThreads ? MAX_SPIN_NANOS : 0;
-  }
-
-  /** Whether the spin budget adapts ({@link #spinBudget}): unless the system property fixes it. */
-  public static boolean adaptiveSpin() {
-    return System.getProperty("sluice.prefetch.spinMicros") == null;
   }
 
   /**
@@ -122,7 +113,7 @@ public final class FluxPrefetch<T> extends Flux<T> implements Scannable {
    */
   public FluxPrefetch(Publisher<? extends T> source, int bufferSize, Scheduler producer, Scheduler consumer,
       long spinNanos) {
-    this(source, bufferSize, producer, consumer, spinNanos, false, PARK_NANOS);
+    this(source, bufferSize, producer, consumer, spinNanos, false, DEFAULT_PARK_NANOS);
   }
 
   /**
@@ -150,6 +141,21 @@ public final class FluxPrefetch<T> extends Flux<T> implements Scannable {
     this.spinNanos = spinNanos;
     this.adaptiveSpin = adaptiveSpin;
     this.parkNanos = parkNanos;
+  }
+
+  /** The most an idle consumer spins, ns (test hook). */
+  long spinNanos() {
+    return spinNanos;
+  }
+
+  /** Whether the spin adapts (test hook). */
+  boolean adaptiveSpin() {
+    return adaptiveSpin;
+  }
+
+  /** How long an idle consumer parks, ns (test hook). */
+  long parkNanos() {
+    return parkNanos;
   }
 
   @Override

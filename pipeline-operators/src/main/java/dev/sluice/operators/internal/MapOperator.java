@@ -1,5 +1,6 @@
 package dev.sluice.operators.internal;
 
+import dev.sluice.core.Options;
 import java.util.Objects;
 import java.util.function.Function;
 import reactor.core.publisher.Flux;
@@ -21,20 +22,22 @@ public final class MapOperator {
 
   /**
    * The map with the adaptive chunk size from {@link #DEFAULT_CHUNK_SIZE}, mapped on
-   * {@link Schedulers#parallel()}.
+   * {@link Schedulers#parallel()}, its chunks placed as {@code options} say
+   * ({@link Options#mapChunks()}).
    *
    * @param fn the function, called once per element, possibly on several threads at once
    * @param numParallelCalls chunks mapped at once, &gt; 0 (1 = on the calling thread), or {@link #AUTOTUNE}
    * @param deterministic true: keep the input order
+   * @param options the pipeline's options
    * @return the transformer
    */
   public static <T, R> Function<Flux<T>, Flux<R>> of(Function<? super T, ? extends R> fn, int numParallelCalls,
-      boolean deterministic) {
-    return of(fn, numParallelCalls, deterministic, DEFAULT_CHUNK_SIZE, true, Schedulers.parallel());
+      boolean deterministic, Options options) {
+    return of(fn, numParallelCalls, deterministic, DEFAULT_CHUNK_SIZE, true, Schedulers.parallel(), options);
   }
 
   /**
-   * The map.
+   * The map tuned by {@link Options#defaults()}.
    *
    * @param fn the function, called once per element, possibly on several threads at once
    * @param numParallelCalls chunks mapped at once, &gt; 0 (1 = on the calling thread), or {@link #AUTOTUNE}
@@ -46,6 +49,23 @@ public final class MapOperator {
    */
   public static <T, R> Function<Flux<T>, Flux<R>> of(Function<? super T, ? extends R> fn, int numParallelCalls,
       boolean deterministic, int chunkSize, boolean adaptive, Scheduler scheduler) {
+    return of(fn, numParallelCalls, deterministic, chunkSize, adaptive, scheduler, Options.defaults());
+  }
+
+  /**
+   * The map tuned by {@code options}.
+   *
+   * @param fn the function, called once per element, possibly on several threads at once
+   * @param numParallelCalls chunks mapped at once, &gt; 0 (1 = on the calling thread), or {@link #AUTOTUNE}
+   * @param deterministic true: keep the input order
+   * @param chunkSize elements handed to a worker at once (the first size when {@code adaptive}), &gt; 0
+   * @param adaptive let the chunk size adapt to the function's cost
+   * @param scheduler where chunks are mapped
+   * @param options the pipeline's options: where chunks map ({@link Options#mapChunks()}), read once here
+   * @return the transformer
+   */
+  public static <T, R> Function<Flux<T>, Flux<R>> of(Function<? super T, ? extends R> fn, int numParallelCalls,
+      boolean deterministic, int chunkSize, boolean adaptive, Scheduler scheduler, Options options) {
     Objects.requireNonNull(fn, "fn");
     Objects.requireNonNull(scheduler, "scheduler");
     if (chunkSize <= 0) {
@@ -58,6 +78,7 @@ public final class MapOperator {
     if (parallel == 1) {
       return f -> f.map(fn);
     }
-    return f -> new FluxChunkedMap<T, R>(f, fn, parallel, deterministic, chunkSize, adaptive, scheduler);
+    Options.ChunkPlacement placement = options.mapChunks();
+    return f -> new FluxChunkedMap<T, R>(f, fn, parallel, deterministic, chunkSize, adaptive, placement, scheduler);
   }
 }

@@ -20,7 +20,8 @@ public record MapStage(BiFunction<Object, PipelineContext, Object> fn, int numPa
   @SuppressWarnings("unchecked")
   public Flux<?> apply(Flux<?> in, PipelineContext context, Options options) {
     boolean ordered = deterministic != null ? deterministic : options.deterministic();
-    return ((Flux<Object>) in).transform(MapOperator.<Object, Object>of(t -> fn.apply(t, context), numParallelCalls, ordered));
+    return ((Flux<Object>) in).transform(MapOperator.<Object, Object>of(t -> fn.apply(t, context), numParallelCalls, ordered,
+        options));
   }
 
   private boolean ordered(Options options) {

@@ -1,6 +1,7 @@
 package dev.sluice.operators.internal;
 
 import dev.sluice.core.Batch;
+import dev.sluice.core.Options;
 import java.util.function.Function;
 import reactor.core.publisher.Flux;
 import reactor.core.scheduler.Scheduler;
@@ -28,7 +29,7 @@ public final class PrefetchOperator {
   }
 
   /**
-   * The prefetching transformer.
+   * The prefetching transformer tuned by {@link Options#defaults()}.
    *
    * @param bufferSize elements produced ahead of demand, &gt; 0
    * @param producer the scheduler the upstream runs on
@@ -39,12 +40,30 @@ public final class PrefetchOperator {
    */
   public static <T> Function<Flux<T>, Flux<T>> of(int bufferSize, Scheduler producer, Scheduler consumer,
       int busyThreads) {
+    return of(bufferSize, producer, consumer, busyThreads, Options.defaults());
+  }
+
+  /**
+   * The prefetching transformer tuned by {@code options} ({@link Options#prefetchPark()},
+   * {@link Options#prefetchSpin()}), read once here.
+   *
+   * @param bufferSize elements produced ahead of demand, &gt; 0
+   * @param producer the scheduler the upstream runs on
+   * @param consumer the scheduler the downstream is called on
+   * @param busyThreads the threads of the pass that may be busy at once, for the spin budget
+   *     ({@link FluxPrefetch#spinBudget})
+   * @param options the pipeline's options
+   * @return the transformer
+   */
+  public static <T> Function<Flux<T>, Flux<T>> of(int bufferSize, Scheduler producer, Scheduler consumer,
+      int busyThreads, Options options) {
     if (bufferSize <= 0) {
       throw new IllegalArgumentException("bufferSize > 0 required but it was " + bufferSize);
     }
-    long spin = FluxPrefetch.spinBudget(busyThreads);
-    boolean adaptive = FluxPrefetch.adaptiveSpin();
-    return flux -> new FluxPrefetch<T>(flux, bufferSize, producer, consumer, spin, adaptive, FluxPrefetch.PARK_NANOS)
+    long spin = FluxPrefetch.spinBudget(options.prefetchSpin(), busyThreads);
+    boolean adaptive = options.prefetchSpin() instanceof Options.PrefetchSpin.Adaptive;
+    long park = options.prefetchPark().toNanos();
+    return flux -> new FluxPrefetch<T>(flux, bufferSize, producer, consumer, spin, adaptive, park)
         .doOnDiscard(Batch.class, Batch::close);
   }
 }

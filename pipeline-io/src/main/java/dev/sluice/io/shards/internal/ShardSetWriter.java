@@ -17,6 +17,7 @@ import dev.sluice.core.Tensor;
 import dev.sluice.core.TensorSpec;
 import dev.sluice.core.internal.AtomicOutput;
 import dev.sluice.core.internal.Fatal;
+import dev.sluice.core.internal.OrderedParallel;
 import dev.sluice.core.internal.RowRange;
 import dev.sluice.core.internal.shardfile.FieldLayout;
 import dev.sluice.core.internal.shardfile.ShardFile;
@@ -36,11 +37,11 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.LongConsumer;
 import java.util.stream.Stream;
 import reactor.core.Exceptions;
 import reactor.core.publisher.Flux;
-import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 
@@ -173,22 +174,38 @@ public final class ShardSetWriter {
     return k * (rows / shards) + Math.min(k, rows % shards);
   }
 
+  /**
+   * The shards written by {@code options.workers()} tasks at once ({@link OrderedParallel}), their
+   * entries in shard order. The first shard to fail stops the others at their next batch, and its
+   * error is the one thrown (the others then fail with a cancellation that is not reported).
+   */
   private List<ShardInfo> writeParallel(Path temp, List<String> names) {
     long total = rows();
     int n = names.size();
     AtomicBoolean failed = new AtomicBoolean();
+    AtomicReference<Throwable> firstFailure = new AtomicReference<>();
     Scheduler workers = Schedulers.newBoundedElastic(options.workers(), Integer.MAX_VALUE, "sluice-shard-writer");
     try {
-      return Flux.range(0, n)
-          .flatMapSequential(k -> Mono.fromSupplier(Fatal.supplier("writing " + names.get(k),
-              () -> writeShard(temp, names.get(k), start(total, n, k), start(total, n, k + 1), failed)))
-              .subscribeOn(workers), options.workers(), 1)
-          .doOnError(e -> failed.set(true))
+      return OrderedParallel.<Integer, ShardInfo>flatMap(Flux.range(0, n), (k, out) -> {
+        try {
+          out.accept(Fatal.supplier("writing " + names.get(k),
+              () -> writeShard(temp, names.get(k), start(total, n, k), start(total, n, k + 1), failed)).get());
+        } catch (RuntimeException | Error e) {
+          if (failed.compareAndSet(false, true)) {
+            firstFailure.set(e);
+          }
+          throw e;
+        }
+      }, options.workers(), workers, info -> { })
           .collectList()
           .block();
     } catch (RuntimeException e) {
       failed.set(true);
-      throw unwrap(e);
+      Throwable first = firstFailure.get();
+      if (first instanceof Error err) {
+        throw err;
+      }
+      throw unwrap(first instanceof RuntimeException r ? r : e);
     } finally {
       workers.disposeGracefully().block();
     }
