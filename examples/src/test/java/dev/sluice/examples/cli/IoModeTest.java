@@ -2,6 +2,7 @@ package dev.sluice.examples.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.sluice.core.Batch;
 import dev.sluice.core.Dataset;
@@ -44,7 +45,7 @@ import org.junit.jupiter.api.io.TempDir;
  * Every format that offers a choice reads the same bytes through positioned reads
  * ({@link IoMode#READ}) as through its mapping: rows and batches of shuffled, sharded pipelines over
  * two epochs, element by element and gathered, and the canonical checksum; a file truncated after
- * it was opened is a typed error naming the file and the offset.
+ * it was opened is a typed error naming the file and the offset; positioned reads map nothing.
  */
 @ExtendWith(NoLeaks.class)
 class IoModeTest {
@@ -169,6 +170,32 @@ class IoModeTest {
       Arrow.write(BenchData.records(ROWS, 4, fixedLength, 4), file, ArrowWriteOptions.builder().batchRows(40).build());
       assertModesAgree(io -> Arrow.open(file, ArrowOptions.builder().io(io).build()));
       assertModesAgree(io -> Arrow.open(file, ArrowOptions.builder().io(io).maxChunkBytes(256).build()));
+    }
+  }
+
+  @Test
+  void readModeMapsNothing() throws Exception {
+    Path maps = Path.of("/proc/self/maps");
+    assumeTrue(Files.isReadable(maps), "needs /proc/self/maps to list the process's mappings");
+    Path npy = tmp.resolve("unmapped-npy");
+    Npy.write(Datasets.synthetic(ROWS, 5, 1), npy);
+    Path shards = tmp.resolve("unmapped-shards");
+    Shards.write(BenchData.records(ROWS, 4, false, 3), shards, WriteOptions.defaults().withNumShards(2));
+    Path arrow = tmp.resolve("unmapped.arrow");
+    Arrow.write(Datasets.synthetic(ROWS, 5, 1), arrow, ArrowWriteOptions.builder().batchRows(64).build());
+    List<Dataset<Example>> open = List.of(Npy.open(npy, IoMode.READ), Npy.open(npy.resolve("x.npy"), IoMode.READ),
+        Shards.open(shards, IoMode.READ), Arrow.open(arrow, ArrowOptions.builder().io(IoMode.READ).build()));
+    try {
+      for (Dataset<Example> d : open) {
+        assertThat(seen(d)).hasSize((int) ROWS * 4);
+        Checksums.sha256(d);
+      }
+      assertThat(Files.readAllLines(maps)).noneMatch(l -> l.contains(npy.toString()) || l.contains(shards.toString())
+          || l.contains(arrow.toString()));
+    } finally {
+      for (Dataset<Example> d : open) {
+        close(d);
+      }
     }
   }
 
