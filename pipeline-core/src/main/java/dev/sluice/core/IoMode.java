@@ -17,19 +17,5 @@ public enum IoMode {
   /** Read through a read-only memory mapping (the default for npy, shard sets and Arrow files). */
   MMAP,
   /** Read with positioned reads into pooled or batch memory; nothing is mapped. */
-  READ;
-
-  /**
-   * The mode named {@code name}, case-insensitively: {@code mmap} or {@code read}.
-   *
-   * @throws IllegalArgumentException naming the value and the valid ones
-   */
-  public static IoMode parse(String name) {
-    for (IoMode m : values()) {
-      if (m.name().equalsIgnoreCase(name)) {
-        return m;
-      }
-    }
-    throw new IllegalArgumentException("io mode must be mmap or read but it was '" + name + "'");
-  }
+  READ
 }

@@ -119,15 +119,23 @@ public final class MappedRows {
   public void copy(long[] rows, int[] positions, int from, int to, ByteBuffer dst, int dstRow) {
     int rb = rowBytes;
     ByteBuffer only = single();
-    if (only == null) {
+    if (!mapped.isMapped()) {
+      // positioned reads: one read per run of rows adjacent both in the file and in the batch
+      int j = from;
+      while (j < to) {
+        int p = positions[j];
+        int run = 1;
+        while (j + run < to && positions[j + run] == p + run && rows[p + run] == rows[p] + run) {
+          run++;
+        }
+        mapped.copyTo(rows[p] * rb, (long) run * rb, dst, (dstRow + p) * rb);
+        j += run;
+      }
+    } else if (only == null) {
       for (int j = from; j < to; j++) {
         int p = positions[j];
         long start = rows[p] * rb;
-        if (mapped.isMapped()) {
-          dst.put((dstRow + p) * rb, mapped.chunk(mapped.chunkIndex(start)), mapped.positionInChunk(start), rb);
-        } else {
-          mapped.copyTo(start, rb, dst, (dstRow + p) * rb);
-        }
+        dst.put((dstRow + p) * rb, mapped.chunk(mapped.chunkIndex(start)), mapped.positionInChunk(start), rb);
       }
     } else if (rb == 8) {
       for (int j = from; j < to; j++) {

@@ -290,9 +290,15 @@ public final class ShardFileReader implements AutoCloseable {
    * Maps every block now and closes the file, leaving the reader open: rows stay readable from the
    * mappings (released by the GC once the reader and its views are gone), and the process holds no
    * file descriptor for it. {@link #verify()} needs the file: call it before.
+   *
+   * @throws IllegalStateException when the reader was opened with {@link IoMode#READ}
    */
   public void detach() {
     checkOpen();
+    if (mode == IoMode.READ) {
+      throw new IllegalStateException(resource + ": a shard read with positioned reads needs its file; only a mapped"
+          + " one can be detached");
+    }
     MappedReads.run(resource, null, () -> {
       for (ShardColumnReader c : columns) {
         c.mapAll();
