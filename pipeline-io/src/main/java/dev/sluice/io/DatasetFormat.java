@@ -2,9 +2,11 @@ package dev.sluice.io;
 
 import dev.sluice.core.Dataset;
 import dev.sluice.core.Example;
+import dev.sluice.core.IoMode;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Set;
 
 /**
  * One on-disk format in the {@link Formats} registry: a probe that recognizes it from magic bytes
@@ -52,6 +54,27 @@ public interface DatasetFormat {
   default Dataset<Example> open(Path path, List<String> columns) {
     Dataset<Example> ds = open(path);
     return columns.isEmpty() ? ds : dev.sluice.io.internal.Projection.of(ds, columns);
+  }
+
+  /**
+   * The I/O modes {@link #open(Path, List, IoMode)} accepts: both for formats that read local files
+   * either through a mapping or with positioned reads (npy, shards, Arrow, Parquet), none for a
+   * format that offers no choice (the default).
+   */
+  default Set<IoMode> ioModes() {
+    return Set.of();
+  }
+
+  /**
+   * {@link #open(Path, List)} with local files read in {@code io}: mapped ({@link IoMode#MMAP}) or
+   * with positioned reads ({@link IoMode#READ}).
+   *
+   * @throws IllegalArgumentException when {@code io} is not one of {@link #ioModes()}
+   * @throws dev.sluice.core.DatasetException naming the file and the problem
+   */
+  default Dataset<Example> open(Path path, List<String> columns, IoMode io) {
+    throw new IllegalArgumentException(name() + " offers no choice of I/O mode, so it cannot be opened with "
+        + io.name().toLowerCase(java.util.Locale.ROOT));
   }
 
   /** True when {@link #write} is implemented. */

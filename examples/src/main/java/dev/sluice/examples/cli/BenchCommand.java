@@ -50,9 +50,13 @@ final class BenchCommand implements Callable<Integer> {
       + BenchMatrix.DEFAULT_ROWS + ").")
   Long numSamples;
 
-  @Option(names = "--use-mmap", description = "parquet only: map each file whole instead of copying each column "
-      + "chunk out with a read. npy, shards and arrow are always mapped and a directory is always read, so the "
-      + "option is refused for them.")
+  @Option(names = "--io", paramLabel = "mmap|read", description = "How the files are read: mmap (a memory mapping; "
+      + "the default for npy, shards and arrow) or read (positioned reads into batch memory, nothing mapped; for "
+      + "parquet each column chunk copied out with a read: its default). A directory is always read, hdf5 always "
+      + "mapped.")
+  String io;
+
+  @Option(names = "--use-mmap", description = "The same as --io mmap.")
   boolean useMmap;
 
   @Option(names = "--fixed-length", description = "Generate fixed-length records (x float32[D]) instead of "
@@ -132,7 +136,7 @@ final class BenchCommand implements Callable<Integer> {
     OptionChecks.positive("--dim", dim);
     PrintWriter out = spec.commandLine().getOut();
     if (matrix) {
-      refuseWithMatrix("--format", "--use-mmap", "--fixed-length", "--shuffle", "--num-workers", "--columns");
+      refuseWithMatrix("--format", "--io", "--use-mmap", "--fixed-length", "--shuffle", "--num-workers", "--columns");
       BenchMatrix m = new BenchMatrix(path, formats, numSamples == null ? BenchMatrix.DEFAULT_ROWS : numSamples, dim,
           seed, batch, prefetch, warmup, epochs, memoryLimit, world == null ? BenchMatrix.DEFAULT_WORLD : world);
       m.run(out, plot, json);
@@ -156,7 +160,7 @@ final class BenchCommand implements Callable<Integer> {
             + String.join(", ", BenchData.FORMATS) + ")");
       }
       long rows = numSamples != null ? numSamples : DEFAULT_GENERATED_ROWS;
-      checkAccess(format);
+      access(format);
       long t0 = System.nanoTime();
       data = BenchData.generate(path, format, rows, dim, fixedLength, seed);
       out.printf(Locale.ROOT, "generated %d %s records (x float32[%s], label int64) as %s in %s in %.2f s%n", rows,
@@ -170,10 +174,8 @@ final class BenchCommand implements Callable<Integer> {
             + "but " + path + " holds one");
       }
       f = DatasetRun.formatOf(path, format);
-      checkAccess(f.name());
     }
-    List<Access> modes = BenchData.accessModes(f.name());
-    Access access = useMmap ? Access.MMAP : modes.get(modes.size() - 1);
+    Access access = access(f.name());
     BenchRun run = new BenchRun(data, f, access, take, shuffle, seed, numWorkers, batch, prefetch,
         warmup, epochs, columns);
     if (fixedLength && !DatasetRun.isStdin(path)) {
@@ -191,10 +193,30 @@ final class BenchCommand implements Callable<Integer> {
     return 0;
   }
 
-  private void checkAccess(String formatName) {
-    if (useMmap && BenchData.accessModes(formatName).size() < 2) {
-      throw BenchData.mmapNotAChoice(formatName);
+  /**
+   * The access {@code --io} or {@code --use-mmap} asks for, else the format's default.
+   *
+   * @throws IllegalArgumentException when the format does not offer it, or the two options disagree
+   */
+  private Access access(String formatName) {
+    Access a;
+    String option;
+    if (io != null) {
+      a = Access.of("--io", io);
+      option = "--io " + io;
+      if (useMmap && a != Access.MMAP) {
+        throw new IllegalArgumentException("--use-mmap is --io mmap: it cannot be combined with --io " + io);
+      }
+    } else if (useMmap) {
+      a = Access.MMAP;
+      option = "--use-mmap";
+    } else {
+      return BenchData.defaultAccess(formatName);
     }
+    if (!BenchData.accessModes(formatName).contains(a)) {
+      throw BenchData.accessNotAChoice(option, formatName);
+    }
+    return a;
   }
 
   private static void checkFixedLength(BenchRun run) {

@@ -6,6 +6,7 @@ import dev.sluice.core.DatasetIOException;
 import dev.sluice.core.Datasets;
 import dev.sluice.core.Example;
 import dev.sluice.core.HasSchema;
+import dev.sluice.core.IoMode;
 import dev.sluice.core.RandomAccessDataset;
 import dev.sluice.core.Schema;
 import dev.sluice.core.Shape;
@@ -46,39 +47,56 @@ final class BenchData {
 
   /** How a format reads its files: through a memory mapping or with read calls. */
   enum Access {
-    MMAP("mmap"),
-    READ("read");
+    MMAP("mmap", IoMode.MMAP),
+    READ("read", IoMode.READ);
 
     final String label;
+    final IoMode io;
 
-    Access(String label) {
+    Access(String label, IoMode io) {
       this.label = label;
+      this.io = io;
+    }
+
+    /** The access named {@code label} ({@code mmap} or {@code read}), as {@code option} gave it. */
+    static Access of(String option, String label) {
+      for (Access a : values()) {
+        if (a.label.equals(label)) {
+          return a;
+        }
+      }
+      throw new IllegalArgumentException(option + " must be mmap or read but it was '" + label + "'");
     }
   }
 
   /**
-   * The access modes {@code format} offers: Parquet both (a mapping of the whole file, or each
-   * column chunk copied out through a window mapped for that read); npy, shards and Arrow files are
-   * always mapped; a directory reads each sample file whole.
+   * The access modes {@code format} offers: npy, shards, Parquet and Arrow both (a mapping, or
+   * positioned reads into batch memory; for Parquet each column chunk copied out); a directory reads
+   * each sample file whole; other formats (HDF5) are always mapped.
    */
   static List<Access> accessModes(String format) {
     return switch (format) {
-      case "parquet" -> List.of(Access.MMAP, Access.READ);
+      case "npy", "shards", "parquet", "arrow" -> List.of(Access.MMAP, Access.READ);
       case "directory" -> List.of(Access.READ);
       default -> List.of(Access.MMAP);
     };
   }
 
+  /** The access {@code format} uses when none is asked for: read calls for Parquet and directories, else the mapping. */
+  static Access defaultAccess(String format) {
+    return format.equals("parquet") || format.equals("directory") ? Access.READ : accessModes(format).get(0);
+  }
+
   /**
-   * The error for {@code --use-mmap} with a format that offers one access mode only: it names what
-   * the format does and which format the option applies to.
+   * The error for an access mode that {@code format} does not offer, asked for with {@code option}
+   * ({@code --use-mmap}, {@code --io read}): it names what the format does.
    */
-  static IllegalArgumentException mmapNotAChoice(String format) {
+  static IllegalArgumentException accessNotAChoice(String option, String format) {
     String what = accessModes(format).equals(List.of(Access.READ))
         ? "reads each sample file with read calls and has no mapped mode"
         : "is always read through a memory mapping";
-    return new IllegalArgumentException("--use-mmap: " + format + " " + what
-        + "; the option chooses between a mapping and read calls for parquet only");
+    return new IllegalArgumentException(option + ": " + format + " " + what
+        + "; the choice between a mapping and read calls applies to npy, shards, parquet and arrow");
   }
 
   /** True when {@code format} stores variable-length records. */

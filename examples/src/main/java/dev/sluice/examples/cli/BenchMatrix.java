@@ -332,8 +332,8 @@ final class BenchMatrix {
   /** The arguments of the single {@code sluice bench} run that measures cell {@code c} over {@code data}. */
   List<String> command(Cell c, Path data) {
     List<String> args = new ArrayList<>(List.of("bench", data.toString(), "--format", c.format()));
-    if (c.access() == Access.MMAP && BenchData.accessModes(c.format()).size() > 1) {
-      args.add("--use-mmap");
+    if (BenchData.accessModes(c.format()).size() > 1) {
+      args.addAll(List.of("--io", c.access().label));
     }
     if (c.shuffle()) {
       args.add("--shuffle");

@@ -9,8 +9,6 @@ import dev.sluice.core.RandomAccessDataset;
 import dev.sluice.core.SplitDataset;
 import dev.sluice.examples.cli.BenchData.Access;
 import dev.sluice.io.DatasetFormat;
-import dev.sluice.io.parquet.Parquet;
-import dev.sluice.io.parquet.ParquetOptions;
 import dev.sluice.operators.Pipeline;
 import java.io.PrintWriter;
 import java.nio.file.Path;
@@ -25,7 +23,7 @@ import java.util.Locale;
  *
  * @param path the dataset
  * @param format its format
- * @param access how its files are read; {@link Access#MMAP} asks Parquet for a mapping of the whole file
+ * @param access how its files are read: a mapping, or positioned reads (for Parquet: each column chunk copied out)
  * @param numSamples only the first N records, or null for all
  * @param shuffle a new order every epoch (global permutation, or split order plus a window or buffer)
  * @param seed the seed of the shuffle
@@ -115,14 +113,12 @@ record BenchRun(Path path, DatasetFormat format, Access access, Long numSamples,
    */
   Dataset<Example> open() {
     if (!BenchData.accessModes(format.name()).contains(access)) {
-      throw BenchData.mmapNotAChoice(format.name());
+      throw BenchData.accessNotAChoice("--io " + access.label, format.name());
     }
-    if (format.name().equals("parquet") && !DatasetRun.isStdin(path)) {
-      return Parquet.open(path, ParquetOptions.builder().columns(columns)
-          .localFiles(access == Access.MMAP ? ParquetOptions.LocalFiles.MAPPED : ParquetOptions.LocalFiles.STREAM)
-          .build());
+    if (DatasetRun.isStdin(path) || !format.ioModes().contains(access.io)) {
+      return format.open(path, columns);
     }
-    return format.open(path, columns);
+    return format.open(path, columns, access.io);
   }
 
   /**

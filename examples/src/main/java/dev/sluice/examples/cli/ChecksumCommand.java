@@ -35,6 +35,11 @@ final class ChecksumCommand implements Callable<Integer> {
       description = "Format (${COMPLETION-CANDIDATES}); default: recognized from the contents.")
   String format;
 
+  @Option(names = "--io", paramLabel = "mmap|read", description = "How npy, shards, parquet and arrow files are "
+      + "read: mmap (a memory mapping; the default for npy, shards and arrow) or read (positioned reads into batch "
+      + "memory, nothing mapped; the default for parquet; suits network filesystems).")
+  String io;
+
   @Option(names = "--verify", description = "First check every byte against the checksums the files store (shards).")
   boolean verify;
 
@@ -43,10 +48,10 @@ final class ChecksumCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     DatasetFormat f = DatasetRun.formatOf(path, format);
-    Dataset<Example> ds = f.open(path, columns);
+    Dataset<Example> ds = DatasetRun.open(path, format, columns, io);
     try {
       if (verify) {
-        Dataset<Example> whole = columns.isEmpty() ? ds : f.open(path); // the stored checksums cover every field
+        Dataset<Example> whole = columns.isEmpty() ? ds : DatasetRun.open(path, format, List.of(), io); // the stored checksums cover every field
         try {
           if (!(whole instanceof Verifiable v)) {
             throw new UnsupportedOperationException("note: " + path + ": the " + f.name() + " format stores no checksums;"

@@ -136,6 +136,27 @@ final class DatasetRun {
     return formatOf(path, format).open(path, columns);
   }
 
+  /**
+   * As {@link #open(Path, String, List)}, with local files read as {@code io} says ({@code mmap} or
+   * {@code read}, the value of {@code --io}; null: the format's default).
+   *
+   * @throws IllegalArgumentException when the format offers no such access, or PATH is standard input
+   */
+  static Dataset<Example> open(Path path, String format, List<String> columns, String io) {
+    DatasetFormat f = formatOf(path, format);
+    if (io == null) {
+      return f.open(path, columns);
+    }
+    BenchData.Access access = BenchData.Access.of("--io", io);
+    if (isStdin(path)) {
+      throw new IllegalArgumentException("--io applies to files: standard input is read as a stream");
+    }
+    if (!BenchData.accessModes(f.name()).contains(access)) {
+      throw BenchData.accessNotAChoice("--io " + io, f.name());
+    }
+    return f.ioModes().contains(access.io) ? f.open(path, columns, access.io) : f.open(path, columns);
+  }
+
   /** Closes the dataset when it holds files. */
   static void close(Dataset<?> dataset) {
     if (dataset instanceof AutoCloseable c) {

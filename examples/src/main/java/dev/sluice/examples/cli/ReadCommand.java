@@ -46,6 +46,11 @@ final class ReadCommand implements Callable<Integer> {
       description = "Format (${COMPLETION-CANDIDATES}); default: recognized from the contents.")
   String format;
 
+  @Option(names = "--io", paramLabel = "mmap|read", description = "How npy, shards, parquet and arrow files are "
+      + "read: mmap (a memory mapping; the default for npy, shards and arrow) or read (positioned reads into batch "
+      + "memory, nothing mapped; the default for parquet; suits network filesystems).")
+  String io;
+
   @Option(names = "--shuffle", description = "Shuffle: the global permutation on a random-access source; on a split "
       + "source the blocks of every split in a new order every epoch, plus a 10,000-row window (with --batch) or "
       + "buffer; a 10,000-element buffer on a streaming source.")
@@ -235,7 +240,7 @@ final class ReadCommand implements Callable<Integer> {
   }
 
   private int read(PipelineContext ctx, PipelineState from, EqualLength policy, PrintWriter out) {
-    Dataset<Example> data = DatasetRun.open(path, format, columns);
+    Dataset<Example> data = DatasetRun.open(path, format, columns, io);
     try {
       Pipeline<Example> p = Pipeline.from(data);
       CacheMonitor monitor = new CacheMonitor();

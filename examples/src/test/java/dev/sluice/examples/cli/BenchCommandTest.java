@@ -19,7 +19,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 import org.knowm.xchart.CategoryChart;
 
-/** {@code sluice bench}: generating its data, --use-mmap, --fixed-length, and the --matrix grid with its chart. */
+/** {@code sluice bench}: generating its data, --io and --use-mmap, --fixed-length, and the --matrix grid with its chart. */
 @ExtendWith(NoLeaks.class)
 class BenchCommandTest {
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -77,7 +77,7 @@ class BenchCommandTest {
   }
 
   @Test
-  void useMmapIsAChoiceForParquetOnlyAndRefusedElsewhere() throws Exception {
+  void ioAndUseMmapChooseWhereTheFormatOffersAChoiceAndAreRefusedElsewhere() throws Exception {
     Path parquet = dir.resolve("p");
     Files.createDirectories(parquet);
     assertThat(lastJson(CliRun.of("bench", parquet.toString(), "--format", "parquet", "--num-samples", "500",
@@ -86,15 +86,25 @@ class BenchCommandTest {
         .get("access").asText()).isEqualTo("read");
     Path npy = dir.resolve("n");
     Files.createDirectories(npy);
-    assertBadInput(CliRun.of("bench", npy.toString(), "--format", "npy", "--fixed-length", "--use-mmap"),
-        "--use-mmap: npy is always read through a memory mapping");
+    assertBadInput(CliRun.of("bench", npy.toString(), "--format", "npy", "--fixed-length", "--io", "fast"),
+        "--io must be mmap or read but it was 'fast'");
+    assertBadInput(CliRun.of("bench", npy.toString(), "--format", "npy", "--fixed-length", "--use-mmap", "--io",
+        "read"), "--use-mmap is --io mmap: it cannot be combined with --io read");
     assertThat(npy).isEmptyDirectory();
+    assertThat(lastJson(CliRun.of("bench", npy.toString(), "--format", "npy", "--fixed-length", "--num-samples", "500",
+        "--use-mmap", "--epochs", "1", "--json")).get("access").asText()).isEqualTo("mmap");
+    assertThat(lastJson(CliRun.of("bench", npy.toString(), "--io", "read", "--epochs", "1", "--json"))
+        .get("access").asText()).isEqualTo("read");
+    npy = dir.resolve("n2");
+    Files.createDirectories(npy);
     assertBadInput(CliRun.of("bench", npy.toString(), "--format", "npy"), "npy stores fixed-length records only");
     assertBadInput(CliRun.of("bench", npy.toString()), "is an empty directory: give --format");
     Path files = dir.resolve("d");
     Files.createDirectories(files);
     assertBadInput(CliRun.of("bench", files.toString(), "--format", "directory", "--use-mmap"),
         "--use-mmap: directory reads each sample file with read calls and has no mapped mode");
+    assertBadInput(CliRun.of("bench", files.toString(), "--format", "directory", "--io", "mmap"),
+        "--io mmap: directory reads each sample file with read calls and has no mapped mode");
     assertBadInput(CliRun.of("bench", npy.toString(), "--plot", dir.resolve("x.png").toString()),
         "--plot applies to --matrix runs only");
     assertBadInput(CliRun.of("bench", npy.toString(), "--world", "2"), "--world applies to --matrix runs only");
@@ -111,15 +121,16 @@ class BenchCommandTest {
     List<BenchMatrix.Measured> measured = matrix.run(new java.io.PrintWriter(text, true), png, false);
     List<String> lines = text.toString().lines().toList();
     int header = lines.indexOf(lines.stream().filter(l -> l.startsWith("format ")).findFirst().orElseThrow());
-    // npy: fixed-length only, x order x workers = 4 cells; arrow: x 2 record kinds = 8
-    List<String> rows = lines.subList(header + 1, header + 1 + 12);
-    assertThat(rows).allMatch(l -> l.matches("(npy|arrow)\\s+mmap\\s+(fixed|variable)\\s+(sequential|shuffled)\\s+[12]\\s+\\d+ .*"));
-    assertThat(rows.stream().filter(l -> l.startsWith("npy")).toList()).hasSize(4).allMatch(l -> l.contains(" fixed "));
+    // npy: fixed-length only, x order x workers x access = 8 cells; arrow: x 2 record kinds = 16
+    List<String> rows = lines.subList(header + 1, header + 1 + 24);
+    assertThat(rows).allMatch(l -> l.matches("(npy|arrow)\\s+(mmap|read)\\s+(fixed|variable)\\s+(sequential|shuffled)\\s+[12]\\s+\\d+ .*"));
+    assertThat(rows.stream().filter(l -> l.startsWith("npy")).toList()).hasSize(8).allMatch(l -> l.contains(" fixed "));
+    assertThat(rows.stream().filter(l -> l.matches("\\w+\\s+read .*")).toList()).hasSize(12);
     // the shuffle quality beside the speed: shuffled cells show their figures, sequential ones none
     assertThat(lines.get(header)).endsWith("jaccard    |rho|");
-    assertThat(rows.stream().filter(l -> l.contains(" shuffled ")).toList()).hasSize(6)
+    assertThat(rows.stream().filter(l -> l.contains(" shuffled ")).toList()).hasSize(12)
         .allMatch(l -> l.matches(".* [01]\\.\\d{3} +[01]\\.\\d{3}"));
-    assertThat(rows.stream().filter(l -> l.contains(" sequential ")).toList()).hasSize(6)
+    assertThat(rows.stream().filter(l -> l.contains(" sequential ")).toList()).hasSize(12)
         .allMatch(l -> l.matches(".* - +-"));
     assertThat(lines.stream().filter(l -> l.startsWith("fastest for shuffled ")).toList()).hasSize(2)
         .allMatch(l -> l.contains("max jaccard ") && l.contains("(random 0.143)") && l.contains("max |rho| "));
@@ -132,7 +143,7 @@ class BenchCommandTest {
       }
     }
     assertThat(lines.stream().filter(l -> l.startsWith("fastest for ")).toList()).hasSize(4);
-    assertThat(measured).hasSize(12);
+    assertThat(measured).hasSize(24);
     BufferedImage image = ImageIO.read(png.toFile());
     assertThat(image).isNotNull();
     assertThat(image.getWidth()).isPositive();
@@ -142,7 +153,7 @@ class BenchCommandTest {
     // through the command line, reusing the generated data, as JSON: a cell is what its single run prints
     JsonNode json = lastJson(CliRun.of("bench", grid.toString(), "--matrix", "--formats", "npy", "--num-samples", "400",
         "--batch", "64", "--warmup", "0", "--epochs", "1", "--json"));
-    assertThat(json.get("cells")).hasSize(4);
+    assertThat(json.get("cells")).hasSize(8);
     assertThat(json.get("cells")).allMatch(cell -> cell.get("warmupEpochs").asInt() == 0); // passed on to every cell
     assertThat(json.get("fastest")).hasSize(2); // fixed-length records, sequential and shuffled
     assertThat(json.get("quality")).hasSize(1); // npy holds fixed-length records only
@@ -161,7 +172,7 @@ class BenchCommandTest {
     JsonNode same = null;
     for (JsonNode c : json.get("cells")) {
       assertThat(keys(c)).isEqualTo(keys(single));
-      if (c.get("shuffle").asBoolean() && c.get("workers").asInt() == 2) {
+      if (c.get("shuffle").asBoolean() && c.get("workers").asInt() == 2 && c.get("access").asText().equals("mmap")) {
         same = c;
       }
     }

@@ -3,6 +3,7 @@ package dev.sluice.io.arrow;
 import dev.sluice.core.Dataset;
 import dev.sluice.core.Example;
 import dev.sluice.core.HasSchema;
+import dev.sluice.core.IoMode;
 import dev.sluice.core.internal.OptionalLibrary;
 import dev.sluice.io.DatasetFormat;
 import dev.sluice.io.WriteOptions;
@@ -14,6 +15,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
+import java.util.Set;
 
 /**
  * The {@code arrow} entry of the format registry. Probe: a file that starts with the magic
@@ -103,5 +105,15 @@ public final class ArrowFormat implements DatasetFormat {
         .progress(options.progress())
         .existing(options.existing())
         .build());
+  }
+
+  @Override
+  public Set<IoMode> ioModes() {
+    return Set.of(IoMode.MMAP, IoMode.READ);
+  }
+
+  @Override
+  public Dataset<Example> open(Path path, List<String> columns, IoMode io) {
+    return Arrow.open(path, ArrowOptions.builder().columns(columns).io(io).build());
   }
 }

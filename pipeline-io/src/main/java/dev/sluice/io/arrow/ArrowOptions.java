@@ -1,5 +1,6 @@
 package dev.sluice.io.arrow;
 
+import dev.sluice.core.IoMode;
 import dev.sluice.core.MemoryManager;
 import java.util.List;
 import java.util.Objects;
@@ -16,9 +17,11 @@ import java.util.Objects;
  *     with the file (default {@link MemoryManager#shared()})
  * @param fixedSizeListNulls how a fixed-size list of items declared nullable is read (default
  *     {@link FixedSizeListNulls#FIXED_DIMENSION})
+ * @param io how a file is read (default {@link IoMode#MMAP}): mapped, or with {@link IoMode#READ}
+ *     one positioned read per record batch into heap memory, nothing mapped; streams ignore it
  */
 public record ArrowOptions(List<String> columns, long maxChunkBytes, MemoryManager memory,
-    FixedSizeListNulls fixedSizeListNulls) {
+    FixedSizeListNulls fixedSizeListNulls, IoMode io) {
   /** Default largest mapping: 1 GiB. */
   public static final long DEFAULT_MAX_CHUNK_BYTES = 1L << 30;
   /** The memory-manager stage batches are decoded into. */
@@ -29,6 +32,7 @@ public record ArrowOptions(List<String> columns, long maxChunkBytes, MemoryManag
     columns = List.copyOf(columns);
     Objects.requireNonNull(memory, "memory");
     Objects.requireNonNull(fixedSizeListNulls, "fixedSizeListNulls");
+    Objects.requireNonNull(io, "io");
     if (maxChunkBytes < 1 || maxChunkBytes > Integer.MAX_VALUE) {
       throw new IllegalArgumentException("maxChunkBytes in [1, " + Integer.MAX_VALUE + "] required but it was "
           + maxChunkBytes);
@@ -48,7 +52,7 @@ public record ArrowOptions(List<String> columns, long maxChunkBytes, MemoryManag
   /** A builder starting from these options. */
   public Builder toBuilder() {
     return new Builder().columns(columns).maxChunkBytes(maxChunkBytes).memory(memory)
-        .fixedSizeListNulls(fixedSizeListNulls);
+        .fixedSizeListNulls(fixedSizeListNulls).io(io);
   }
 
   /** Builds {@link ArrowOptions}. */
@@ -57,6 +61,7 @@ public record ArrowOptions(List<String> columns, long maxChunkBytes, MemoryManag
     private long maxChunkBytes = DEFAULT_MAX_CHUNK_BYTES;
     private MemoryManager memory = MemoryManager.shared();
     private FixedSizeListNulls fixedSizeListNulls = FixedSizeListNulls.FIXED_DIMENSION;
+    private IoMode io = IoMode.MMAP;
 
     private Builder() {}
 
@@ -89,9 +94,15 @@ public record ArrowOptions(List<String> columns, long maxChunkBytes, MemoryManag
       return this;
     }
 
+    /** How a file is read: mapped (the default) or with positioned reads. */
+    public Builder io(IoMode mode) {
+      this.io = mode;
+      return this;
+    }
+
     /** The options. */
     public ArrowOptions build() {
-      return new ArrowOptions(columns, maxChunkBytes, memory, fixedSizeListNulls);
+      return new ArrowOptions(columns, maxChunkBytes, memory, fixedSizeListNulls, io);
     }
   }
 }

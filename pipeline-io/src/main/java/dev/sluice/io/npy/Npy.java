@@ -4,6 +4,7 @@ import dev.sluice.core.Dataset;
 import dev.sluice.core.DatasetFormatException;
 import dev.sluice.core.DatasetIOException;
 import dev.sluice.core.Example;
+import dev.sluice.core.IoMode;
 import dev.sluice.core.Tensor;
 import dev.sluice.core.TensorSpec;
 import dev.sluice.io.npy.internal.AlignedNpyDataset;
@@ -14,6 +15,7 @@ import dev.sluice.io.npy.internal.NpyWriter;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Objects;
 
 /**
  * Memory-mapped NumPy sources and the {@code .npy} writer.
@@ -49,6 +51,27 @@ public final class Npy {
    * @param maxChunkBytes in [1, {@link Integer#MAX_VALUE}]
    */
   public static NpyDataset open(Path path, long maxChunkBytes) {
+    return open(path, maxChunkBytes, IoMode.MMAP);
+  }
+
+  /**
+   * {@link #open(Path)} read in {@code mode}: {@link IoMode#MMAP} (the default) maps the files,
+   * {@link IoMode#READ} reads rows with positioned reads and maps nothing (for files on network
+   * filesystems, where random access through a mapping costs a page fault per row).
+   */
+  public static NpyDataset open(Path path, IoMode mode) {
+    return open(path, DEFAULT_MAX_CHUNK_BYTES, mode);
+  }
+
+  /**
+   * {@link #open(Path, IoMode)} with the largest single mapping (or, with {@link IoMode#READ}, the
+   * largest chunk of bytes kept for small reads) given.
+   *
+   * @param maxChunkBytes in [1, {@link Integer#MAX_VALUE}]
+   * @param mode how the files are read
+   */
+  public static NpyDataset open(Path path, long maxChunkBytes, IoMode mode) {
+    Objects.requireNonNull(mode, "mode");
     if (maxChunkBytes < 1 || maxChunkBytes > Integer.MAX_VALUE) {
       throw new IllegalArgumentException("maxChunkBytes in [1, " + Integer.MAX_VALUE + "] required but it was " + maxChunkBytes);
     }
@@ -62,9 +85,9 @@ public final class Npy {
       throw new DatasetIOException(path.toString(), "cannot read: " + e, e);
     }
     return switch (layout) {
-      case FILE -> AlignedNpyDataset.openFile(path, NpyLayout.stem(path), maxChunkBytes);
-      case ALIGNED -> AlignedNpyDataset.openAligned(path, NpyLayout.npyFiles(path), maxChunkBytes);
-      case STACK -> NpyStackDataset.open(path, maxChunkBytes);
+      case FILE -> AlignedNpyDataset.openFile(path, NpyLayout.stem(path), maxChunkBytes, mode);
+      case ALIGNED -> AlignedNpyDataset.openAligned(path, NpyLayout.npyFiles(path), maxChunkBytes, mode);
+      case STACK -> NpyStackDataset.open(path, maxChunkBytes, mode);
     };
   }
 
@@ -103,6 +126,11 @@ public final class Npy {
   /** Opens an npy stack directory ({@code 0.npy … k.npy}). */
   public static NpyStack openStack(Path dir) {
     return NpyStackDataset.open(dir, DEFAULT_MAX_CHUNK_BYTES);
+  }
+
+  /** Opens an npy stack directory ({@code 0.npy … k.npy}), its chunks read in {@code mode}. */
+  public static NpyStack openStack(Path dir, IoMode mode) {
+    return NpyStackDataset.open(dir, DEFAULT_MAX_CHUNK_BYTES, Objects.requireNonNull(mode, "mode"));
   }
 
   /**

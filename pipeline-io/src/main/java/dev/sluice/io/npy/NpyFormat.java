@@ -2,6 +2,7 @@ package dev.sluice.io.npy;
 
 import dev.sluice.core.Dataset;
 import dev.sluice.core.Example;
+import dev.sluice.core.IoMode;
 import dev.sluice.io.DatasetFormat;
 import dev.sluice.io.WriteOptions;
 import dev.sluice.io.npy.internal.NpyLayout;
@@ -9,6 +10,8 @@ import dev.sluice.io.npy.internal.NpyWriter;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
+import java.util.Set;
 
 /**
  * The {@code npy} entry of the format registry. Probe: a file starting with {@code \x93NUMPY}; a
@@ -54,5 +57,16 @@ public final class NpyFormat implements DatasetFormat {
   @Override
   public void write(Dataset<Example> dataset, Path out, WriteOptions options) {
     NpyWriter.write(dataset, out, options.existing(), options.progress());
+  }
+
+  @Override
+  public Set<IoMode> ioModes() {
+    return Set.of(IoMode.MMAP, IoMode.READ);
+  }
+
+  @Override
+  public Dataset<Example> open(Path path, List<String> columns, IoMode io) {
+    Dataset<Example> ds = Npy.open(path, io);
+    return columns.isEmpty() ? ds : dev.sluice.io.internal.Projection.of(ds, columns);
   }
 }

@@ -2,6 +2,7 @@ package dev.sluice.io.parquet;
 
 import dev.sluice.core.Dataset;
 import dev.sluice.core.Example;
+import dev.sluice.core.IoMode;
 import dev.sluice.core.internal.OptionalLibrary;
 import dev.sluice.io.DatasetFormat;
 import dev.sluice.io.WriteOptions;
@@ -11,6 +12,7 @@ import java.nio.channels.SeekableByteChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Set;
 import java.util.stream.Stream;
 
 /**
@@ -109,5 +111,16 @@ public final class ParquetFormat implements DatasetFormat {
   public void write(Dataset<Example> dataset, Path out, WriteOptions options) {
     OptionalLibrary.PARQUET.require(out.toString());
     ParquetWriting.write(dataset, out, options);
+  }
+
+  @Override
+  public Set<IoMode> ioModes() {
+    return Set.of(IoMode.MMAP, IoMode.READ);
+  }
+
+  @Override
+  public Dataset<Example> open(Path path, List<String> columns, IoMode io) {
+    return Parquet.open(path, ParquetOptions.builder().columns(columns).localFiles(io == IoMode.MMAP
+        ? ParquetOptions.LocalFiles.MAPPED : ParquetOptions.LocalFiles.STREAM).build());
   }
 }

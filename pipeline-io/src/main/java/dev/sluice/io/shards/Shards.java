@@ -3,6 +3,7 @@ package dev.sluice.io.shards;
 import dev.sluice.core.Dataset;
 import dev.sluice.core.DatasetIOException;
 import dev.sluice.core.Example;
+import dev.sluice.core.IoMode;
 import dev.sluice.io.WriteOptions;
 import dev.sluice.io.shards.internal.ShardMetadata;
 import dev.sluice.io.shards.internal.ShardSetDataset;
@@ -10,6 +11,7 @@ import dev.sluice.io.shards.internal.ShardSetWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Objects;
 
 /**
  * Sluice shards: a directory of memory-mappable shard files plus a {@code metadata.json}, written in
@@ -47,6 +49,26 @@ public final class Shards {
    *     or footer
    */
   public static ShardSet open(Path dir, long maxChunkBytes) {
+    return open(dir, maxChunkBytes, IoMode.MMAP);
+  }
+
+  /**
+   * {@link #open(Path)} read in {@code mode}: {@link IoMode#MMAP} (the default) maps the shards,
+   * {@link IoMode#READ} reads rows with positioned reads and maps nothing (for shards on network
+   * filesystems, where random access through a mapping costs a page fault per row).
+   */
+  public static ShardSet open(Path dir, IoMode mode) {
+    return open(dir, DEFAULT_MAX_CHUNK_BYTES, mode);
+  }
+
+  /**
+   * {@link #open(Path, long)} read in {@code mode}.
+   *
+   * @param maxChunkBytes in [1, {@link Integer#MAX_VALUE}]
+   * @param mode how the shards are read
+   */
+  public static ShardSet open(Path dir, long maxChunkBytes, IoMode mode) {
+    Objects.requireNonNull(mode, "mode");
     if (maxChunkBytes < 1 || maxChunkBytes > Integer.MAX_VALUE) {
       throw new IllegalArgumentException("maxChunkBytes in [1, " + Integer.MAX_VALUE + "] required but it was "
           + maxChunkBytes);
@@ -55,7 +77,7 @@ public final class Shards {
       throw new DatasetIOException(dir.toString(), Files.exists(dir)
           ? "not a directory: a shard set is a directory holding metadata.json" : "no such file or directory", null);
     }
-    return ShardSetDataset.open(dir, maxChunkBytes);
+    return ShardSetDataset.open(dir, maxChunkBytes, mode);
   }
 
   /**

@@ -2,12 +2,15 @@ package dev.sluice.io.shards;
 
 import dev.sluice.core.Dataset;
 import dev.sluice.core.Example;
+import dev.sluice.core.IoMode;
 import dev.sluice.io.DatasetFormat;
 import dev.sluice.io.WriteOptions;
 import dev.sluice.io.shards.internal.ShardMetadata;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
+import java.util.Set;
 
 /**
  * The {@code shards} entry of the format registry. Probe: a directory whose {@code metadata.json}
@@ -40,5 +43,16 @@ public final class ShardsFormat implements DatasetFormat {
   @Override
   public void write(Dataset<Example> dataset, Path out, WriteOptions options) {
     Shards.write(dataset, out, options);
+  }
+
+  @Override
+  public Set<IoMode> ioModes() {
+    return Set.of(IoMode.MMAP, IoMode.READ);
+  }
+
+  @Override
+  public Dataset<Example> open(Path path, List<String> columns, IoMode io) {
+    Dataset<Example> ds = Shards.open(path, io);
+    return columns.isEmpty() ? ds : dev.sluice.io.internal.Projection.of(ds, columns);
   }
 }

@@ -2,6 +2,7 @@ package dev.sluice.core.internal.mapped;
 
 import dev.sluice.core.DatasetClosedException;
 import dev.sluice.core.DatasetIOException;
+import dev.sluice.core.IoMode;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -11,10 +12,16 @@ import java.nio.channels.FileChannel;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
- * A region of one file mapped read-only in chunks, as Lucene's {@code MMapDirectory}: each chunk
- * holds a whole number of units (rows of a fixed-length column, single values of a Fortran-order
- * array), so a unit never crosses a chunk. Chunks are mapped on first use and released by the GC once the last view is
- * gone; they are never unmapped explicitly (a stale view would crash the JVM).
+ * A region of one file read in chunks, as Lucene's {@code MMapDirectory}: each chunk holds a whole
+ * number of units (rows of a fixed-length column, single values of a Fortran-order array), so a
+ * unit never crosses a chunk.
+ *
+ * <p>{@link IoMode#MMAP}: chunks are mapped read-only on first use and released by
+ * the GC once the last view is gone; they are never unmapped explicitly (a stale view would crash
+ * the JVM). {@link IoMode#READ} ({@link #positioned}): nothing is mapped;
+ * {@link #copyTo} reads straight into the caller's buffer with one positioned read per call, and
+ * {@link #chunk} reads a chunk onto the heap on first use and keeps it (meant for the small blocks
+ * read a few bytes at a time: validity, offsets).
  */
 public final class MappedChunks {
   private final String resource;
@@ -23,6 +30,7 @@ public final class MappedChunks {
   private final long length;
   private final long chunkBytes;
   private final AtomicReferenceArray<ByteBuffer> chunks;
+  private final boolean positioned;
 
   /**
    * Maps nothing yet: chunks are mapped on first use.
@@ -36,6 +44,41 @@ public final class MappedChunks {
    * @param maxChunkBytes the largest chunk to map, at most {@link Integer#MAX_VALUE}
    */
   public MappedChunks(String resource, FileChannel channel, long dataOffset, long length, long unitBytes, long maxChunkBytes) {
+    this(resource, channel, dataOffset, length, unitBytes, maxChunkBytes, false);
+  }
+
+  /**
+   * A region read with positioned reads instead of a mapping ({@link IoMode#READ}):
+   * its chunks are at most 1 MiB (and at most {@code maxChunkBytes}), each a whole number of units.
+   *
+   * @param resource the file, for messages
+   * @param channel the open file; closing it makes later reads throw {@link DatasetClosedException}
+   * @param dataOffset where the region starts in the file
+   * @param length bytes of the region
+   * @param unitBytes bytes that must never cross a chunk, &gt; 0
+   * @param maxChunkBytes the largest chunk, at most {@link Integer#MAX_VALUE}
+   */
+  public static MappedChunks positioned(String resource, FileChannel channel, long dataOffset, long length,
+      long unitBytes, long maxChunkBytes) {
+    return new MappedChunks(resource, channel, dataOffset, length, unitBytes, Math.min(maxChunkBytes, 1 << 20), true);
+  }
+
+  /**
+   * A region in the given mode.
+   *
+   * @see #MappedChunks(String, FileChannel, long, long, long, long)
+   * @see #positioned
+   */
+  public static MappedChunks of(IoMode mode, String resource, FileChannel channel, long dataOffset,
+      long length, long unitBytes, long maxChunkBytes) {
+    return mode == IoMode.READ
+        ? positioned(resource, channel, dataOffset, length, unitBytes, maxChunkBytes)
+        : new MappedChunks(resource, channel, dataOffset, length, unitBytes, maxChunkBytes);
+  }
+
+  private MappedChunks(String resource, FileChannel channel, long dataOffset, long length, long unitBytes,
+      long maxChunkBytes, boolean positioned) {
+    this.positioned = positioned;
     this.resource = resource;
     this.channel = channel;
     this.dataOffset = dataOffset;
@@ -62,6 +105,7 @@ public final class MappedChunks {
   }
 
   private MappedChunks(String resource, ByteBuffer mapped) {
+    this.positioned = false;
     this.resource = resource;
     this.channel = null;
     this.dataOffset = 0;
@@ -71,6 +115,11 @@ public final class MappedChunks {
     if (length > 0) {
       chunks.set(0, mapped.slice().order(ByteOrder.LITTLE_ENDIAN));
     }
+  }
+
+  /** True when the chunks are mappings (or one mapped region), false for positioned reads. */
+  public boolean isMapped() {
+    return !positioned;
   }
 
   /** Bytes of the region. */
@@ -98,7 +147,10 @@ public final class MappedChunks {
     return (int) (offset % chunkBytes);
   }
 
-  /** Chunk {@code k} (little-endian order set; absolute access only), mapped on first use. */
+  /**
+   * Chunk {@code k} (little-endian order set; absolute access only), mapped on first use (with
+   * positioned reads: read onto the heap on first use and kept).
+   */
   public ByteBuffer chunk(int k) {
     ByteBuffer b = chunks.get(k);
     if (b != null) {
@@ -106,6 +158,12 @@ public final class MappedChunks {
     }
     long start = (long) k * chunkBytes;
     long size = Math.min(chunkBytes, length - start);
+    if (positioned) {
+      ByteBuffer copy = ByteBuffer.allocate((int) size);
+      MappedReads.readFully(resource, channel, dataOffset + start, copy);
+      copy.clear().order(ByteOrder.LITTLE_ENDIAN);
+      return chunks.compareAndSet(k, null, copy) ? copy : chunks.get(k);
+    }
     try {
       MappedByteBuffer m = channel.map(FileChannel.MapMode.READ_ONLY, dataOffset + start, size);
       m.order(ByteOrder.LITTLE_ENDIAN);
@@ -118,6 +176,30 @@ public final class MappedChunks {
     } catch (IOException e) {
       throw new DatasetIOException(resource, "cannot map bytes [" + (dataOffset + start) + ", "
           + (dataOffset + start + size) + "): " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * Copies region bytes {@code [start, start + length)} to {@code dst} at {@code at} (its position
+   * and limit unchanged): chunk by chunk from the mappings, or with one positioned read straight into
+   * {@code dst}.
+   *
+   * @throws dev.sluice.core.DatasetFormatException with positioned reads, when the file shrank under
+   *     the read (names the file, the offset and expected versus found bytes)
+   */
+  public void copyTo(long start, long length, ByteBuffer dst, int at) {
+    if (positioned) {
+      MappedReads.readFully(resource, channel, dataOffset + start, dst.slice(at, Math.toIntExact(length)));
+      return;
+    }
+    long done = 0;
+    while (done < length) {
+      long p = start + done;
+      ByteBuffer chunk = chunk(chunkIndex(p));
+      int pos = positionInChunk(p);
+      int take = (int) Math.min(length - done, chunk.limit() - pos);
+      dst.put(at + (int) done, chunk, pos, take);
+      done += take;
     }
   }
 }

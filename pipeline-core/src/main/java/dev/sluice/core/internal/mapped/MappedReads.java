@@ -1,13 +1,20 @@
 package dev.sluice.core.internal.mapped;
 
+import dev.sluice.core.DatasetClosedException;
 import dev.sluice.core.DatasetFormatException;
+import dev.sluice.core.DatasetIOException;
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.FileChannel;
 
 /**
- * The boundary of every read from a mapping: a truncated file turns into a data error, never a JVM
- * crash or a hung consumer. Every source runs its mapped reads through {@link #run}, {@link #call}
- * or {@link #runIo}; this class is the only place that catches the {@link InternalError} a fault
- * on a mapping raises and converts it.
+ * The boundary of every read from a file: a truncated file turns into a data error, never a JVM
+ * crash, a hung consumer or a short result. Every source runs its mapped reads through
+ * {@link #run}, {@link #call} or {@link #runIo}; this class is the only place that catches the
+ * {@link InternalError} a fault on a mapping raises and converts it. Positioned reads
+ * ({@link dev.sluice.core.IoMode#READ}) all go through {@link #readFully}, the only place that
+ * turns a short read into a "truncated" error.
  */
 public final class MappedReads {
   /** Sink of touch loads; its value means nothing. */
@@ -153,6 +160,37 @@ public final class MappedReads {
       return n;
     } catch (InternalError e) {
       throw new IOException(changedWhileMapped(resource, "byte " + position, e).getMessage(), e);
+    }
+  }
+
+  /**
+   * Fills {@code dst} (from its position to its limit) with the bytes of {@code channel} at
+   * {@code position}, with as many positioned reads as it takes (one, unless the file ends early).
+   *
+   * @param resource the file, for messages
+   * @throws DatasetFormatException "truncated" naming the file, the offset and the expected versus
+   *     found bytes, when the file ends before {@code dst} is full
+   * @throws DatasetClosedException when the channel was closed
+   * @throws DatasetIOException when the read fails
+   */
+  public static void readFully(String resource, FileChannel channel, long position, ByteBuffer dst) {
+    int n = dst.remaining();
+    long at = position;
+    try {
+      while (dst.hasRemaining()) {
+        int r = channel.read(dst, at);
+        if (r < 0) {
+          throw new DatasetFormatException(resource, "byte " + at, "truncated: expected " + n + " bytes at byte "
+              + position + " but found " + (at - position) + " (the file ends at byte " + at
+              + "): the file shrank after it was opened");
+        }
+        at += r;
+      }
+    } catch (ClosedChannelException e) {
+      throw new DatasetClosedException(resource);
+    } catch (IOException e) {
+      throw new DatasetIOException(resource, "cannot read bytes [" + position + ", " + (position + n) + "): "
+          + e.getMessage(), e);
     }
   }
 

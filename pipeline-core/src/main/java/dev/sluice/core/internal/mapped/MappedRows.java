@@ -3,10 +3,12 @@ package dev.sluice.core.internal.mapped;
 import java.nio.ByteBuffer;
 
 /**
- * A column of fixed-size rows in a chunked read-only mapping (row {@code r} at byte
+ * A column of fixed-size rows in a chunked region of a file (row {@code r} at byte
  * {@code r × rowBytes} of the region), and the bulk copies that gather rows of it into a batch
  * column: one copy per contiguous run of indices, value loads for 4- and 8-byte rows, and the
- * touch-then-copy pass that overlaps the cache misses of scattered rows.
+ * touch-then-copy pass that overlaps the cache misses of scattered rows. When the region is read
+ * with positioned reads ({@link MappedChunks#positioned}), each run of adjacent rows is one
+ * positioned read straight into the batch column, and a row view is a heap copy.
  */
 public final class MappedRows {
   private final String resource;
@@ -68,6 +70,11 @@ public final class MappedRows {
       return ByteBuffer.allocate(0);
     }
     long start = row * rowBytes;
+    if (!mapped.isMapped()) {
+      ByteBuffer copy = ByteBuffer.allocate(rowBytes);
+      mapped.copyTo(start, rowBytes, copy, 0);
+      return copy;
+    }
     ByteBuffer chunk = mapped.chunk(mapped.chunkIndex(start));
     int pos = mapped.positionInChunk(start);
     MappedReads.consume(chunk.get(pos) + chunk.get(pos + rowBytes - 1));
@@ -81,6 +88,9 @@ public final class MappedRows {
    * overlap. Returns the sum of the loads, for {@link MappedReads#consume}.
    */
   public int touch(long[] rows, int[] positions, int from, int to) {
+    if (mapped == null || !mapped.isMapped()) {
+      return 0; // positioned reads: nothing to fault in ahead
+    }
     int lines = (Math.min(rowBytes, 256) + 63) >>> 6;
     ByteBuffer only = single();
     int sum = 0;
@@ -109,7 +119,19 @@ public final class MappedRows {
   public void copy(long[] rows, int[] positions, int from, int to, ByteBuffer dst, int dstRow) {
     int rb = rowBytes;
     ByteBuffer only = single();
-    if (only == null) {
+    if (!mapped.isMapped()) {
+      // positioned reads: one read per run of rows adjacent both in the file and in the batch
+      int j = from;
+      while (j < to) {
+        int p = positions[j];
+        int run = 1;
+        while (j + run < to && positions[j + run] == p + run && rows[p + run] == rows[p] + run) {
+          run++;
+        }
+        mapped.copyTo(rows[p] * rb, (long) run * rb, dst, (dstRow + p) * rb);
+        j += run;
+      }
+    } else if (only == null) {
       for (int j = from; j < to; j++) {
         int p = positions[j];
         long start = rows[p] * rb;
@@ -136,7 +158,7 @@ public final class MappedRows {
   /** The region's one chunk, or null when it has several (or none). */
   private ByteBuffer single() {
     ByteBuffer s = single;
-    if (s == null && mapped != null && mapped.chunkCount() == 1) {
+    if (s == null && mapped != null && mapped.isMapped() && mapped.chunkCount() == 1) {
       s = mapped.chunk(0);
       single = s; // a racing thread maps the same chunk: MappedChunks keeps one
     }
@@ -159,7 +181,7 @@ public final class MappedRows {
       return;
     }
     // one chunk (files up to the chunk size): plain offsets, no division per row
-    ByteBuffer only = mapped.chunkCount() == 1 ? mapped.chunk(0) : null;
+    ByteBuffer only = single();
     int i = 0;
     if (oneRun) {
       // the common in-order batch: one bulk copy, found without walking the run row by row
@@ -173,7 +195,7 @@ public final class MappedRows {
     } else if (only != null && (fb == 8 || fb == 4)) {
       copySmallRows(only, indices, from, count, base, dst, dstRow);
       return;
-    } else {
+    } else if (mapped.isMapped()) {
       touchScattered(only, indices, from, count, base);
     }
     while (i < count) {
@@ -297,16 +319,11 @@ public final class MappedRows {
     copyRange(mapped, start, length, dst, at);
   }
 
-  /** Copies bytes {@code [start, start+length)} of {@code mapped} to {@code dst} at {@code at}, chunk by chunk. */
+  /**
+   * Copies bytes {@code [start, start+length)} of {@code mapped} to {@code dst} at {@code at}: chunk
+   * by chunk from a mapping, one positioned read otherwise ({@link MappedChunks#copyTo}).
+   */
   public static void copyRange(MappedChunks mapped, long start, long length, ByteBuffer dst, int at) {
-    long done = 0;
-    while (done < length) {
-      long p = start + done;
-      ByteBuffer chunk = mapped.chunk(mapped.chunkIndex(p));
-      int pos = mapped.positionInChunk(p);
-      int take = (int) Math.min(length - done, chunk.limit() - pos);
-      dst.put(at + (int) done, chunk, pos, take);
-      done += take;
-    }
+    mapped.copyTo(start, length, dst, at);
   }
 }

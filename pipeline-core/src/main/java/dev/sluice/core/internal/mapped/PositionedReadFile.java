@@ -1,12 +1,8 @@
 package dev.sluice.core.internal.mapped;
 
-import dev.sluice.core.DatasetClosedException;
-import dev.sluice.core.DatasetFormatException;
 import dev.sluice.core.DatasetIOException;
-import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.nio.channels.ClosedChannelException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 
@@ -43,22 +39,6 @@ public final class PositionedReadFile extends LocalFile {
   public void readFully(long offset, ByteBuffer dst) {
     int n = dst.remaining();
     FileInput.checkRange(resource, size, offset, n, "a read of " + n + " bytes");
-    long at = offset;
-    try {
-      while (dst.hasRemaining()) {
-        int r = channel.read(dst, at);
-        if (r < 0) {
-          throw new DatasetFormatException(resource, "byte " + at, "truncated: expected " + n + " bytes at byte "
-              + offset + " (the file had " + size + " bytes when opened) but found " + (at - offset)
-              + ": the file shrank after it was opened");
-        }
-        at += r;
-      }
-    } catch (ClosedChannelException e) {
-      throw new DatasetClosedException(resource);
-    } catch (IOException e) {
-      throw new DatasetIOException(resource, "cannot read bytes [" + offset + ", " + (offset + n) + "): "
-          + e.getMessage(), e);
-    }
+    MappedReads.readFully(resource, channel, offset, dst);
   }
 }

@@ -3,6 +3,7 @@ package dev.sluice.core.internal.shardfile;
 import dev.sluice.core.ColumnBuilder;
 import dev.sluice.core.DatasetFormatException;
 import dev.sluice.core.Example;
+import dev.sluice.core.IoMode;
 import dev.sluice.core.Shape;
 import dev.sluice.core.Tensor;
 import dev.sluice.core.TensorSpec;
@@ -26,6 +27,7 @@ final class ShardColumnReader {
 
   private final String resource;
   private final FileChannel channel;
+  private final IoMode mode;
   private final ShardFile.Frame frame;
   private final long rows;
   private final String name;
@@ -50,6 +52,7 @@ final class ShardColumnReader {
   ShardColumnReader(ShardFileReader file, FieldLayout layout, long maxChunkBytes) {
     this.resource = file.resource();
     this.channel = file.channel();
+    this.mode = file.mode();
     this.frame = file.frame();
     this.rows = file.rows();
     this.name = file.name();
@@ -123,7 +126,7 @@ final class ShardColumnReader {
     if (block.length() == 0) {
       return null;
     }
-    MappedChunks m = new MappedChunks(resource, channel, block.offset(), block.length(), unit, maxChunkBytes);
+    MappedChunks m = MappedChunks.of(mode, resource, channel, block.offset(), block.length(), unit, maxChunkBytes);
     regions.add(m);
     blocks[layout.buffers().indexOf(b)] = m;
     return m;
@@ -205,7 +208,7 @@ final class ShardColumnReader {
 
   /** The values block when it is mapped as one chunk, else null. */
   ByteBuffer singleValuesChunk() {
-    return values != null && values.chunkCount() == 1 ? values.chunk(0) : null;
+    return values != null && values.isMapped() && values.chunkCount() == 1 ? values.chunk(0) : null;
   }
 
   private long offset(int depth, long i) {
@@ -282,6 +285,11 @@ final class ShardColumnReader {
     int n = oneValue(to - from, 1, "bytes");
     if (n == 0) {
       return EMPTY;
+    }
+    if (!m.isMapped()) {
+      ByteBuffer copy = ByteBuffer.allocate(n).order(ByteOrder.LITTLE_ENDIAN);
+      m.copyTo(from, n, copy, 0);
+      return copy;
     }
     int k = m.chunkIndex(from);
     ByteBuffer chunk = m.chunk(k);

@@ -4,6 +4,7 @@ import dev.sluice.core.DatasetClosedException;
 import dev.sluice.core.DatasetFormatException;
 import dev.sluice.core.DatasetIOException;
 import dev.sluice.core.Example;
+import dev.sluice.core.IoMode;
 import dev.sluice.core.internal.mapped.MappedChunks;
 import dev.sluice.core.internal.mapped.MappedReads;
 import dev.sluice.core.internal.shardfile.FieldLayout.Buffer;
@@ -35,6 +36,7 @@ public final class ShardFileReader implements AutoCloseable {
   private final String resource;
   private final String name;
   private final FileChannel channel;
+  private final IoMode mode;
   private final ShardFile.Frame frame;
   private final long rows;
   private final ShardColumnReader[] columns;
@@ -64,7 +66,8 @@ public final class ShardFileReader implements AutoCloseable {
   }
 
   private ShardFileReader(String resource, String name, FileChannel channel, ShardFile.Frame frame,
-      List<FieldLayout> layouts, long maxChunkBytes) {
+      List<FieldLayout> layouts, long maxChunkBytes, IoMode mode) {
+    this.mode = mode;
     this.resource = resource;
     this.name = name;
     this.channel = channel;
@@ -85,6 +88,15 @@ public final class ShardFileReader implements AutoCloseable {
    * @param maxChunkBytes the largest single mapping, in [1, {@link Integer#MAX_VALUE}]
    */
   public static ShardFileReader open(Path path, List<FieldLayout> layouts, long maxChunkBytes, Expectations expected) {
+    return open(path, layouts, maxChunkBytes, expected, IoMode.MMAP);
+  }
+
+  /**
+   * {@link #open(Path, List, long, Expectations)} with the blocks read in {@code mode}: mapped, or
+   * with positioned reads ({@link IoMode#READ}).
+   */
+  public static ShardFileReader open(Path path, List<FieldLayout> layouts, long maxChunkBytes, Expectations expected,
+      IoMode mode) {
     String resource = path.toString();
     FileChannel ch;
     try {
@@ -101,7 +113,7 @@ public final class ShardFileReader implements AutoCloseable {
       expected.checkFrame(resource, frame);
       checkBlocks(resource, frame, layouts, expected.layoutSource());
       return MappedReads.call(resource, null,
-          () -> new ShardFileReader(resource, path.getFileName().toString(), ch, frame, layouts, maxChunkBytes));
+          () -> new ShardFileReader(resource, path.getFileName().toString(), ch, frame, layouts, maxChunkBytes, mode));
     } catch (IOException e) {
       closeQuietly(ch);
       throw new DatasetIOException(resource, "cannot read: " + e, e);
@@ -168,6 +180,10 @@ public final class ShardFileReader implements AutoCloseable {
   }
 
   /** The open file. */
+  IoMode mode() {
+    return mode;
+  }
+
   FileChannel channel() {
     return channel;
   }
@@ -234,9 +250,16 @@ public final class ShardFileReader implements AutoCloseable {
   /** The CRC32C of a mapped block ({@code null}: an empty one). */
   static int crc(MappedChunks m) {
     CRC32C crc = new CRC32C();
-    if (m != null) {
+    if (m != null && m.isMapped()) {
       for (int k = 0; k < m.chunkCount(); k++) {
         crc.update(m.chunk(k).duplicate());
+      }
+    } else if (m != null) {
+      ByteBuffer piece = ByteBuffer.allocate((int) Math.min(m.length(), 1 << 20));
+      for (long at = 0; at < m.length(); at += piece.capacity()) {
+        int n = (int) Math.min(piece.capacity(), m.length() - at);
+        m.copyTo(at, n, piece, 0);
+        crc.update(piece.duplicate().limit(n));
       }
     }
     return (int) crc.getValue();
@@ -267,9 +290,15 @@ public final class ShardFileReader implements AutoCloseable {
    * Maps every block now and closes the file, leaving the reader open: rows stay readable from the
    * mappings (released by the GC once the reader and its views are gone), and the process holds no
    * file descriptor for it. {@link #verify()} needs the file: call it before.
+   *
+   * @throws IllegalStateException when the reader was opened with {@link IoMode#READ}
    */
   public void detach() {
     checkOpen();
+    if (mode == IoMode.READ) {
+      throw new IllegalStateException(resource + ": a shard read with positioned reads needs its file; only a mapped"
+          + " one can be detached");
+    }
     MappedReads.run(resource, null, () -> {
       for (ShardColumnReader c : columns) {
         c.mapAll();

@@ -9,6 +9,7 @@ import dev.sluice.core.ColumnBuilder;
 import dev.sluice.core.DatasetClosedException;
 import dev.sluice.core.DatasetFormatException;
 import dev.sluice.core.Example;
+import dev.sluice.core.IoMode;
 import dev.sluice.core.RandomAccessDataset;
 import dev.sluice.core.Schema;
 import dev.sluice.core.Split;
@@ -20,6 +21,7 @@ import dev.sluice.core.internal.mapped.FileInput;
 import dev.sluice.core.internal.mapped.MappedFile;
 import dev.sluice.core.internal.mapped.MappedReads;
 import dev.sluice.core.internal.mapped.MappedRows;
+import dev.sluice.core.internal.mapped.PositionedReadFile;
 import dev.sluice.core.RefCount;
 import dev.sluice.core.internal.RowRange;
 import java.lang.ref.SoftReference;
@@ -87,11 +89,12 @@ public final class ArrowFileDataset implements ArrowDataset {
   }
 
   /**
-   * Opens and maps {@code path}, reads its structure and maps its schema; closes the file when
+   * Opens {@code path} (mapped, or for positioned reads as {@link ArrowOptions#io()} says), reads its structure and maps its schema; closes the file when
    * anything fails.
    */
   public static ArrowFileDataset open(Path path, ArrowOptions options) {
-    FileInput f = MappedFile.open(path, options.maxChunkBytes());
+    FileInput f = options.io() == IoMode.READ ? PositionedReadFile.open(path)
+        : MappedFile.open(path, options.maxChunkBytes());
     try {
       IpcFile ipc = MappedReads.call(path.toString(), null, () -> IpcFile.read(f));
       SchemaPlan plan = SchemaPlan.of(ipc.schema(), ipc.bigEndian(), options.fixedSizeListNulls());

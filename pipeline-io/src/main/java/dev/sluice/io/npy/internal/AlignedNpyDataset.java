@@ -9,6 +9,7 @@ import dev.sluice.core.TensorSpec;
 import dev.sluice.core.internal.Fingerprints;
 import dev.sluice.core.internal.Resources;
 import dev.sluice.core.internal.mapped.MappedReads;
+import dev.sluice.core.IoMode;
 import dev.sluice.core.internal.mapped.MappedRows;
 import dev.sluice.io.npy.NpyDataset;
 import java.nio.file.Path;
@@ -59,15 +60,25 @@ public final class AlignedNpyDataset implements NpyDataset {
 
   /** Opens one file ({@code field} names its field when its dtype is not structured). */
   public static AlignedNpyDataset openFile(Path file, String field, long maxChunkBytes) {
-    return new AlignedNpyDataset(file, List.of(NpyArrayReader.open(file, field, maxChunkBytes)));
+    return openFile(file, field, maxChunkBytes, IoMode.MMAP);
+  }
+
+  /** Opens one file, read in {@code mode}. */
+  public static AlignedNpyDataset openFile(Path file, String field, long maxChunkBytes, IoMode mode) {
+    return new AlignedNpyDataset(file, List.of(NpyArrayReader.open(file, field, maxChunkBytes, mode)));
   }
 
   /** Opens aligned files (in the given order, each field named after its file). */
   public static AlignedNpyDataset openAligned(Path dir, List<Path> files, long maxChunkBytes) {
+    return openAligned(dir, files, maxChunkBytes, IoMode.MMAP);
+  }
+
+  /** Opens aligned files, read in {@code mode}. */
+  public static AlignedNpyDataset openAligned(Path dir, List<Path> files, long maxChunkBytes, IoMode mode) {
     List<NpyArrayReader> readers = new ArrayList<>();
     try {
       for (Path f : files) {
-        readers.add(NpyArrayReader.open(f, NpyLayout.stem(f), maxChunkBytes));
+        readers.add(NpyArrayReader.open(f, NpyLayout.stem(f), maxChunkBytes, mode));
       }
       return new AlignedNpyDataset(dir, List.copyOf(readers));
     } catch (RuntimeException e) {

@@ -4,6 +4,7 @@ import dev.sluice.core.BatchBuilder;
 import dev.sluice.core.DatasetClosedException;
 import dev.sluice.core.DatasetIOException;
 import dev.sluice.core.Example;
+import dev.sluice.core.IoMode;
 import dev.sluice.core.Shape;
 import dev.sluice.core.Tensor;
 import dev.sluice.core.TensorSpec;
@@ -23,7 +24,9 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Reads the rows of one {@code .npy} file from a chunked read-only mapping.
+ * Reads the rows of one {@code .npy} file from a chunked read-only mapping
+ * ({@link IoMode#MMAP}) or with positioned reads ({@link IoMode#READ}: rows are heap copies, and a
+ * gather reads each run of adjacent rows with one positioned read into the batch column).
  *
  * <p>Little-endian C-order rows are zero-copy views of the mapping. Big-endian values are copied
  * and byte-swapped (a view of the mapping would show them in the wrong order), and Fortran-order
@@ -45,7 +48,7 @@ final class NpyArrayReader implements AutoCloseable {
   private final MappedRows cOrderRows; // the rows of a single-field C-order array, else null
   private volatile boolean closed;
 
-  private NpyArrayReader(Path path, NpyHeader header, FileChannel channel, long maxChunkBytes) {
+  private NpyArrayReader(Path path, NpyHeader header, FileChannel channel, long maxChunkBytes, IoMode mode) {
     this.path = path;
     this.resource = path.toString();
     this.header = header;
@@ -55,7 +58,7 @@ final class NpyArrayReader implements AutoCloseable {
     this.rowBytes = header.rowBytes();
     long unit = header.isFortranOrder() ? header.itemSize() : rowBytes;
     this.mapped = header.dataBytes() == 0 ? null
-        : new MappedChunks(resource, channel, header.dataOffset(), header.dataBytes(), unit, maxChunkBytes);
+        : MappedChunks.of(mode, resource, channel, header.dataOffset(), header.dataBytes(), unit, maxChunkBytes);
     this.singleField = !header.isStructured();
     this.cOrderRows = singleField && !header.isFortranOrder()
         ? new MappedRows(resource, mapped, rows, Math.toIntExact(rowBytes)) : null;
@@ -69,6 +72,11 @@ final class NpyArrayReader implements AutoCloseable {
 
   /** Opens {@code path}, reads and checks its header; closes the channel if that fails. */
   static NpyArrayReader open(Path path, String fieldName, long maxChunkBytes) {
+    return open(path, fieldName, maxChunkBytes, IoMode.MMAP);
+  }
+
+  /** Opens {@code path} to be read in {@code mode}; closes the channel if that fails. */
+  static NpyArrayReader open(Path path, String fieldName, long maxChunkBytes, IoMode mode) {
     String resource = path.toString();
     FileChannel ch;
     try {
@@ -80,7 +88,7 @@ final class NpyArrayReader implements AutoCloseable {
     }
     try {
       NpyHeader h = NpyHeader.read(resource, ch, fieldName);
-      return new NpyArrayReader(path, h, ch, maxChunkBytes);
+      return new NpyArrayReader(path, h, ch, maxChunkBytes, mode);
     } catch (IOException e) {
       closeQuietly(ch);
       throw new DatasetIOException(resource, "cannot read: " + e, e);
@@ -164,6 +172,13 @@ final class NpyArrayReader implements AutoCloseable {
         continue;
       }
       long start = row * rowBytes + field.offset();
+      if (!mapped.isMapped()) {
+        ByteBuffer copy = ByteBuffer.allocate(fb).order(ByteOrder.LITTLE_ENDIAN);
+        mapped.copyTo(start, fb, copy, 0);
+        swap(copy, 0, fb, field.bigEndian() ? field.swapWidth() : 1);
+        out.put(field.name(), Tensor.wrap(spec.dtype(), spec.shape(), copy));
+        continue;
+      }
       ByteBuffer chunk = mapped.chunk(mapped.chunkIndex(start));
       int pos = mapped.positionInChunk(start);
       // touch the first and last byte here, so a file truncated under us fails at this boundary;
@@ -206,8 +221,7 @@ final class NpyArrayReader implements AutoCloseable {
       } else {
         for (int i = 0; i < count; i++) {
           long start = checked(indices[from + i] - base, 1) * rowBytes + field.offset();
-          ByteBuffer chunk = mapped.chunk(mapped.chunkIndex(start));
-          dst.put((startRow + i) * fb, chunk, mapped.positionInChunk(start), fb);
+          mapped.copyTo(start, fb, dst, (startRow + i) * fb);
         }
       }
       if (field.bigEndian()) {
@@ -235,8 +249,7 @@ final class NpyArrayReader implements AutoCloseable {
         lin = lin * shape[d] + idx[d];
       }
       long off = (row + shape[0] * lin) * w + field.offset();
-      ByteBuffer chunk = mapped.chunk(mapped.chunkIndex(off));
-      dst.put(at + (int) (k * w), chunk, mapped.positionInChunk(off), w);
+      mapped.copyTo(off, w, dst, at + (int) (k * w));
       for (int d = rank - 1; d >= 1; d--) {
         if (++idx[d] < shape[d]) {
           break;

@@ -12,6 +12,7 @@ import dev.sluice.core.TensorSpec;
 import dev.sluice.core.internal.Fingerprints;
 import dev.sluice.core.internal.RowRange;
 import dev.sluice.core.internal.mapped.MappedReads;
+import dev.sluice.core.IoMode;
 import dev.sluice.core.internal.mapped.MappedRows;
 import dev.sluice.io.npy.NpyStack;
 import java.nio.file.Files;
@@ -34,13 +35,16 @@ public final class NpyStackDataset implements NpyStack {
   private final String dirName;
   private final List<Path> chunkFiles;
   private final long maxChunkBytes;
+  private final IoMode mode;
   private final StackMetadata meta;
   private final String fieldName;
   private final AtomicReferenceArray<NpyArrayReader> readers;
   private volatile Resolved resolved;
   private volatile boolean closed;
 
-  private NpyStackDataset(Path dir, List<Path> chunkFiles, StackMetadata meta, String fieldName, long maxChunkBytes) {
+  private NpyStackDataset(Path dir, List<Path> chunkFiles, StackMetadata meta, String fieldName, long maxChunkBytes,
+      IoMode mode) {
+    this.mode = mode;
     this.dir = dir;
     this.dirName = dir.getFileName() == null ? dir.toString() : dir.getFileName().toString();
     this.chunkFiles = chunkFiles;
@@ -52,6 +56,11 @@ public final class NpyStackDataset implements NpyStack {
 
   /** Opens the stack in {@code dir}; reads {@code metadata.json} when present. */
   public static NpyStackDataset open(Path dir, long maxChunkBytes) {
+    return open(dir, maxChunkBytes, IoMode.MMAP);
+  }
+
+  /** Opens the stack in {@code dir}, its chunks read in {@code mode}. */
+  public static NpyStackDataset open(Path dir, long maxChunkBytes, IoMode mode) {
     List<Path> files = NpyLayout.npyFiles(dir);
     List<Path> named = files.stream().filter(p -> !NpyLayout.isChunk(p)).collect(Collectors.toList());
     if (!named.isEmpty()) {
@@ -80,7 +89,7 @@ public final class NpyStackDataset implements NpyStack {
       }
     }
     String field = meta != null && meta.shapeName != null ? meta.shapeName : dirName;
-    NpyStackDataset s = new NpyStackDataset(dir, List.of(byNumber), meta, field, maxChunkBytes);
+    NpyStackDataset s = new NpyStackDataset(dir, List.of(byNumber), meta, field, maxChunkBytes, mode);
     if (meta == null || meta.fields == null || meta.shape == null) {
       s.resolve(); // nothing answers size and dtype without the chunk headers
     }
@@ -216,7 +225,7 @@ public final class NpyStackDataset implements NpyStack {
       checkOpen();
       r = readers.get(k);
       if (r == null) {
-        r = NpyArrayReader.open(chunkFiles.get(k), fieldName, maxChunkBytes);
+        r = NpyArrayReader.open(chunkFiles.get(k), fieldName, maxChunkBytes, mode);
         NpyHeader was = resolve().headers[k];
         if (!Arrays.equals(was.shape(), r.header().shape()) || !was.descr().equals(r.header().descr())) {
           String now = r.resource();

@@ -6,6 +6,7 @@ import dev.sluice.core.BufferPool;
 import dev.sluice.core.DatasetClosedException;
 import dev.sluice.core.DatasetFormatException;
 import dev.sluice.core.Example;
+import dev.sluice.core.IoMode;
 import dev.sluice.core.MemoryManager;
 import dev.sluice.core.Schema;
 import dev.sluice.core.Split;
@@ -59,6 +60,11 @@ public final class ShardSetDataset implements ShardSet {
    * @param maxChunkBytes the largest single mapping, in [1, {@link Integer#MAX_VALUE}]
    */
   public static ShardSetDataset open(Path dir, long maxChunkBytes) {
+    return open(dir, maxChunkBytes, IoMode.MMAP);
+  }
+
+  /** {@link #open(Path, long)} with every shard read in {@code mode}. */
+  public static ShardSetDataset open(Path dir, long maxChunkBytes, IoMode mode) {
     ShardMetadata meta = ShardMetadata.read(dir);
     List<FieldLayout> layouts = FieldLayout.of(meta.schema().fields());
     List<ShardFileReader> readers = new ArrayList<>(meta.shards().size());
@@ -66,7 +72,7 @@ public final class ShardSetDataset implements ShardSet {
       List<ShardInfo> shards = meta.shards();
       for (int k = 0; k < shards.size(); k++) {
         readers.add(ShardFileReader.open(dir.resolve(shards.get(k).file()), layouts, maxChunkBytes,
-            new Listed(shards.get(k), k, shards.size())));
+            new Listed(shards.get(k), k, shards.size()), mode));
       }
       return new ShardSetDataset(dir, meta, List.copyOf(readers));
     } catch (RuntimeException e) {
