@@ -175,7 +175,7 @@ final class NpyArrayReader implements AutoCloseable {
       if (!mapped.isMapped()) {
         ByteBuffer copy = ByteBuffer.allocate(fb).order(ByteOrder.LITTLE_ENDIAN);
         mapped.copyTo(start, fb, copy, 0);
-        swap(copy, 0, fb, field.bigEndian() ? field.swapWidth() : 1);
+        ByteSwap.swap(copy, 0, fb, field.bigEndian() ? field.swapWidth() : 1);
         out.put(field.name(), Tensor.wrap(spec.dtype(), spec.shape(), copy));
         continue;
       }
