@@ -1,6 +1,9 @@
 package dev.sluice.core.internal.mapped;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 
 /**
  * A column of fixed-size rows in a chunked region of a file (row {@code r} at byte
@@ -11,6 +14,13 @@ import java.nio.ByteBuffer;
  * positioned read straight into the batch column, and a row view is a heap copy.
  */
 public final class MappedRows {
+  // The small-row loops load and store through these view handles rather than ByteBuffer.getLong
+  // and putLong: a handle is bound statically, so the compiled loop inlines the access whatever
+  // receiver types were profiled (see RawTouch). The native order on both sides makes a load and a
+  // store a byte copy.
+  private static final VarHandle INT = MethodHandles.byteBufferViewVarHandle(int[].class, ByteOrder.nativeOrder());
+  private static final VarHandle LONG = MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.nativeOrder());
+
   private final String resource;
   private final MappedChunks mapped;
   private final long rows;
@@ -140,12 +150,12 @@ public final class MappedRows {
     } else if (rb == 8) {
       for (int j = from; j < to; j++) {
         int p = positions[j];
-        dst.putLong((dstRow + p) * 8, only.getLong((int) (rows[p] * 8)));
+        LONG.set(dst, (dstRow + p) * 8, (long) LONG.get(only, (int) (rows[p] * 8)));
       }
     } else if (rb == 4) {
       for (int j = from; j < to; j++) {
         int p = positions[j];
-        dst.putInt((dstRow + p) * 4, only.getInt((int) (rows[p] * 4)));
+        INT.set(dst, (dstRow + p) * 4, (int) INT.get(only, (int) (rows[p] * 4)));
       }
     } else {
       for (int j = from; j < to; j++) {
@@ -254,23 +264,9 @@ public final class MappedRows {
     MappedReads.consume(sum);
   }
 
-  /** The sum of one byte of each of the first {@code lines} (1 to 4) cache lines at {@code pos}; straight-line code. */
+  /** The sum of one byte of each of the first {@code lines} (1 to 4) cache lines at {@code pos}. */
   private static int touchLines(ByteBuffer chunk, int pos, int lines) {
-    int sum = 0;
-    switch (lines) {
-      case 4:
-        sum += chunk.get(pos + 192);
-        // fall through
-      case 3:
-        sum += chunk.get(pos + 128);
-        // fall through
-      case 2:
-        sum += chunk.get(pos + 64);
-        // fall through
-      default:
-        sum += chunk.get(pos);
-    }
-    return sum;
+    return RawTouch.raw(chunk) ? RawTouch.byAddress(chunk, pos, lines) : RawTouch.byHandle(chunk, pos, lines);
   }
 
   /**
@@ -282,12 +278,12 @@ public final class MappedRows {
     if (rowBytes == 8) {
       for (int i = 0; i < count; i++) {
         long row = checked(indices[from + i] - base, 1);
-        dst.putLong((dstRow + i) * 8, only.getLong((int) (row * 8)));
+        LONG.set(dst, (dstRow + i) * 8, (long) LONG.get(only, (int) (row * 8)));
       }
     } else {
       for (int i = 0; i < count; i++) {
         long row = checked(indices[from + i] - base, 1);
-        dst.putInt((dstRow + i) * 4, only.getInt((int) (row * 4)));
+        INT.set(dst, (dstRow + i) * 4, (int) INT.get(only, (int) (row * 4)));
       }
     }
   }
