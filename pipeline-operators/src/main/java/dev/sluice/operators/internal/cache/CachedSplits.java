@@ -118,12 +118,7 @@ class CachedSplits implements SplitDataset<Example>, HasSchema, CachedDataset {
 
   /** As {@link #readBatches(Split, long, long, int)}, the first batch of {@code firstBatchSize} rows. */
   public Flux<Batch> readBatches(Split split, long fromRow, long toRow, int firstBatchSize, int batchSize) {
-    if (batchSize <= 0) {
-      throw new IllegalArgumentException("batchSize > 0 required but it was " + batchSize);
-    }
-    if (firstBatchSize <= 0) {
-      throw new IllegalArgumentException("firstBatchSize > 0 required but it was " + firstBatchSize);
-    }
+    BatchSplitDataset.checkBatchSizes(firstBatchSize, batchSize);
     split.checkRows(fromRow, toRow);
     int k = part(split);
     return Flux.defer(() -> {
