@@ -52,15 +52,30 @@ public interface BatchSplitDataset<T> extends SplitDataset<T>, HasSchema {
    * @param batchSize rows of the following batches, &gt; 0
    */
   default Flux<Batch> readBatches(Split split, long fromRow, long toRow, int firstBatchSize, int batchSize) {
-    if (firstBatchSize <= 0) {
-      throw new IllegalArgumentException("firstBatchSize > 0 required but it was " + firstBatchSize);
-    }
+    checkBatchSizes(firstBatchSize, batchSize);
     if (firstBatchSize == batchSize) {
       return readBatches(split, fromRow, toRow, batchSize);
     }
     long cut = Math.min(toRow, fromRow + firstBatchSize);
     return readBatches(split, fromRow, cut, firstBatchSize)
         .concatWith(Flux.defer(() -> cut >= toRow ? Flux.empty() : readBatches(split, cut, toRow, batchSize)));
+  }
+
+  /**
+   * The argument check every {@link #readBatches(Split, long, long, int, int)} makes before it reads:
+   * both sizes must be positive.
+   *
+   * @param firstBatchSize rows of the first batch
+   * @param batchSize rows of the following batches
+   * @throws IllegalArgumentException naming the parameter and its value when a size is not &gt; 0
+   */
+  static void checkBatchSizes(int firstBatchSize, int batchSize) {
+    if (batchSize <= 0) {
+      throw new IllegalArgumentException("batchSize > 0 required but it was " + batchSize);
+    }
+    if (firstBatchSize <= 0) {
+      throw new IllegalArgumentException("firstBatchSize > 0 required but it was " + firstBatchSize);
+    }
   }
 
   /**

@@ -23,7 +23,6 @@ import dev.sluice.operators.internal.Plan;
 import dev.sluice.operators.internal.PlanBuilder;
 import dev.sluice.operators.internal.PlanCompiler;
 import dev.sluice.operators.internal.PipelineRuns;
-import dev.sluice.operators.internal.PlannedDataset;
 import dev.sluice.operators.internal.PrefetchStage;
 import dev.sluice.operators.internal.RepeatStage;
 import dev.sluice.operators.internal.ShardOperator;
@@ -742,36 +741,8 @@ public final class Pipeline<T> implements Dataset<T> {
       int blockLength, int numParallelCalls, boolean deterministic) {
     Objects.requireNonNull(fn, "fn");
     Interleave.of(x -> null, cycleLength, blockLength, numParallelCalls, deterministic); // validates the arguments
-    return with(new InterleaveStage(t -> planned(fn.apply(cast(t))), cycleLength, blockLength, numParallelCalls,
+    return with(new InterleaveStage(t -> PlannedPipeline.of(fn.apply(cast(t))), cycleLength, blockLength, numParallelCalls,
         deterministic));
-  }
-
-  /** {@code dataset}, a pipeline seen as the planner reads it (from a position on, its length known). */
-  private static Dataset<?> planned(Dataset<?> dataset) {
-    return dataset instanceof Pipeline<?> p ? new Planned<>(p) : dataset;
-  }
-
-  /** A pipeline opened by an interleave: the planner resumes into it without the public API. */
-  private record Planned<T>(Pipeline<T> pipeline) implements PlannedDataset<T> {
-    @Override
-    public Flux<T> flux(PipelineContext context) {
-      return pipeline.flux(context);
-    }
-
-    @Override
-    public Flux<T> flux(PipelineContext context, long offset) {
-      return pipeline.skip(offset).flux(context);
-    }
-
-    @Override
-    public long cardinality(PipelineContext context) {
-      return pipeline.cardinality(context);
-    }
-
-    @Override
-    public String toString() {
-      return pipeline.toString();
-    }
   }
 
   /** {@link #interleave(Function, int, int, int, boolean)} sequential and deterministic. */

@@ -217,12 +217,7 @@ public final class ParquetDataset implements BatchSplitDataset<Example>, Fingerp
     checkOpen();
     ref(split);
     split.checkRows(fromRow, toRow);
-    if (batchSize <= 0) {
-      throw new IllegalArgumentException("batchSize > 0 required but it was " + batchSize);
-    }
-    if (firstBatchSize <= 0) {
-      throw new IllegalArgumentException("firstBatchSize > 0 required but it was " + firstBatchSize);
-    }
+    BatchSplitDataset.checkBatchSizes(firstBatchSize, batchSize);
     return Flux.defer(() -> {
       checkOpen(); // at subscription too
       return decode(split, fromRow, toRow, firstBatchSize, batchSize);

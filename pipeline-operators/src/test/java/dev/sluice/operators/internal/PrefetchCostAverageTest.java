@@ -8,7 +8,7 @@ import org.junit.jupiter.api.Test;
 /** The per-element cost average that decides where a prefetch's consumer is served. */
 class PrefetchCostAverageTest {
   private static long average(long old, long sample) {
-    return FluxPrefetch.PrefetchSubscriber.average(old, sample);
+    return FluxPrefetchSubscriber.average(old, sample);
   }
 
   @Test

@@ -7,8 +7,6 @@ import dev.sluice.core.Shape;
 import dev.sluice.core.Tensor;
 import dev.sluice.core.TensorSpec;
 import dev.sluice.core.UnsupportedFormatException;
-import java.math.BigDecimal;
-import java.math.BigInteger;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -47,7 +45,7 @@ final class ColumnAssembler {
   final TensorSpec spec;
   final BatchBuffers data;
   final Memory memory;
-  private final Dictionaries dictionaries;
+  final Dictionaries dictionaries;
 
   private ColumnAssembler(FieldPlan plan, BatchBuffers data, Memory memory, Dictionaries dictionaries) {
     this.plan = plan;
@@ -348,7 +346,7 @@ final class ColumnAssembler {
       }
       case PART:
       case DECIMAL:
-        return converted(s, leaf, cur, mul, valid[depth], n, len);
+        return LeafValues.converted(this, s, leaf, cur, mul, valid[depth], n, len);
       case TYPE_ID: {
         ByteBuffer ids = data.buffer(s.node(), 0, cur.limit(), len, spec.name(), "type ids of array '" + s.name() + "'");
         ByteBuffer out = memory.allocate(n);
@@ -373,268 +371,33 @@ final class ColumnAssembler {
         return ColumnEncodings.views(this, s, cur, valid[depth], n, len, offsets);
       case BINARY32:
       case BINARY64:
-        return binary(s, leaf, cur, valid[depth], n, len, offsets);
+        return LeafValues.binary(this, s, leaf, cur, valid[depth], n, len, offsets);
       case FIXED_BINARY:
-        return fixedBinary(s, leaf, cur, valid[depth], n, len, offsets);
+        return LeafValues.fixedBinary(this, s, leaf, cur, valid[depth], n, len, offsets);
       case DICTIONARY:
-        return dictionary(s, leaf, cur, mul, valid, depth, n, len, offsets);
+        return LeafValues.dictionary(this, s, leaf, cur, mul, valid, depth, n, len, offsets);
       default:
         throw new IllegalStateException("leaf kind " + leaf.kind());
     }
   }
 
-  private Tensor fixedValues(ByteBuffer out, int n) {
+  /** {@code n} items of fixed-width values of the field's dtype in {@code out}. */
+  Tensor fixedValues(ByteBuffer out, int n) {
     return Tensor.wrap(spec.dtype(), spec.itemShape().prepend(n), out);
-  }
-
-  /** Times, dates and decimals: one value at a time into the Sluice dtype; nulls are 0. */
-  private Tensor converted(FieldPlan.Step s, Leaf leaf, Slots cur, long mul, ByteBuffer v, int n, long len) {
-    int w = leaf.width();
-    ByteBuffer vb = data.buffer(s.node(), 1, times(times(cur.limit(), mul, s), w, s), times(len, w, s),
-        spec.name(), "values of array '" + s.name() + "'");
-    int m = (int) mul;
-    int outWidth = spec.dtype().byteSize();
-    ByteBuffer out = memory.allocate((long) n * m * outWidth);
-    byte[] scratch = leaf.kind() == Leaf.Kind.DECIMAL && w > 8 ? new byte[w] : null;
-    for (int i = 0; i < n; i++) {
-      boolean ok = valid(v, i);
-      long base = cur.at(i) * m;
-      for (int j = 0; j < m; j++) {
-        int at = (i * m + j) * outWidth;
-        if (!ok) {
-          zero(out, at, outWidth);
-          continue;
-        }
-        int p = (int) ((base + j) * w);
-        if (leaf.kind() == Leaf.Kind.PART) {
-          out.put(at, vb, p + (int) leaf.scale(), outWidth);
-        } else {
-          out.putDouble(at, decimal(vb, p, w, (int) leaf.scale(), scratch));
-        }
-      }
-    }
-    return fixedValues(out, n);
-  }
-
-  private static double decimal(ByteBuffer vb, int p, int w, int scale, byte[] scratch) {
-    if (w == 4) {
-      return BigDecimal.valueOf(vb.getInt(p), scale).doubleValue();
-    }
-    if (w == 8) {
-      return BigDecimal.valueOf(vb.getLong(p), scale).doubleValue();
-    }
-    for (int b = 0; b < w; b++) {
-      scratch[w - 1 - b] = vb.get(p + b); // little-endian two's complement to BigInteger's big-endian
-    }
-    return new BigDecimal(new BigInteger(scratch), scale).doubleValue();
-  }
-
-  /** Strings and binaries with int32 or int64 offsets. */
-  private Tensor binary(FieldPlan.Step s, Leaf leaf, Slots cur, ByteBuffer v, int n, long len, List<Tensor> offsets) {
-    int w = leaf.kind() == Leaf.Kind.BINARY32 ? 4 : 8;
-    ByteBuffer ob = null;
-    if (n > 0) {
-      ob = data.buffer(s.node(), 1, offsetBytes(cur.limit(), w, s), offsetBytes(len, w, s), spec.name(),
-          "offsets of array '" + s.name() + "'");
-    }
-    long maxEnd = 0;
-    long total = 0;
-    boolean cut = false;
-    long first = 0;
-    for (int i = 0; i < n; i++) {
-      long slot = cur.at(i);
-      if (slot < 0) {
-        continue;
-      }
-      long st = offset(ob, w, slot);
-      long en = offset(ob, w, slot + 1);
-      if (i == 0) {
-        first = st;
-      }
-      if (st < 0 || en < st) {
-        throw format("value " + i + " of array '" + s.name() + "' spans bytes [" + st + ", " + en + ")"
-            + (en < st ? " (offsets decrease)" : ""));
-      }
-      maxEnd = Math.max(maxEnd, en);
-      if (valid(v, i)) {
-        total += en - st;
-      } else if (en > st) {
-        cut = true;
-      }
-    }
-    if (total > Integer.MAX_VALUE - 8) {
-      throw unsupported("array '" + s.name() + "' holds " + total + " bytes of values in one record batch");
-    }
-    long whole = maxEnd;
-    if (ob != null && ob.remaining() >= offsetBytes(len, w, s)) {
-      whole = Math.max(whole, offset(ob, w, len));
-    }
-    ByteBuffer db = data.buffer(s.node(), 2, maxEnd, whole, spec.name(), "data of array '" + s.name() + "'");
-    boolean contiguous = cur.isRange() && !cut;
-    ByteBuffer off;
-    if (contiguous && w == 8 && n > 0 && first == 0) {
-      off = ob.slice((int) (cur.start * 8), (n + 1) * 8);
-    } else {
-      off = memory.allocate((n + 1L) * 8);
-      long acc = 0;
-      off.putLong(0, 0);
-      for (int i = 0; i < n; i++) {
-        if (valid(v, i)) {
-          long slot = cur.at(i);
-          acc += offset(ob, w, slot + 1) - offset(ob, w, slot);
-        }
-        off.putLong((i + 1) * 8, acc);
-      }
-    }
-    ByteBuffer bytes;
-    if (contiguous) {
-      bytes = db.slice((int) first, (int) total);
-    } else {
-      bytes = memory.allocate(total);
-      int at = 0;
-      for (int i = 0; i < n; i++) {
-        if (valid(v, i)) {
-          long slot = cur.at(i);
-          int st = (int) offset(ob, w, slot);
-          int l = (int) offset(ob, w, slot + 1) - st;
-          bytes.put(at, db, st, l);
-          at += l;
-        }
-      }
-    }
-    offsets.add(Tensor.wrap(DType.INT64, Shape.of(n + 1L), off));
-    return Tensor.wrapVariable(spec.dtype(), bytes, off);
-  }
-
-  /** Fixed-size binaries as Sluice bytes: the values shared, the offsets made up. */
-  private Tensor fixedBinary(FieldPlan.Step s, Leaf leaf, Slots cur, ByteBuffer v, int n, long len,
-      List<Tensor> offsets) {
-    int w = leaf.width();
-    ByteBuffer db = data.buffer(s.node(), 1, times(cur.limit(), w, s), times(len, w, s),
-        spec.name(), "values of array '" + s.name() + "'");
-    ByteBuffer off = memory.allocate((n + 1L) * 8);
-    long acc = 0;
-    off.putLong(0, 0);
-    for (int i = 0; i < n; i++) {
-      if (valid(v, i)) {
-        acc += w;
-      }
-      off.putLong((i + 1) * 8, acc);
-    }
-    ByteBuffer bytes;
-    if (cur.isRange() && v == null) {
-      bytes = db.slice((int) (cur.start * w), n * w);
-    } else {
-      bytes = memory.allocate(acc);
-      int at = 0;
-      for (int i = 0; i < n; i++) {
-        if (valid(v, i)) {
-          bytes.put(at, db, (int) (cur.at(i) * w), w);
-          at += w;
-        }
-      }
-    }
-    offsets.add(Tensor.wrap(DType.INT64, Shape.of(n + 1L), off));
-    return Tensor.wrapVariable(spec.dtype(), bytes, off);
-  }
-
-  /** Dictionary indices replaced by the dictionary's values; a null value makes the item null. */
-  private Tensor dictionary(FieldPlan.Step s, Leaf leaf, Slots cur, long mul, ByteBuffer[] valid, int depth, int n,
-      long len, List<Tensor> offsets) {
-    Column dict = dictionaries.values(leaf.dictionaryId());
-    long size = dict.size();
-    int iw = leaf.width();
-    int m = (int) mul;
-    ByteBuffer ib = data.buffer(s.node(), 1, times(times(cur.limit(), mul, s), iw, s), times(len, iw, s),
-        spec.name(), "indices of array '" + s.name() + "'");
-    memory.charge((long) n * m * 4);
-    int[] index = new int[Math.multiplyExact(n, m)];
-    ByteBuffer dictValid = dict.hasValidity() ? dict.validity().data() : null;
-    for (int i = 0; i < n; i++) {
-      boolean ok = valid(valid[depth], i);
-      long base = cur.at(i) * m;
-      for (int j = 0; j < m; j++) {
-        if (!ok) {
-          index[i * m + j] = -1;
-          continue;
-        }
-        int p = (int) ((base + j) * iw);
-        long x = switch (iw) {
-          case 1 -> leaf.signed() ? ib.get(p) : ib.get(p) & 0xffL;
-          case 2 -> leaf.signed() ? ib.getShort(p) : ib.getShort(p) & 0xffffL;
-          case 4 -> leaf.signed() ? ib.getInt(p) : ib.getInt(p) & 0xffffffffL;
-          default -> ib.getLong(p);
-        };
-        if (x < 0 || x >= size) {
-          throw format("item " + i + " has dictionary index " + (leaf.signed() || iw < 8 ? Long.toString(x)
-              : Long.toUnsignedString(x)) + " but dictionary " + leaf.dictionaryId() + " holds " + size + " values");
-        }
-        index[i * m + j] = (int) x;
-        if (dictValid != null && dictValid.get((int) x) == 0) {
-          if (m != 1) {
-            throw unsupported("item " + i + " holds a null dictionary value inside a fixed-size list; a fixed-shape "
-                + "Sluice tensor has no null elements");
-          }
-          if (valid[depth] == null) {
-            valid[depth] = ones(n);
-          }
-          valid[depth].put(i, (byte) 0);
-          index[i] = -1;
-        }
-      }
-    }
-    if (!spec.dtype().isVariableLength()) {
-      int bs = spec.dtype().byteSize();
-      ByteBuffer dv = dict.values().data();
-      ByteBuffer out = memory.allocate((long) index.length * bs);
-      for (int k = 0; k < index.length; k++) {
-        if (index[k] < 0) {
-          zero(out, k * bs, bs);
-        } else {
-          out.put(k * bs, dv, index[k] * bs, bs);
-        }
-      }
-      return fixedValues(out, n);
-    }
-    ByteBuffer doff = dict.offsets().data();
-    ByteBuffer dbytes = dict.values().data();
-    ByteBuffer off = memory.allocate((n + 1L) * 8);
-    long acc = 0;
-    off.putLong(0, 0);
-    for (int i = 0; i < n; i++) {
-      if (index[i] >= 0) {
-        acc += doff.getLong((index[i] + 1) * 8) - doff.getLong(index[i] * 8);
-      }
-      off.putLong((i + 1) * 8, acc);
-    }
-    if (acc > Integer.MAX_VALUE - 8) {
-      throw unsupported("array '" + s.name() + "' decodes to " + acc + " bytes of values in one record batch");
-    }
-    ByteBuffer bytes = memory.allocate(acc);
-    int at = 0;
-    for (int i = 0; i < n; i++) {
-      if (index[i] >= 0) {
-        int st = (int) doff.getLong(index[i] * 8);
-        int l = (int) doff.getLong((index[i] + 1) * 8) - st;
-        bytes.put(at, dbytes, st, l);
-        at += l;
-      }
-    }
-    offsets.add(Tensor.wrap(DType.INT64, Shape.of(n + 1L), off));
-    return Tensor.wrapVariable(spec.dtype(), bytes, off);
   }
 
   // ------------------------------------------------------------------ helpers
 
   /** Bytes of the {@code n + 1} offsets of {@code w} bytes each of {@code n} items. */
-  private long offsetBytes(long n, int w, FieldPlan.Step s) {
+  long offsetBytes(long n, int w, FieldPlan.Step s) {
     if (n == Long.MAX_VALUE) {
       throw format("array '" + s.name() + "': " + n + " items need more offsets than a file can hold");
     }
     return times(n + 1, w, s);
   }
 
-  private long times(long a, long b, FieldPlan.Step s) {
+  /** {@code a × b}, or a format error naming array {@code s} when it overflows. */
+  long times(long a, long b, FieldPlan.Step s) {
     try {
       return Math.multiplyExact(a, b);
     } catch (ArithmeticException e) {
@@ -642,7 +405,8 @@ final class ColumnAssembler {
     }
   }
 
-  private static void zero(ByteBuffer b, int from, int len) {
+  /** Zeroes {@code len} bytes of {@code b} from {@code from}. */
+  static void zero(ByteBuffer b, int from, int len) {
     int i = from;
     int end = from + len;
     for (; i + 8 <= end; i += 8) {

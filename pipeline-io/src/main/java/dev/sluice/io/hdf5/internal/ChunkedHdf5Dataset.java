@@ -100,12 +100,7 @@ public final class ChunkedHdf5Dataset extends Hdf5Fields implements Hdf5Dataset,
   /** As {@link #readBatches(Split, long, long, int)} with a first batch of {@code firstBatchSize} rows, decoded once. */
   @Override
   public Flux<Batch> readBatches(Split split, long fromRow, long toRow, int firstBatchSize, int batchSize) {
-    if (batchSize <= 0) {
-      throw new IllegalArgumentException("batchSize > 0 required but it was " + batchSize);
-    }
-    if (firstBatchSize <= 0) {
-      throw new IllegalArgumentException("firstBatchSize > 0 required but it was " + firstBatchSize);
-    }
+    BatchSplitDataset.checkBatchSizes(firstBatchSize, batchSize);
     split.checkRows(fromRow, toRow);
     Long base = splitStart.get(split.id());
     if (base == null) {

@@ -41,6 +41,20 @@ public final class ParquetWriting {
 
   /** {@link ParquetFormat#write}: see there. */
   public static void write(Dataset<Example> dataset, Path out, WriteOptions options) {
+    write(dataset, out, options, Integer.MAX_VALUE, true);
+  }
+
+  /**
+   * As {@link #write(Dataset, Path, WriteOptions)}, with at most {@code rowGroupRows} rows per row
+   * group and dictionary encoding on or off (parquet-java's defaults: no row limit, on).
+   *
+   * @param rowGroupRows the most rows of one row group, &gt; 0
+   */
+  public static void write(Dataset<Example> dataset, Path out, WriteOptions options, int rowGroupRows,
+      boolean dictionary) {
+    if (rowGroupRows <= 0) {
+      throw new IllegalArgumentException("rowGroupRows > 0 required but it was " + rowGroupRows);
+    }
     CompressionCodecName codec = codec(options.codec());
     long rowGroup = options.rowGroupBytes() > 0 ? options.rowGroupBytes() : DEFAULT_ROW_GROUP_BYTES;
     Iterator<Example> it = dataset.flux().toIterable(256).iterator();
@@ -63,6 +77,8 @@ public final class ParquetWriting {
           .withWriteMode(ParquetFileWriter.Mode.OVERWRITE)
           .withCompressionCodec(codec)
           .withRowGroupSize(rowGroup)
+          .withRowGroupRowCountLimit(rowGroupRows)
+          .withDictionaryEncoding(dictionary)
           .build()) {
         long unreported = 0;
         if (first != null) {

@@ -2,6 +2,7 @@ package dev.sluice.io.shards.internal;
 
 import dev.sluice.core.Batch;
 import dev.sluice.core.BatchBuilder;
+import dev.sluice.core.BatchSplitDataset;
 import dev.sluice.core.BufferPool;
 import dev.sluice.core.DatasetClosedException;
 import dev.sluice.core.DatasetFormatException;
@@ -198,12 +199,7 @@ public final class ShardSetDataset implements ShardSet {
   /** As {@link #readBatches(Split, long, long, int)} with a first batch of {@code firstBatchSize} rows. */
   @Override
   public Flux<Batch> readBatches(Split split, long fromRow, long toRow, int firstBatchSize, int batchSize) {
-    if (batchSize <= 0) {
-      throw new IllegalArgumentException("batchSize > 0 required but it was " + batchSize);
-    }
-    if (firstBatchSize <= 0) {
-      throw new IllegalArgumentException("firstBatchSize > 0 required but it was " + firstBatchSize);
-    }
+    BatchSplitDataset.checkBatchSizes(firstBatchSize, batchSize);
     return Flux.defer(() -> {
       int k = shardNumber(split);
       split.checkRows(fromRow, toRow);

@@ -3,37 +3,24 @@ package dev.sluice.operators.internal.cache;
 import dev.sluice.core.Batch;
 import dev.sluice.core.BufferPool;
 import dev.sluice.core.DatasetException;
-import dev.sluice.core.DatasetFormatException;
 import dev.sluice.core.DatasetIOException;
 import dev.sluice.core.MemoryManager;
 import dev.sluice.core.Schema;
-import dev.sluice.core.internal.AtomicOutput;
 import dev.sluice.core.internal.shardfile.FieldLayout;
 import dev.sluice.core.internal.shardfile.ShardFile;
 import dev.sluice.core.internal.shardfile.ShardFileReader;
 import dev.sluice.core.internal.shardfile.ShardFileWriter;
 import dev.sluice.core.internal.shardfile.ShardRows;
-import dev.sluice.operators.CacheException;
 import dev.sluice.operators.CacheSpec;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.DirectoryStream;
-import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.time.Instant;
-import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.LockSupport;
@@ -56,60 +43,25 @@ import java.util.concurrent.locks.LockSupport;
  */
 final class CacheStore {
   private static final Map<Path, CacheStore> OPEN = new ConcurrentHashMap<>();
-  private static final String SEGMENT_PREFIX = "block-";
-  private static final String SEGMENT_SUFFIX = ".shard";
+
   /** The description of the cache, for people and {@code sluice cache}. */
   static final String META_FILE = "cache.json";
   /** The format name in {@link #META_FILE}. */
   static final String FORMAT = "sluice-cache";
-  /** A claim older than this is taken over even when its owner lives. */
-  private static final long MIN_STALE_MILLIS = 60_000;
-
-  private static final long PID = ProcessHandle.current().pid();
-  private static final long STARTED = startMillis(ProcessHandle.current());
 
   private final Path dir;
   private final Schema schema;
   private final List<FieldLayout> layouts;
   private final Geometry geometry;
   private final CacheIndex index;
-  private final String owner;
   private final BufferPool pool = MemoryManager.shared().pool("cache-write");
-  private final Map<Long, Segment> segments = new ConcurrentHashMap<>();
+  private final OpenSegments segments;
+  private final CacheBudget budget;
   private final Map<Long, CompletableFuture<Void>> inProcess = new ConcurrentHashMap<>();
-  private volatile ShardRows complete;
   private volatile boolean released;
 
   /** A published block opened by this process: its rows, global indices from its first row's. */
   record Segment(long block, Path file, ShardFileReader reader, ShardRows rows) {}
-
-  /** What a pass does with a block. */
-  static final class Decision {
-    enum Kind { HIT, FILL, UPSTREAM }
-
-    final Kind kind;
-    final Segment segment;
-    final IndexEntry claim;
-    final PassCounters.Bypass why;
-    final CompletableFuture<Void> token;
-
-    private Decision(Kind kind, Segment segment, IndexEntry claim, PassCounters.Bypass why,
-        CompletableFuture<Void> token) {
-      this.kind = kind;
-      this.segment = segment;
-      this.claim = claim;
-      this.why = why;
-      this.token = token;
-    }
-
-    static Decision hit(Segment s) {
-      return new Decision(Kind.HIT, s, null, null, null);
-    }
-
-    static Decision upstream(PassCounters.Bypass why) {
-      return new Decision(Kind.UPSTREAM, null, null, why, null);
-    }
-  }
 
   private CacheStore(Path dir, Schema schema, Geometry geometry, CacheIndex index, String owner) {
     this.dir = dir;
@@ -117,7 +69,8 @@ final class CacheStore {
     this.layouts = FieldLayout.of(schema.fields());
     this.geometry = geometry;
     this.index = index;
-    this.owner = owner;
+    this.segments = new OpenSegments(dir, layouts, geometry, owner);
+    this.budget = new CacheBudget(dir, index);
   }
 
   /**
@@ -142,11 +95,11 @@ final class CacheStore {
         return s;
       }
       PrivateDirs.ensure(key);
-      writeDescription(key, description);
+      CacheFiles.writeDescription(key, description);
       CacheIndex index = CacheIndex.open(key, geometry.blockCount() + 8, waitNanos);
       s = new CacheStore(key, schema, geometry, index, owner);
       if (index.recovered()) {
-        s.removeOrphans();
+        CacheFiles.removeOrphans(key, index);
       }
       OPEN.put(key, s);
       return s;
@@ -191,7 +144,7 @@ final class CacheStore {
 
   /** The rows of every block, once this process has opened every segment; else null. */
   ShardRows complete() {
-    return complete;
+    return segments.complete();
   }
 
   /** The segment of {@code block} when this process has it open, else null. */
@@ -199,8 +152,9 @@ final class CacheStore {
     return segments.get(block);
   }
 
+  /** The file name of the segment of {@code block} published under {@code nonce}. */
   static String segmentName(long block, long nonce) {
-    return String.format(Locale.ROOT, "%s%016x-%016x%s", SEGMENT_PREFIX, block, nonce, SEGMENT_SUFFIX);
+    return CacheFiles.segmentName(block, nonce);
   }
 
   // ---------------------------------------------------------------- deciding
@@ -277,7 +231,7 @@ final class CacheStore {
       IndexEntry e = index.get(block, wait(pass, deadline));
       if (e != null && e.published()) {
         try {
-          return Decision.hit(open(block, e, true));
+          return Decision.hit(segments.open(block, e, true));
         } catch (DatasetException bad) {
           return null; // decide() rebuilds it
         }
@@ -285,11 +239,11 @@ final class CacheStore {
       if (e != null) {
         return null;
       }
-      if (budgetReached(pass)) {
+      if (budget.reached(pass)) {
         pass.bypass(block, PassCounters.Bypass.BUDGET);
         return Decision.upstream(PassCounters.Bypass.BUDGET);
       }
-      IndexEntry claim = claim(block);
+      IndexEntry claim = Claims.claim(geometry.blockSize(block));
       if (index.putIfAbsent(block, claim, wait(pass, deadline))) {
         handedOver = true;
         return new Decision(Decision.Kind.FILL, null, claim, null, mine);
@@ -313,11 +267,11 @@ final class CacheStore {
       while (true) {
         IndexEntry e = index.get(block, wait(pass, deadline));
         if (e == null) {
-          if (budgetReached(pass)) {
+          if (budget.reached(pass)) {
             pass.bypass(block, PassCounters.Bypass.BUDGET);
             return Decision.upstream(PassCounters.Bypass.BUDGET);
           }
-          IndexEntry claim = claim(block);
+          IndexEntry claim = Claims.claim(geometry.blockSize(block));
           if (index.putIfAbsent(block, claim, wait(pass, deadline))) {
             return new Decision(Decision.Kind.FILL, null, claim, null, token);
           }
@@ -325,14 +279,14 @@ final class CacheStore {
         }
         if (e.published()) {
           try {
-            return Decision.hit(open(block, e, true));
+            return Decision.hit(segments.open(block, e, true));
           } catch (DatasetException bad) {
             discard(block, e, bad, pass, deadline);
             continue; // rebuilt
           }
         }
-        if (e.claimed() && (!alive(e) || stale(e, timeoutNanos))) {
-          IndexEntry claim = claim(block);
+        if (e.claimed() && (!Claims.alive(e) || Claims.stale(e, timeoutNanos))) {
+          IndexEntry claim = Claims.claim(geometry.blockSize(block));
           if (index.replace(block, e, claim, wait(pass, deadline))) {
             return new Decision(Decision.Kind.FILL, null, claim, null, token);
           }
@@ -360,7 +314,7 @@ final class CacheStore {
   }
 
   /** The bound of one index operation: what is left of the deadline, or almost nothing once the index was slow. */
-  private static long wait(PassCounters pass, long deadline) {
+  static long wait(PassCounters pass, long deadline) {
     long left = Math.max(0, deadline - System.nanoTime());
     return pass.slowIndex() ? Math.min(left, 1_000_000) : left;
   }
@@ -372,23 +326,6 @@ final class CacheStore {
         + " reset when no process uses the cache any more; sluice cache rm removes it");
     pass.bypass(block, PassCounters.Bypass.FALLBACK);
     return Decision.upstream(PassCounters.Bypass.FALLBACK);
-  }
-
-  private boolean budgetReached(PassCounters pass) throws CacheIndex.Timeout {
-    if (pass.maxBytes() == CacheSpec.UNLIMITED) {
-      return false;
-    }
-    if (!pass.isBudgetReached() && index.counter(CacheIndex.BYTES_KEY, wait(pass, System.nanoTime() + 1_000_000_000L))
-        >= pass.maxBytes()) {
-      reachedBudget(pass);
-    }
-    return pass.isBudgetReached();
-  }
-
-  private void reachedBudget(PassCounters pass) {
-    pass.budgetReached();
-    pass.warnOnce("budget", dir + ": the cache reached its budget of " + pass.maxBytes() + " bytes; further blocks are"
-        + " served from upstream uncached (counted)");
   }
 
   private static boolean await(CompletableFuture<Void> f, long deadline) {
@@ -405,124 +342,7 @@ final class CacheStore {
     }
   }
 
-  private IndexEntry claim(long block) {
-    return new IndexEntry(IndexEntry.CLAIMED, PID, STARTED, System.currentTimeMillis(), geometry.blockSize(block), 0, 0,
-        ThreadLocalRandom.current().nextLong());
-  }
-
-  /** Whether the owner of a claim runs: not this process (this thread holds the block here), same start time. */
-  private static boolean alive(IndexEntry e) {
-    if (e.pid() == PID) {
-      return false;
-    }
-    return ProcessHandle.of(e.pid()).map(h -> h.isAlive() && (e.started() == 0 || startMillis(h) == 0
-        || startMillis(h) == e.started())).orElse(false);
-  }
-
-  private static boolean stale(IndexEntry e, long timeoutNanos) {
-    long limit = Math.max(MIN_STALE_MILLIS, 6 * TimeUnit.NANOSECONDS.toMillis(timeoutNanos));
-    return System.currentTimeMillis() - e.time() > limit;
-  }
-
-  private static long startMillis(ProcessHandle h) {
-    return h.info().startInstant().map(Instant::toEpochMilli).orElse(0L);
-  }
-
   // ---------------------------------------------------------------- segments
-
-  /** Opens the segment of a published entry, checked against it (and its checksums when {@code verify}). */
-  private Segment open(long block, IndexEntry e, boolean verify) {
-    Segment known = segments.get(block);
-    if (known != null) {
-      return known;
-    }
-    Path file = dir.resolve(segmentName(block, e.nonce()));
-    int rows = geometry.blockSize(block);
-    PrivateDirs.tighten(file);
-    ShardFileReader r = ShardFileReader.open(file, layouts, Integer.MAX_VALUE, new Published(e, rows));
-    try {
-      if (verify) {
-        r.verify();
-      }
-      r.detach();
-    } catch (RuntimeException | Error x) {
-      closeQuietly(r);
-      if (x instanceof InternalError ie) {
-        throw new DatasetFormatException(file.toString(), null, "changed while mapped (truncated or rewritten)", ie);
-      }
-      throw x;
-    }
-    Segment s = new Segment(block, file, r, new ShardRows(file.toString(), owner, List.of(r), layouts.size(),
-        geometry.blockStart(block)));
-    Segment prev = segments.putIfAbsent(block, s);
-    if (prev != null) {
-      return prev;
-    }
-    if (segments.size() == geometry.blockCount()) {
-      completeNow();
-    }
-    return s;
-  }
-
-  private synchronized void completeNow() {
-    if (complete != null) {
-      return;
-    }
-    List<ShardFileReader> readers = new ArrayList<>();
-    for (long b = 0; b < geometry.blockCount(); b++) {
-      readers.add(segments.get(b).reader());
-    }
-    complete = new ShardRows(dir.toString(), owner, readers, layouts.size(), 0);
-  }
-
-  private static void closeQuietly(ShardFileReader r) {
-    try {
-      r.close();
-    } catch (RuntimeException ignored) {
-      // the open failed; that is the error to report
-    }
-  }
-
-  /** What the index says of a segment, checked when it is opened. */
-  private static final class Published implements ShardFileReader.Expectations {
-    private final IndexEntry entry;
-    private final int rows;
-
-    Published(IndexEntry entry, int rows) {
-      this.entry = entry;
-      this.rows = rows;
-    }
-
-    @Override
-    public RuntimeException missing(String resource, java.nio.file.NoSuchFileException e) {
-      return new DatasetFormatException(resource, null, "missing: the cache's index publishes it", e);
-    }
-
-    @Override
-    public void checkSize(String resource, long size) {
-      if (size != entry.bytes()) {
-        throw new DatasetFormatException(resource, "byte " + Math.min(size, entry.bytes()), (size < entry.bytes()
-            ? "truncated" : "extended") + ": the cache's index says " + entry.bytes() + " bytes but the file has " + size);
-      }
-    }
-
-    @Override
-    public void checkFrame(String resource, ShardFile.Frame frame) {
-      if (frame.checksum() != entry.checksum()) {
-        throw new DatasetFormatException(resource, "footer", "checksum mismatch (expected "
-            + ShardFile.checksumText(entry.checksum()) + " as the cache's index says, found "
-            + ShardFile.checksumText(frame.checksum()) + ")");
-      }
-      if (frame.rows() != rows || entry.rows() != rows) {
-        throw new DatasetFormatException(resource, "footer", "holds " + frame.rows() + " rows but its block has " + rows);
-      }
-    }
-
-    @Override
-    public String layoutSource() {
-      return "the cache's schema";
-    }
-  }
 
   /** A published segment that is unreadable: removed from the index and deleted, so the block is rebuilt. */
   private void discard(long block, IndexEntry e, DatasetException bad, PassCounters pass, long deadline)
@@ -532,7 +352,7 @@ final class CacheStore {
     if (index.remove(block, e, wait(pass, deadline))) {
       index.add(CacheIndex.BYTES_KEY, -e.bytes(), Long.MAX_VALUE, wait(pass, deadline));
       try {
-        Files.deleteIfExists(dir.resolve(segmentName(block, e.nonce())));
+        Files.deleteIfExists(dir.resolve(CacheFiles.segmentName(block, e.nonce())));
       } catch (IOException ignored) {
         // an unreferenced segment is removed with orphans once no process uses the cache
       }
@@ -559,7 +379,7 @@ final class CacheStore {
       long max = pass.maxBytes();
       if (max != CacheSpec.UNLIMITED && (pass.isBudgetReached()
           || index.counter(CacheIndex.BYTES_KEY, wait(pass, deadline)) + batch.byteSize() > max)) {
-        reachedBudget(pass);
+        budget.markReached(pass);
         pass.bypass(block, PassCounters.Bypass.BUDGET);
         return null;
       }
@@ -576,12 +396,11 @@ final class CacheStore {
       }
       reserved = index.add(CacheIndex.BYTES_KEY, written.bytes(), max, wait(pass, deadline)) < 0 ? 0 : written.bytes();
       if (reserved == 0) {
-        reachedBudget(pass);
+        budget.markReached(pass);
         pass.bypass(block, PassCounters.Bypass.BUDGET);
         return null;
       }
-      IndexEntry mine = new IndexEntry(IndexEntry.PUBLISHED, PID, STARTED, System.currentTimeMillis(), batch.size(),
-          written.bytes(), written.checksum(), d.claim.nonce());
+      IndexEntry mine = Claims.publication(batch.size(), written.bytes(), written.checksum(), d.claim.nonce());
       IndexEntry winner = mine;
       if (!index.replace(block, d.claim, mine, wait(pass, deadline))) {
         // the claim was taken over (this process looked dead or slow): publish unless someone already did
@@ -595,7 +414,7 @@ final class CacheStore {
         }
       }
       published = winner == mine;
-      Segment s = open(block, winner, winner != mine);
+      Segment s = segments.open(block, winner, winner != mine);
       pass.computed(block);
       if (published) {
         pass.filled(block, written.bytes());
@@ -610,9 +429,9 @@ final class CacheStore {
       return null;
     } finally {
       if (!published) {
-        deleteQuietly(file);
+        CacheFiles.deleteQuietly(file);
         if (reserved > 0) {
-          unreserve(reserved, pass);
+          budget.unreserve(reserved, pass);
         }
         release(block, d, pass);
       } else {
@@ -637,22 +456,6 @@ final class CacheStore {
     d.token.complete(null);
   }
 
-  private void unreserve(long bytes, PassCounters pass) {
-    try {
-      index.add(CacheIndex.BYTES_KEY, -bytes, Long.MAX_VALUE, pass.slowIndex() ? 1_000_000 : 100_000_000);
-    } catch (CacheIndex.Timeout ignored) {
-      pass.indexWasSlow();
-    }
-  }
-
-  private static void deleteQuietly(Path file) {
-    try {
-      Files.deleteIfExists(file);
-    } catch (IOException ignored) {
-      // an unreferenced file is removed with orphans once no process uses the cache
-    }
-  }
-
   /**
    * Opens every published block this process has not opened yet, so that a cache filled by other
    * processes becomes {@link #complete()}; stops at the first block that is not published or when
@@ -660,8 +463,8 @@ final class CacheStore {
    */
   void openPublished(PassCounters pass, long timeoutNanos) {
     long deadline = System.nanoTime() + timeoutNanos;
-    for (long b = 0; b < geometry.blockCount() && complete == null; b++) {
-      if (segments.containsKey(b)) {
+    for (long b = 0; b < geometry.blockCount() && segments.complete() == null; b++) {
+      if (segments.get(b) != null) {
         continue;
       }
       try {
@@ -669,64 +472,13 @@ final class CacheStore {
         if (e == null || !e.published()) {
           return;
         }
-        open(b, e, true);
+        segments.open(b, e, true);
       } catch (CacheIndex.Timeout t) {
         pass.indexWasSlow();
         return;
       } catch (DatasetException bad) {
         return; // decide() rebuilds it when a pass needs it
       }
-    }
-  }
-
-  // ---------------------------------------------------------------- housekeeping
-
-  private static void writeDescription(Path dir, String description) {
-    Path meta = dir.resolve(META_FILE);
-    if (Files.exists(meta, LinkOption.NOFOLLOW_LINKS)) {
-      PrivateDirs.tighten(meta);
-      return;
-    }
-    try (AtomicOutput out = AtomicOutput.file(meta, PrivateDirs.fileAttributes(dir))) {
-      Files.writeString(out.temp(), description, StandardCharsets.UTF_8);
-      PrivateDirs.restrict(out.temp());
-      out.commitNew();
-    } catch (FileAlreadyExistsException raced) {
-      // another process described the cache first: the same description
-    } catch (IOException e) {
-      throw new CacheException(dir.toString(), "cannot write " + META_FILE + ": " + e, e);
-    }
-  }
-
-  /**
-   * Deletes what killed processes left: temporary files and segments no published entry names.
-   * Called when this process is the index's only user (it just recovered it).
-   */
-  private void removeOrphans() {
-    Set<String> referenced = new HashSet<>();
-    index.forEachKey(b -> {
-      try {
-        IndexEntry e = index.get(b, 100_000_000);
-        if (e != null && e.published()) {
-          referenced.add(segmentName(b, e.nonce()));
-        } else if (e != null && e.claimed()) {
-          index.remove(b, e, 100_000_000); // no process uses the cache: every claim is dead
-        }
-      } catch (CacheIndex.Timeout ignored) {
-        // recovered just now; keep what cannot be read
-      }
-    });
-    try (DirectoryStream<Path> files = Files.newDirectoryStream(dir)) {
-      for (Path f : files) {
-        String name = f.getFileName().toString();
-        boolean temp = name.startsWith("." + SEGMENT_PREFIX); // a segment's temporary or spill file
-        boolean segment = name.startsWith(SEGMENT_PREFIX) && name.endsWith(SEGMENT_SUFFIX);
-        if (temp || segment && !referenced.contains(name)) {
-          deleteQuietly(f);
-        }
-      }
-    } catch (IOException ignored) {
-      // best effort: orphans take space, never correctness
     }
   }
 

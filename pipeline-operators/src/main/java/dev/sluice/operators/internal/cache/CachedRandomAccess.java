@@ -177,7 +177,7 @@ final class CachedRandomAccess implements RandomAccessDataset<Example>, HasSchem
   }
 
   private Block block(CacheStore store, long block) {
-    CacheStore.Decision d = store.decide(block, pass, state.timeoutNanos());
+    Decision d = store.decide(block, pass, state.timeoutNanos());
     switch (d.kind) {
       case HIT:
         return new Block(d.segment, null, null);

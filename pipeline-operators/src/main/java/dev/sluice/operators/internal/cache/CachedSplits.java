@@ -118,12 +118,7 @@ class CachedSplits implements SplitDataset<Example>, HasSchema, CachedDataset {
 
   /** As {@link #readBatches(Split, long, long, int)}, the first batch of {@code firstBatchSize} rows. */
   public Flux<Batch> readBatches(Split split, long fromRow, long toRow, int firstBatchSize, int batchSize) {
-    if (batchSize <= 0) {
-      throw new IllegalArgumentException("batchSize > 0 required but it was " + batchSize);
-    }
-    if (firstBatchSize <= 0) {
-      throw new IllegalArgumentException("firstBatchSize > 0 required but it was " + firstBatchSize);
-    }
+    BatchSplitDataset.checkBatchSizes(firstBatchSize, batchSize);
     split.checkRows(fromRow, toRow);
     int k = part(split);
     return Flux.defer(() -> {
@@ -161,14 +156,14 @@ class CachedSplits implements SplitDataset<Example>, HasSchema, CachedDataset {
           sink.complete();
           return;
         }
-        CacheStore.Decision d = walk.pending != null ? walk.pending : store.decide(j, pass, state.timeoutNanos());
+        Decision d = walk.pending != null ? walk.pending : store.decide(j, pass, state.timeoutNanos());
         walk.pending = null;
-        List<CacheStore.Decision> run = new ArrayList<>();
+        List<Decision> run = new ArrayList<>();
         run.add(d);
         long end = j + 1;
-        if (d.kind != CacheStore.Decision.Kind.HIT) { // extend a fill or an upstream read over the blocks after
+        if (d.kind != Decision.Kind.HIT) { // extend a fill or an upstream read over the blocks after
           while (end <= last) {
-            CacheStore.Decision e = store.tryDecide(end, pass);
+            Decision e = store.tryDecide(end, pass);
             if (e == null) {
               break;
             }
@@ -202,9 +197,9 @@ class CachedSplits implements SplitDataset<Example>, HasSchema, CachedDataset {
   private final class Walk implements AutoCloseable {
     final CacheStore store;
     long next;
-    CacheStore.Decision pending;
+    Decision pending;
     long runFirst;
-    List<CacheStore.Decision> run = List.of();
+    List<Decision> run = List.of();
 
     Walk(CacheStore store, long next) {
       this.store = store;
@@ -213,12 +208,12 @@ class CachedSplits implements SplitDataset<Example>, HasSchema, CachedDataset {
 
     @Override
     public void close() {
-      if (pending != null && pending.kind == CacheStore.Decision.Kind.FILL) {
+      if (pending != null && pending.kind == Decision.Kind.FILL) {
         store.release(next, pending, pass);
       }
       pending = null;
       for (int i = 0; i < run.size(); i++) {
-        if (run.get(i).kind == CacheStore.Decision.Kind.FILL) {
+        if (run.get(i).kind == Decision.Kind.FILL) {
           store.release(runFirst + i, run.get(i), pass);
         }
       }
@@ -242,7 +237,7 @@ class CachedSplits implements SplitDataset<Example>, HasSchema, CachedDataset {
    * decoded from upstream in one read and published one by one; rows {@code [from, to)} of them
    * are read. The claims not yet ended when the read fails or is cancelled are released.
    */
-  private Flux<Piece> fill(CacheStore store, int k, long first, List<CacheStore.Decision> claims, long from, long to) {
+  private Flux<Piece> fill(CacheStore store, int k, long first, List<Decision> claims, long from, long to) {
     Geometry g = state.geometry;
     long rowsFrom = g.blockFirstRow(first);
     long lastBlock = first + claims.size() - 1;
