@@ -299,74 +299,13 @@ public final class ColumnBuilder {
     appendItem(0, value);
   }
 
-  /** Appends {@code t} (not null, rank = spec rank - depth) as the next item at {@code depth}. */
+  /** Appends {@code t} (not null, rank = spec rank - depth) as the next item at {@code depth} ({@link ColumnValues}). */
   void appendItem(int depth, Tensor t) {
-    if (depth == ragged) {
-      if (varLeaf) {
-        ByteBuffer d = t.rawData();
-        addBytes(d, 0, d.remaining());
-        return;
-      }
-      if (t.isRagged() || !t.shape().equals(spec.itemShape())) {
-        throw new IllegalArgumentException("field '" + spec.name() + "' " + spec + ": an item of shape "
-            + t.shape() + " does not fit the item shape " + spec.itemShape());
-      }
-      int at = reserveValues(1);
-      values.buf.put(at, t.rawData(), 0, itemBytes);
-      return;
-    }
-    begin(depth);
-    long n = t.shape().dim(0);
-    int child = depth + 1;
-    if (child == ragged && !t.isRagged() && (varLeaf ? t.shape().rank() == 1
-        : t.shape().dropFirst().equals(spec.itemShape()))) {
-      appendLeaves(t, n);
-      return;
-    }
-    for (long i = 0; i < n; i++) {
-      if (t.isNull(i)) {
-        addNull(child);
-      } else {
-        appendItem(child, t.slice(i));
-      }
-    }
-  }
-
-  /** The {@code n} innermost items of dense {@code t} (one list), in bulk where possible. */
-  private void appendLeaves(Tensor t, long n) {
-    ByteBuffer[] tv = t.rawValidity();
-    ByteBuffer nulls = tv == null ? null : tv[0];
-    if (nulls != null && !spec.nullableAt(ragged)) {
-      throw new IllegalStateException("field '" + spec.name() + "' " + spec + " allows no null elements at list level "
-          + (ragged - 1) + " but the value has some");
-    }
-    if (varLeaf) {
-      ByteBuffer o = t.rawOffsets()[0];
-      ByteBuffer d = t.rawData();
-      for (int i = 0; i < n; i++) {
-        long from = o.getLong(i * 8);
-        addBytes(d, (int) from, (int) (o.getLong((i + 1) * 8) - from));
-        if (nulls != null && nulls.get(i) == 0) {
-          markNull(ragged, counts[ragged] - 1);
-        }
-      }
-      return;
-    }
-    long first = counts[ragged];
-    int at = reserveValues(Math.toIntExact(n));
-    values.buf.put(at, t.rawData(), 0, Math.toIntExact(n * itemBytes));
-    if (nulls != null) {
-      for (int i = 0; i < n; i++) {
-        if (nulls.get(i) == 0) {
-          RowGathers.fill(values.buf, at + i * itemBytes, at + (i + 1) * itemBytes, (byte) 0);
-          markNull(ragged, first + i);
-        }
-      }
-    }
+    ColumnValues.appendItem(this, depth, t);
   }
 
   /** Starts item {@code counts[depth]} at {@code depth}: records where its children (or bytes) start. */
-  private void begin(int depth) {
+  void begin(int depth) {
     long c = counts[depth];
     if (depth < levels) {
       Buf o = offsets[depth];
@@ -386,7 +325,7 @@ public final class ColumnBuilder {
     }
   }
 
-  private void markNull(int depth, long item) {
+  void markNull(int depth, long item) {
     nulls.markNull(depth, item);
   }
 
