@@ -35,9 +35,11 @@ final class ColumnValidity {
     } else if (item + 1 > v.size) {
       ColumnMemory.grow(pool, held, field, v, Math.max(item + 1, v.size * 2), validUpTo[depth], "validity");
     }
-    RowGathers.fill(v.buf, (int) validUpTo[depth], (int) item, (byte) 1);
+    if (validUpTo[depth] < item) {
+      RowGathers.fill(v.buf, (int) validUpTo[depth], (int) item, (byte) 1);
+    }
     v.buf.put((int) item, (byte) 0);
-    validUpTo[depth] = item + 1;
+    validUpTo[depth] = Math.max(validUpTo[depth], item + 1);
   }
 
   /** Marks items {@code at + p} at {@code depth} null, for each {@code p} of {@code positions} (ascending). */
