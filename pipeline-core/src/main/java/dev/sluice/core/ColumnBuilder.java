@@ -29,7 +29,7 @@ import java.util.List;
  * pool when the builder is closed unbuilt. Not thread-safe.
  */
 public final class ColumnBuilder {
-  // package-private where ColumnCopies copies rows in
+  // package-private fields: ColumnCopies and ColumnValues write the column through them
   private final TensorSpec spec;
   private final int capacity;
   private final BufferPool pool; // null: heap memory (values built inside core)
