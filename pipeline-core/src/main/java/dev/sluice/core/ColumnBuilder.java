@@ -29,22 +29,22 @@ import java.util.List;
  * pool when the builder is closed unbuilt. Not thread-safe.
  */
 public final class ColumnBuilder {
+  // package-private fields: ColumnCopies and ColumnValues write the column through them
   private final TensorSpec spec;
   private final int capacity;
   private final BufferPool pool; // null: heap memory (values built inside core)
   private final long[] held; // bytes of pooled buffers the batch being built holds (shared by its columns)
-  private final int ragged; // k: the ragged levels of the spec
-  private final boolean varLeaf;
-  private final int levels; // offsets buffers: k + (varLeaf ? 1 : 0)
-  private final int rowBytes; // fixed-length fields, else -1
-  private final int itemBytes; // bytes of one innermost item (1 for string/bytes)
-  private Buf fixed;
-  private Buf values;
-  private long valueBytes;
-  private final Buf[] offsets;
-  private final Buf[] validity; // per depth 0..k
-  private final long[] validUpTo; // per depth: flags written below this item (the rest are valid)
-  private final long[] counts; // items per depth 0..k (variable-length fields)
+  final int ragged; // k: the ragged levels of the spec
+  final boolean varLeaf;
+  final int levels; // offsets buffers: k + (varLeaf ? 1 : 0)
+  final int rowBytes; // fixed-length fields, else -1
+  final int itemBytes; // bytes of one innermost item (1 for string/bytes)
+  Buf fixed;
+  Buf values;
+  long valueBytes;
+  final Buf[] offsets;
+  final ColumnValidity nulls; // the null flags per depth 0..k
+  final long[] counts; // items per depth 0..k (variable-length fields)
 
   ColumnBuilder(TensorSpec spec, int capacity, BufferPool pool) {
     this(spec, capacity, pool, new long[1]);
@@ -64,8 +64,7 @@ public final class ColumnBuilder {
     this.varLeaf = spec.dtype().isVariableLength();
     this.levels = ragged + (varLeaf ? 1 : 0);
     this.offsets = new Buf[levels];
-    this.validity = new Buf[ragged + 1];
-    this.validUpTo = new long[ragged + 1];
+    this.nulls = new ColumnValidity(pool, held, spec.name(), capacity, ragged + 1);
     this.counts = new long[ragged + 1];
     try {
       if (spec.isFixedLength()) {
@@ -130,13 +129,8 @@ public final class ColumnBuilder {
     if (row < 0 || row >= capacity) {
       throw new IndexOutOfBoundsException("row " + row + " out of bounds for capacity " + capacity);
     }
-    if (validity[0] == null) {
-      validity[0] = ColumnMemory.allocate(pool, held, capacity);
-      fillValid(validity[0].buf, 0, capacity);
-      validUpTo[0] = capacity;
-    }
-    validity[0].buf.put(row, (byte) 0);
-    zero(fixed.buf, row * rowBytes, rowBytes);
+    nulls.markRowNull(row);
+    RowGathers.fill(fixed.buf, row * rowBytes, (row + 1) * rowBytes, (byte) 0);
   }
 
   /** Rows appended so far (variable-length fields). */
@@ -181,7 +175,7 @@ public final class ColumnBuilder {
     }
     if (depth == ragged && !varLeaf) {
       int at = reserveValues(1);
-      zero(values.buf, at, itemBytes);
+      RowGathers.fill(values.buf, at, at + itemBytes, (byte) 0);
     } else {
       begin(depth);
     }
@@ -305,81 +299,17 @@ public final class ColumnBuilder {
     appendItem(0, value);
   }
 
-  /** Appends {@code t} (not null, rank = spec rank - depth) as the next item at {@code depth}. */
+  /** Appends {@code t} (not null, rank = spec rank - depth) as the next item at {@code depth} ({@link ColumnValues}). */
   void appendItem(int depth, Tensor t) {
-    if (depth == ragged) {
-      if (varLeaf) {
-        ByteBuffer d = t.rawData();
-        addBytes(d, 0, d.remaining());
-        return;
-      }
-      if (t.isRagged() || !t.shape().equals(spec.itemShape())) {
-        throw new IllegalArgumentException("field '" + spec.name() + "' " + spec + ": an item of shape "
-            + t.shape() + " does not fit the item shape " + spec.itemShape());
-      }
-      int at = reserveValues(1);
-      values.buf.put(at, t.rawData(), 0, itemBytes);
-      return;
-    }
-    begin(depth);
-    long n = t.shape().dim(0);
-    int child = depth + 1;
-    if (child == ragged && !t.isRagged() && (varLeaf ? t.shape().rank() == 1
-        : t.shape().dropFirst().equals(spec.itemShape()))) {
-      appendLeaves(t, n);
-      return;
-    }
-    for (long i = 0; i < n; i++) {
-      if (t.isNull(i)) {
-        addNull(child);
-      } else {
-        appendItem(child, t.slice(i));
-      }
-    }
-  }
-
-  /** The {@code n} innermost items of dense {@code t} (one list), in bulk where possible. */
-  private void appendLeaves(Tensor t, long n) {
-    ByteBuffer[] tv = t.rawValidity();
-    ByteBuffer nulls = tv == null ? null : tv[0];
-    if (nulls != null && !spec.nullableAt(ragged)) {
-      throw new IllegalStateException("field '" + spec.name() + "' " + spec + " allows no null elements at list level "
-          + (ragged - 1) + " but the value has some");
-    }
-    if (varLeaf) {
-      ByteBuffer o = t.rawOffsets()[0];
-      ByteBuffer d = t.rawData();
-      for (int i = 0; i < n; i++) {
-        long from = o.getLong(i * 8);
-        addBytes(d, (int) from, (int) (o.getLong((i + 1) * 8) - from));
-        if (nulls != null && nulls.get(i) == 0) {
-          markNull(ragged, counts[ragged] - 1);
-        }
-      }
-      return;
-    }
-    long first = counts[ragged];
-    int at = reserveValues(Math.toIntExact(n));
-    values.buf.put(at, t.rawData(), 0, Math.toIntExact(n * itemBytes));
-    if (nulls != null) {
-      for (int i = 0; i < n; i++) {
-        if (nulls.get(i) == 0) {
-          zero(values.buf, at + i * itemBytes, itemBytes);
-          markNull(ragged, first + i);
-        }
-      }
-    }
+    ColumnValues.appendItem(this, depth, t);
   }
 
   /** Starts item {@code counts[depth]} at {@code depth}: records where its children (or bytes) start. */
-  private void begin(int depth) {
+  void begin(int depth) {
     long c = counts[depth];
     if (depth < levels) {
       Buf o = offsets[depth];
-      long need = (c + 2) * 8;
-      if (need > o.size) {
-        ColumnMemory.grow(pool, held, spec.name(), o, need, c * 8 + 8, "offsets");
-      }
+      growOffsets(o, (c + 2) * 8, c * 8 + 8);
       o.buf.putLong((int) (c * 8), depth < ragged ? counts[depth + 1] : valueBytes);
     }
     counts[depth] = c + 1;
@@ -395,20 +325,12 @@ public final class ColumnBuilder {
     }
   }
 
-  private void markNull(int depth, long item) {
-    Buf v = validity[depth];
-    if (v == null) {
-      v = ColumnMemory.allocate(pool, held, depth == 0 ? capacity : Math.max(64, item + 1));
-      validity[depth] = v;
-    } else if (item + 1 > v.size) {
-      ColumnMemory.grow(pool, held, spec.name(), v, Math.max(item + 1, v.size * 2), validUpTo[depth], "validity");
-    }
-    fillValid(v.buf, (int) validUpTo[depth], (int) item);
-    v.buf.put((int) item, (byte) 0);
-    validUpTo[depth] = item + 1;
+  void markNull(int depth, long item) {
+    nulls.markNull(depth, item);
   }
 
-  private void ensureValues(long more) {
+  /** Makes room for {@code more} bytes of values after the {@link #valueBytes} there are. */
+  void ensureValues(long more) {
     long need = valueBytes + more;
     if (need > values.size) {
       if (need > Integer.MAX_VALUE - 8) {
@@ -420,15 +342,20 @@ public final class ColumnBuilder {
     }
   }
 
+  /** Grows offsets buffer {@code o} to at least {@code need} bytes, keeping its first {@code keep}. */
+  void growOffsets(Buf o, long need, long keep) {
+    if (need > o.size) {
+      ColumnMemory.grow(pool, held, spec.name(), o, need, keep, "offsets");
+    }
+  }
+
   /**
    * Drops every row from {@code rows} on (variable-length fields), and clears the null flags of
    * fixed-length rows from {@code rows} on: undoes a row whose append failed half way.
    */
   void truncate(int rows) {
     if (fixed != null) {
-      if (validity[0] != null) {
-        fillValid(validity[0].buf, rows, capacity);
-      }
+      nulls.rowsValidFrom(rows);
       return;
     }
     long c = rows;
@@ -437,7 +364,7 @@ public final class ColumnBuilder {
         return; // nothing of the dropped rows at this depth, so none below
       }
       counts[j] = c;
-      validUpTo[j] = Math.min(validUpTo[j], c);
+      nulls.truncate(j, c);
       c = j < levels ? offsets[j].buf.getLong((int) (c * 8)) : c * itemBytes;
     }
     valueBytes = c;
@@ -449,129 +376,23 @@ public final class ColumnBuilder {
    * none either. The memory is kept, except the flags'.
    */
   void clear() {
-    for (int j = 0; j < validity.length; j++) {
-      ColumnMemory.release(held, validity[j]);
-      validity[j] = null;
-      validUpTo[j] = 0;
-    }
+    nulls.clear();
     truncate(0);
   }
 
   // ------------------------------------------------------------------ copying from columns
 
-  /**
-   * Copies rows {@code [from, from + count)} of {@code src} (a column of the same field) to the rows
-   * from {@code at} on: a fixed-length field in one bulk copy; a variable-length or nested field
-   * level by level, each level's offsets rebased onto this column's items and its values copied in
-   * bulk; the null flags of every depth.
-   */
+  /** Copies rows {@code [from, from + count)} of {@code src} to the rows from {@code at} on ({@link ColumnCopies#copyRange}). */
   void copyRange(Column src, int from, int count, int at) {
-    if (fixed != null) {
-      fixed.buf.put(at * rowBytes, src.values().rawData(), from * rowBytes, count * rowBytes);
-      if (src.hasValidity(0)) {
-        copyRowFlags(src.validity(0).rawData(), from, count, at);
-      }
-      return;
-    }
-    if (counts[0] + count > capacity) {
-      throw new IllegalStateException("field '" + spec.name() + "' already has " + counts[0] + " rows of " + capacity);
-    }
-    long a = from;
-    long b = (long) from + count;
-    for (int j = 0; j <= ragged; j++) {
-      if (src.hasValidity(j)) {
-        copyFlags(j, src.validity(j).rawData(), a, b - a);
-      }
-      long c = counts[j];
-      if (j < levels) {
-        ByteBuffer so = src.offsets(j).rawData();
-        long childA = so.getLong((int) (a * 8));
-        long childB = so.getLong((int) (b * 8));
-        long base = (j < ragged ? counts[j + 1] : valueBytes) - childA;
-        Buf o = offsets[j];
-        long need = (c + (b - a) + 1) * 8;
-        if (need > o.size) {
-          ColumnMemory.grow(pool, held, spec.name(), o, need, c * 8, "offsets");
-        }
-        for (long i = a; i < b; i++) {
-          o.buf.putLong((int) ((c + i - a) * 8), base + so.getLong((int) (i * 8)));
-        }
-        counts[j] = c + (b - a);
-        a = childA;
-        b = childB;
-      } else {
-        counts[j] = c + (b - a); // the innermost fixed-width items
-      }
-    }
-    long bytes = varLeaf ? b - a : (b - a) * itemBytes;
-    long start = varLeaf ? a : a * itemBytes;
-    ensureValues(bytes);
-    values.buf.put((int) valueBytes, src.values().rawData(), (int) start, (int) bytes);
-    valueBytes += bytes;
+    ColumnCopies.copyRange(this, src, from, count, at);
   }
 
   /**
    * Copies row {@code rows[i]} of {@code src}, {@code i} in {@code [from, from + count)}, to the rows
-   * from {@code at} on: fixed-width fields value by value in tight loops per width, a single-level
-   * variable-length field row by row, a nested field as one range per row. Each loop is a small
-   * method of its own: a window's gather runs each loop thousands of times per call, and small
-   * methods are compiled once, early, instead of being compiled again on the stack (OSR) inside a
-   * large one. Every row must be below {@code rowsBelow}, the rows of {@code src}: the caller has
-   * checked them once for all fields, and the gathers by address ({@link RawGather}) rely on it.
-   * {@code raw}, the same rows for gathers by address, is null where they are not used.
+   * from {@code at} on ({@link ColumnCopies#copyRows}); every row below {@code rowsBelow}.
    */
   void copyRows(Column src, int rowsBelow, int[] rows, int from, int count, int at, RawGather.Rows raw) {
-    if (fixed != null) {
-      ByteBuffer data = src.values().rawData();
-      ByteBuffer dst = fixed.buf;
-      RawGather.Offsets offsets = raw != null && (rowBytes == 4 || rowBytes == 8) && RawGather.serves(data, dst)
-          ? raw.offsets(rowBytes == 4 ? 2 : 3)
-          : null;
-      if (offsets != null) {
-        RawGather.gather(data, offsets, from, count, dst, at);
-      } else if (rowBytes == 4) {
-        RowGathers.gather4(data, rows, from, count, dst, at);
-      } else if (rowBytes == 8) {
-        RowGathers.gather8(data, rows, from, count, dst, at);
-      } else {
-        RowGathers.gatherRows(data, rowBytes, rowsBelow, rows, from, count, dst, at);
-      }
-      copyNullRows(src, rowsBelow, rows, from, count, at);
-      return;
-    }
-    if (levels != 1 || src.hasValidity(ragged) && ragged > 0) {
-      for (int i = 0; i < count; i++) {
-        copyRange(src, rows[from + i], 1, at + i);
-      }
-      return;
-    }
-    // one level: a string/bytes value or a list of fixed-width items per row
-    if (counts[0] + count > capacity) {
-      throw new IllegalStateException("field '" + spec.name() + "' already has " + counts[0] + " rows of " + capacity);
-    }
-    ByteBuffer so = src.offsets(0).rawData();
-    int unit = varLeaf ? 1 : itemBytes;
-    ensureValues(RowGathers.unitsOf(so, rowsBelow, rows, from, count) * unit);
-    Buf o = offsets[0];
-    long c = counts[0];
-    if ((c + count + 1) * 8 > o.size) {
-      ColumnMemory.grow(pool, held, spec.name(), o, (c + count + 1) * 8, c * 8, "offsets");
-    }
-    ByteBuffer data = src.values().rawData();
-    int per = varLeaf ? 1 : itemBytes;
-    long end = RawGather.serves(so, data, values.buf, o.buf)
-        ? RawGather.gatherValues(so, data, unit, per, rowsBelow, rows, from, count, values.buf, o.buf, c, valueBytes)
-        : RowGathers.gatherValues(so, data, unit, per, rows, from, count, values.buf, o.buf, c, valueBytes);
-    if (src.hasValidity(0)) {
-      for (int i : RowGathers.nullRows(src.validity(0).rawData(), rowsBelow, rows, from, count)) {
-        markNull(0, c + i);
-      }
-    }
-    counts[0] = c + count;
-    if (!varLeaf) {
-      counts[1] += (end - valueBytes) / itemBytes;
-    }
-    valueBytes = end;
+    ColumnCopies.copyRows(this, src, rowsBelow, rows, from, count, at, raw);
   }
 
   /** The bytes of a row of a fixed-width field, 0 for any other field. */
@@ -580,65 +401,12 @@ public final class ColumnBuilder {
   }
 
   /**
-   * {@link #copyRows} for this field and {@code other}, both fixed-width with rows of 4 bytes, in one
-   * pass by address ({@link RawGather#gather4(ByteBuffer, ByteBuffer, RawGather.Offsets, int, int,
-   * ByteBuffer, ByteBuffer, int)}); returns false, having copied nothing, where a buffer cannot be
-   * gathered by address.
+   * {@link #copyRows} for this field and {@code other}, both with rows of 4 bytes, in one pass
+   * ({@link ColumnCopies#copyRowsPaired}); false, having copied nothing, where that cannot be done.
    */
   boolean copyRowsWith(ColumnBuilder other, Column src, Column otherSrc, int rowsBelow, int[] rows, int from,
       int count, int at, RawGather.Rows raw) {
-    if (fixedRowBytes() != 4 || other.fixedRowBytes() != 4) {
-      throw new IllegalStateException("fields '" + spec.name() + "' and '" + other.spec.name()
-          + "' do not both have rows of 4 bytes");
-    }
-    ByteBuffer a = src.values().rawData();
-    ByteBuffer b = otherSrc.values().rawData();
-    RawGather.Offsets offsets = RawGather.serves(a, b, fixed.buf, other.fixed.buf) ? raw.offsets(2) : null;
-    if (offsets == null) {
-      return false;
-    }
-    RawGather.gather4(a, b, offsets, from, count, fixed.buf, other.fixed.buf, at);
-    copyNullRows(src, rowsBelow, rows, from, count, at);
-    other.copyNullRows(otherSrc, rowsBelow, rows, from, count, at);
-    return true;
-  }
-
-  /** Marks the rows from {@code at} on null where their source rows are (a fixed-width field's gather). */
-  private void copyNullRows(Column src, int rowsBelow, int[] rows, int from, int count, int at) {
-    if (src.hasValidity(0)) {
-      for (int i : RowGathers.nullRows(src.validity(0).rawData(), rowsBelow, rows, from, count)) {
-        markRowNull(at + i); // the source's null rows are zeros already
-      }
-    }
-  }
-
-  /** Row flags {@code [from, from + count)} of a fixed-length field's source copied to rows {@code at ..}. */
-  private void copyRowFlags(ByteBuffer flags, int from, int count, int at) {
-    for (int i = 0; i < count; i++) {
-      if (flags.get(from + i) == 0) {
-        markRowNull(at + i);
-      }
-    }
-  }
-
-  /** Marks row {@code row} of a fixed-length field null without zeroing it (the copied row is zeros). */
-  private void markRowNull(int row) {
-    if (validity[0] == null) {
-      validity[0] = ColumnMemory.allocate(pool, held, capacity);
-      fillValid(validity[0].buf, 0, capacity);
-      validUpTo[0] = capacity;
-    }
-    validity[0].buf.put(row, (byte) 0);
-  }
-
-  /** The flags of source items {@code [from, from + n)} at {@code depth} copied to the next {@code n} items there. */
-  private void copyFlags(int depth, ByteBuffer flags, long from, long n) {
-    long at = counts[depth];
-    for (long i = 0; i < n; i++) {
-      if (flags.get((int) (from + i)) == 0) {
-        markNull(depth, at + i);
-      }
-    }
+    return ColumnCopies.copyRowsPaired(this, other, src, otherSrc, rowsBelow, rows, from, count, at, raw);
   }
 
   // ------------------------------------------------------------------ building
@@ -647,9 +415,7 @@ public final class ColumnBuilder {
   Column build(int n) {
     Tensor[] valid = new Tensor[ragged + 1];
     if (fixed != null) {
-      if (validity[0] != null) {
-        valid[0] = Tensor.wrap(DType.BOOL, Shape.of(n), validity[0].buf.slice(0, n));
-      }
+      valid[0] = nulls.build(0, n);
       Tensor v = Tensor.wrap(spec.dtype(), spec.shape().prepend(n), fixed.buf.slice(0, n * rowBytes));
       return Column.of(spec, n, v, List.of(), Arrays.asList(valid));
     }
@@ -666,15 +432,7 @@ public final class ColumnBuilder {
       lastOffsets = o;
     }
     for (int j = 0; j <= ragged; j++) {
-      if (validity[j] != null) {
-        int c = (int) counts[j];
-        if (c > validity[j].size) {
-          ColumnMemory.grow(pool, held, spec.name(), validity[j], c, validUpTo[j], "validity");
-        }
-        fillValid(validity[j].buf, (int) validUpTo[j], c);
-        validUpTo[j] = c;
-        valid[j] = Tensor.wrap(DType.BOOL, Shape.of(c), validity[j].buf.slice(0, c));
-      }
+      valid[j] = nulls.build(j, (int) counts[j]);
     }
     ByteBuffer data = values.buf.slice(0, (int) valueBytes);
     Tensor v = varLeaf ? Tensor.wrapVariable(spec.dtype(), data, lastOffsets)
@@ -684,20 +442,12 @@ public final class ColumnBuilder {
 
   /** Adds this column's pooled buffers to {@code out}: they belong to the batch being built. */
   void addBuffers(List<PooledBuffer> out) {
-    add(out, fixed);
-    add(out, values);
+    ColumnMemory.addPooled(out, fixed);
+    ColumnMemory.addPooled(out, values);
     for (Buf b : offsets) {
-      add(out, b);
+      ColumnMemory.addPooled(out, b);
     }
-    for (Buf b : validity) {
-      add(out, b);
-    }
-  }
-
-  private static void add(List<PooledBuffer> out, Buf b) {
-    if (b != null && b.pooled != null) {
-      out.add(b.pooled);
-    }
+    nulls.addBuffers(out);
   }
 
   /** Returns this column's memory to the pool; each buffer is released at most once. */
@@ -707,26 +457,7 @@ public final class ColumnBuilder {
     for (Buf b : offsets) {
       ColumnMemory.release(held, b);
     }
-    for (Buf b : validity) {
-      ColumnMemory.release(held, b);
-    }
-  }
-
-  private static void fillValid(ByteBuffer b, int from, int to) {
-    for (int i = from; i < to; i++) {
-      b.put(i, (byte) 1);
-    }
-  }
-
-  static void zero(ByteBuffer b, int from, int len) {
-    int i = from;
-    int end = from + len;
-    for (; i + 8 <= end; i += 8) {
-      b.putLong(i, 0L);
-    }
-    for (; i < end; i++) {
-      b.put(i, (byte) 0);
-    }
+    nulls.release();
   }
 
   @Override

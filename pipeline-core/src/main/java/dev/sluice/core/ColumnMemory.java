@@ -58,6 +58,13 @@ final class ColumnMemory {
     b.size = bigger.size;
   }
 
+  /** Adds {@code b}'s pooled buffer to {@code out} (a null or heap buffer: nothing). */
+  static void addPooled(java.util.List<PooledBuffer> out, Buf b) {
+    if (b != null && b.pooled != null) {
+      out.add(b.pooled);
+    }
+  }
+
   /** Returns {@code b}'s pooled memory (a null or heap buffer: nothing); at most once. */
   static void release(long[] held, Buf b) {
     if (b != null && b.pooled != null) {

@@ -9,18 +9,18 @@ import java.util.Arrays;
 import java.util.Objects;
 
 /**
- * The window shuffle's gathers ({@code dst[at + i] = src[rows[from + i]]}) between direct buffers,
- * by address. A {@code ByteBuffer}'s absolute {@code getInt} checks its index, its memory session
- * and its byte order on every call. Here each buffer's bounds are checked once per call, against
- * the row bound the caller has already checked every row against, and what is left per value is
- * one load and one store.
+ * The address path of the gather kernels ({@link RowGathers}): {@code dst[at + i] =
+ * src[rows[from + i]]} between direct buffers, by address. A {@code ByteBuffer}'s absolute
+ * {@code getInt} checks its index, its memory session and its byte order on every call. Here each
+ * buffer's bounds are checked once per call, against the row bound the caller has already checked
+ * every row against, and what is left per value is one load and one store.
  *
  * <p>Address access uses {@code sun.misc.Unsafe}, as Arrow's and Netty's allocators do. JDK 24 and
  * later print a warning on its first use unless started with
  * {@code --sun-misc-unsafe-memory-access=allow}. So it is {@linkplain #ENABLED enabled} only where
  * the JVM allows it without a warning: that flag given (the {@code sluice} command gives it on JDK
- * 24+), or no mode given on JDK 17 to 23. Elsewhere {@link ColumnBuilder} keeps its {@code ByteBuffer} loops, with the same
- * results.
+ * 24+), or no mode given on JDK 17 to 23. Elsewhere {@link RowGathers} copies through view handles,
+ * with the same results.
  */
 final class RawGather {
   private RawGather() {}

@@ -37,7 +37,7 @@ import java.nio.charset.StandardCharsets;
  * {@link #listOf} or {@link #ofStrings}.
  */
 public final class Tensor {
-  private static final ByteBuffer[] NO_BUFFERS = new ByteBuffer[0];
+  static final ByteBuffer[] NO_BUFFERS = new ByteBuffer[0];
   /**
    * Whether element accessors check the batch's lifetime ({@code -Dsluice.tensor.checkElements},
    * default true); bulk accessors always do.
@@ -45,28 +45,21 @@ public final class Tensor {
   private static final boolean CHECK_ELEMENTS =
       Boolean.parseBoolean(System.getProperty("sluice.tensor.checkElements", "true"));
 
-  private final DType dtype;
-  private final Shape shape;
-  private final ByteBuffer data; // little-endian, position 0, limit = byte size; never exposed mutable
+  // package-private for the views and comparisons of TensorViews and TensorEquality
+  final DType dtype;
+  final Shape shape;
+  final ByteBuffer data; // little-endian, position 0, limit = byte size; never exposed mutable
   /**
    * int64 offsets, 0-based, outermost first: one per ragged dimension (items of dimension j to
    * items of dimension j + 1), then, for string/bytes of rank >= 1, the byte offsets of the
    * innermost values. Empty when there are none.
    */
-  private final ByteBuffer[] offsets;
+  final ByteBuffer[] offsets;
   /** Null when no item is null; else one entry per list dimension (0 .. ragged dims), null = all valid. */
-  private final ByteBuffer[] validity;
-  private final BatchMemory memory; // the lifetime of the batch whose memory this views, else null
+  final ByteBuffer[] validity;
+  final BatchMemory memory; // the lifetime of the batch whose memory this views, else null
 
-  private Tensor(DType dtype, Shape shape, ByteBuffer data, ByteBuffer offsets) {
-    this(dtype, shape, data, offsets == null ? NO_BUFFERS : new ByteBuffer[] {offsets}, null);
-  }
-
-  private Tensor(DType dtype, Shape shape, ByteBuffer data, ByteBuffer[] offsets, ByteBuffer[] validity) {
-    this(dtype, shape, data, offsets, validity, null);
-  }
-
-  private Tensor(DType dtype, Shape shape, ByteBuffer data, ByteBuffer[] offsets, ByteBuffer[] validity,
+  Tensor(DType dtype, Shape shape, ByteBuffer data, ByteBuffer[] offsets, ByteBuffer[] validity,
       BatchMemory memory) {
     this.dtype = dtype;
     this.shape = shape;
@@ -142,23 +135,20 @@ public final class Tensor {
 
   /** A tensor over buffers already checked to fit the shape, with at most one offsets buffer. */
   static Tensor ofChecked(DType dtype, Shape shape, ByteBuffer data, ByteBuffer offsets) {
-    return new Tensor(dtype, shape, data, offsets);
+    return new Tensor(dtype, shape, data, offsets == null ? NO_BUFFERS : new ByteBuffer[] {offsets}, null, null);
   }
 
   /** Trusted constructor for core: the buffers already fit the shape. */
   static Tensor ofLayout(DType dtype, Shape shape, ByteBuffer data, ByteBuffer[] offsets, ByteBuffer[] validity) {
-    return new Tensor(dtype, shape, data, offsets, validity != null && TensorLayouts.hasAny(validity) ? validity : null);
+    return new Tensor(dtype, shape, data, offsets, validity != null && TensorLayouts.hasAny(validity) ? validity : null,
+        null);
   }
 
   /**
    * A list of strings, {@code string[n]}; a null entry is a null element.
    */
   public static Tensor ofStrings(String... values) {
-    Tensor[] elements = new Tensor[values.length];
-    for (int i = 0; i < values.length; i++) {
-      elements[i] = values[i] == null ? null : ofString(values[i]);
-    }
-    return listOf(DType.STRING, java.util.Arrays.asList(elements));
+    return HeapTensors.ofStrings(values);
   }
 
   /**
@@ -177,83 +167,57 @@ public final class Tensor {
 
   /** As {@link #listOf(DType, java.util.List)} with the dtype of the first element; at least one must be non-null. */
   public static Tensor listOf(Tensor... elements) {
-    for (Tensor t : elements) {
-      if (t != null) {
-        return listOf(t.dtype, java.util.Arrays.asList(elements));
-      }
-    }
-    throw new IllegalArgumentException("listOf needs a dtype when every element is null: use listOf(dtype, elements)");
+    return HeapTensors.listOf(elements);
   }
 
   /** A rank-1 float32 tensor over a copy of {@code values}. */
   public static Tensor of(float... values) {
-    ByteBuffer b = allocate(values.length * 4L);
-    b.asFloatBuffer().put(values);
-    return new Tensor(DType.FLOAT32, Shape.of(values.length), b, null);
+    return HeapTensors.ofFloats(values);
   }
 
   /** A rank-1 float64 tensor over a copy of {@code values}. */
   public static Tensor of(double... values) {
-    ByteBuffer b = allocate(values.length * 8L);
-    b.asDoubleBuffer().put(values);
-    return new Tensor(DType.FLOAT64, Shape.of(values.length), b, null);
+    return HeapTensors.ofDoubles(values);
   }
 
   /** A rank-1 int64 tensor over a copy of {@code values}. */
   public static Tensor of(long... values) {
-    ByteBuffer b = allocate(values.length * 8L);
-    b.asLongBuffer().put(values);
-    return new Tensor(DType.INT64, Shape.of(values.length), b, null);
+    return HeapTensors.ofLongs(values);
   }
 
   /** A rank-1 int32 tensor over a copy of {@code values}. */
   public static Tensor of(int... values) {
-    ByteBuffer b = allocate(values.length * 4L);
-    b.asIntBuffer().put(values);
-    return new Tensor(DType.INT32, Shape.of(values.length), b, null);
+    return HeapTensors.ofInts(values);
   }
 
   /** A tensor of the given dtype and shape over a copy of {@code bytes} (little-endian values). */
   public static Tensor copyOf(DType dtype, Shape shape, byte[] bytes) {
-    ByteBuffer b = allocate(bytes.length);
-    b.put(bytes).flip();
-    return wrap(dtype, shape, b);
+    return HeapTensors.copyOf(dtype, shape, bytes);
   }
 
   /** A rank-0 int64 tensor. */
   public static Tensor scalar(long value) {
-    ByteBuffer b = allocate(8);
-    b.putLong(0, value);
-    return new Tensor(DType.INT64, Shape.scalar(), b, null);
+    return HeapTensors.scalar(value);
   }
 
   /** A rank-0 float32 tensor. */
   public static Tensor scalar(float value) {
-    ByteBuffer b = allocate(4);
-    b.putFloat(0, value);
-    return new Tensor(DType.FLOAT32, Shape.scalar(), b, null);
+    return HeapTensors.scalar(value);
   }
 
   /** A rank-0 float64 tensor. */
   public static Tensor scalar(double value) {
-    ByteBuffer b = allocate(8);
-    b.putDouble(0, value);
-    return new Tensor(DType.FLOAT64, Shape.scalar(), b, null);
+    return HeapTensors.scalar(value);
   }
 
   /** A rank-0 string tensor holding {@code value} as UTF-8. */
   public static Tensor ofString(String value) {
-    byte[] utf8 = value.getBytes(StandardCharsets.UTF_8);
-    return new Tensor(DType.STRING, Shape.scalar(), ByteBuffer.wrap(utf8).order(ByteOrder.LITTLE_ENDIAN), null);
+    return HeapTensors.ofString(value);
   }
 
   /** A rank-0 bytes tensor over a copy of {@code value}. */
   public static Tensor ofBytes(byte[] value) {
-    return new Tensor(DType.BYTES, Shape.scalar(), ByteBuffer.wrap(value.clone()).order(ByteOrder.LITTLE_ENDIAN), null);
-  }
-
-  private static ByteBuffer allocate(long bytes) {
-    return ByteBuffer.allocate(Math.toIntExact(bytes)).order(ByteOrder.LITTLE_ENDIAN);
+    return HeapTensors.ofBytes(value);
   }
 
   /** The element type. */
@@ -284,25 +248,7 @@ public final class Tensor {
     }
     checkLive(); // a ragged tensor counts its values in its offsets
     int r = TensorLayouts.raggedDims(shape);
-    return countAt(r) * innerElements(r);
-  }
-
-  /** Items of dimension {@code j} (j at most the number of ragged dimensions). */
-  private long countAt(int j) {
-    long c = shape.dim(0);
-    for (int i = 0; i < j; i++) {
-      c = offsets[i].getLong((int) c * 8);
-    }
-    return c;
-  }
-
-  /** Values per innermost item: the product of the fixed dimensions after the ragged ones. */
-  private long innerElements(int ragged) {
-    long n = 1;
-    for (int i = ragged + 1; i < shape.rank(); i++) {
-      n *= shape.dim(i);
-    }
-    return n;
+    return TensorElements.countAt(this, r) * TensorElements.innerElements(shape, r);
   }
 
   /** Size of the data in bytes (for variable-length tensors, the bytes of all values). */
@@ -401,91 +347,13 @@ public final class Tensor {
    */
   public Tensor slice(long index) {
     checkLive();
-    checkRow(index, 1);
-    if (offsets.length == 0) {
-      Shape rowShape = shape.dropFirst();
-      int rowBytes = Math.toIntExact(rowShape.numElements() * dtype.byteSize());
-      int from = Math.toIntExact(index * rowBytes);
-      return new Tensor(dtype, rowShape, data.slice(from, rowBytes).order(ByteOrder.LITTLE_ENDIAN), NO_BUFFERS, null,
-          memory);
-    }
-    if (shape.rank() == 1) { // one string or blob
-      int from = (int) offsets[0].getLong((int) index * 8);
-      int to = (int) offsets[0].getLong((int) (index + 1) * 8);
-      return new Tensor(dtype, Shape.scalar(), data.slice(from, to - from).order(ByteOrder.LITTLE_ENDIAN), NO_BUFFERS,
-          null, memory);
-    }
-    long start = offsets[0].getLong((int) index * 8);
-    long end = offsets[0].getLong((int) (index + 1) * 8);
-    long[] dims = shape.dims();
-    long[] rowDims = java.util.Arrays.copyOfRange(dims, 1, dims.length);
-    rowDims[0] = end - start;
-    return range(1, start, end, Shape.of(rowDims));
+    return TensorViews.item(this, index);
   }
 
   /** Items {@code [from, from + count)} of the first dimension, as a view (re-based copies of offsets). */
   public Tensor slice(long from, long count) {
     checkLive();
-    checkRow(from, count);
-    long[] dims = shape.dims();
-    dims[0] = count;
-    if (offsets.length == 0 && validity == null) {
-      long rowBytes = (dims.length == 1 ? 1 : shape.dropFirst().numElements()) * dtype.byteSize();
-      return new Tensor(dtype, Shape.of(dims),
-          data.slice(Math.toIntExact(from * rowBytes), Math.toIntExact(count * rowBytes)).order(ByteOrder.LITTLE_ENDIAN),
-          NO_BUFFERS, null, memory);
-    }
-    return range(0, from, from + count, Shape.of(dims));
-  }
-
-  /**
-   * The items {@code [start, end)} of list dimension {@code level} (0 = the first dimension) and
-   * everything below them, as a tensor of shape {@code shape} whose first dimension they are.
-   */
-  private Tensor range(int level, long start, long end, Shape shape) {
-    int ragged = TensorLayouts.raggedDims(this.shape);
-    int newLevels = offsets.length - level;
-    ByteBuffer[] off = newLevels == 0 ? NO_BUFFERS : new ByteBuffer[newLevels];
-    ByteBuffer[] valid = null;
-    for (int j = level; j <= ragged; j++) {
-      if (validity != null && validity[j] != null) {
-        if (valid == null) {
-          valid = new ByteBuffer[ragged + 1 - level];
-        }
-        valid[j - level] = validity[j].slice((int) start, (int) (end - start));
-      }
-      if (j < offsets.length) {
-        long s = offsets[j].getLong((int) start * 8);
-        long e = offsets[j].getLong((int) end * 8);
-        ByteBuffer o = ByteBuffer.allocate(Math.toIntExact((end - start + 1) * 8)).order(ByteOrder.LITTLE_ENDIAN);
-        for (long i = start; i <= end; i++) {
-          o.putLong((int) (i - start) * 8, offsets[j].getLong((int) i * 8) - s);
-        }
-        off[j - level] = o;
-        start = s;
-        end = e;
-      }
-    }
-    ByteBuffer values;
-    if (dtype.isVariableLength()) {
-      values = data.slice((int) start, (int) (end - start));
-    } else {
-      int item = Math.toIntExact(innerElements(ragged) * dtype.byteSize());
-      values = data.slice(Math.toIntExact(start * item), Math.toIntExact((end - start) * item));
-    }
-    return new Tensor(dtype, shape, values.order(ByteOrder.LITTLE_ENDIAN), off, valid, memory);
-  }
-
-  private void checkRow(long from, long count) {
-    if (shape.rank() == 0) {
-      throw new IndexOutOfBoundsException("cannot slice a scalar " + dtype + " tensor");
-    }
-    long n = shape.dim(0);
-    if (from < 0 || count < 0 || from + count > n) {
-      throw new IndexOutOfBoundsException(
-          "rows [" + from + ", " + (from + count) + ") out of bounds for first dimension " + n
-              + " of tensor " + dtype + shape);
-    }
+    return TensorViews.items(this, from, count);
   }
 
   /**
@@ -494,28 +362,7 @@ public final class Tensor {
    */
   public Tensor copy() {
     checkLive();
-    ByteBuffer d = copyOf(data);
-    if (offsets.length == 0 && validity == null) {
-      return new Tensor(dtype, shape, d, null);
-    }
-    ByteBuffer[] off = offsets.length == 0 ? NO_BUFFERS : new ByteBuffer[offsets.length];
-    for (int i = 0; i < off.length; i++) {
-      off[i] = copyOf(offsets[i]);
-    }
-    ByteBuffer[] valid = null;
-    if (validity != null) {
-      valid = new ByteBuffer[validity.length];
-      for (int i = 0; i < valid.length; i++) {
-        valid[i] = validity[i] == null ? null : copyOf(validity[i]);
-      }
-    }
-    return new Tensor(dtype, shape, d, off, valid);
-  }
-
-  private static ByteBuffer copyOf(ByteBuffer b) {
-    ByteBuffer c = ByteBuffer.allocate(b.remaining()).order(ByteOrder.LITTLE_ENDIAN);
-    c.put(0, b, b.position(), b.remaining());
-    return c;
+    return TensorViews.copy(this);
   }
 
   private int offsetOf(long i, int width) {
@@ -590,57 +437,18 @@ public final class Tensor {
 
   /** Element {@code i} of any real numeric dtype converted to double (unsigned as unsigned). */
   public double getAsDouble(long i) {
-    return switch (dtype) {
-      case BOOL, UINT8 -> Byte.toUnsignedInt(getByte(i));
-      case INT8 -> getByte(i);
-      case INT16 -> getShort(i);
-      case UINT16 -> Short.toUnsignedInt(getShort(i));
-      case INT32 -> getInt(i);
-      case UINT32 -> Integer.toUnsignedLong(getInt(i));
-      case INT64 -> getLong(i);
-      case UINT64 -> Double.parseDouble(Long.toUnsignedString(getLong(i)));
-      case FLOAT16 -> Float16.toFloat(getShort(i));
-      case BFLOAT16 -> Float.intBitsToFloat(getShort(i) << 16);
-      case FLOAT32 -> getFloat(i);
-      case FLOAT64 -> getDouble(i);
-      default -> throw new IllegalStateException("getAsDouble on a " + dtype + " tensor");
-    };
+    return TensorElements.asDouble(this, i);
   }
 
   /** Element {@code i} of an integer or bool dtype as a long (uint64 wraps like Java's long). */
   public long getAsLong(long i) {
-    return switch (dtype) {
-      case BOOL, UINT8 -> Byte.toUnsignedInt(getByte(i));
-      case INT8 -> getByte(i);
-      case INT16 -> getShort(i);
-      case UINT16 -> Short.toUnsignedInt(getShort(i));
-      case INT32 -> getInt(i);
-      case UINT32 -> Integer.toUnsignedLong(getInt(i));
-      case INT64, UINT64 -> getLong(i);
-      default -> throw new IllegalStateException("getAsLong on a " + dtype + " tensor");
-    };
+    return TensorElements.asLong(this, i);
   }
 
   /** The bytes of value {@code i} of a variable-length tensor ({@code i = 0} for a scalar). */
   public ByteBuffer bytesAt(long i) {
     checkLive();
-    if (!dtype.isVariableLength()) {
-      throw new IllegalStateException("bytesAt on a fixed-length " + dtype + " tensor");
-    }
-    if (offsets.length == 0) {
-      if (i != 0) {
-        throw new IndexOutOfBoundsException("value " + i + " of a scalar " + dtype + " tensor");
-      }
-      return data();
-    }
-    long n = numElements();
-    if (i < 0 || i >= n) {
-      throw new IndexOutOfBoundsException("value " + i + " out of bounds for " + n + " values of tensor " + dtype + shape);
-    }
-    ByteBuffer o = offsets[offsets.length - 1];
-    int from = (int) o.getLong((int) i * 8);
-    int to = (int) o.getLong((int) (i + 1) * 8);
-    return data.slice(from, to - from).asReadOnlyBuffer().order(ByteOrder.LITTLE_ENDIAN);
+    return TensorElements.bytesAt(this, i);
   }
 
   /** Value {@code i} of a variable-length tensor decoded as UTF-8 ({@code i = 0} for a scalar). */
@@ -658,24 +466,12 @@ public final class Tensor {
 
   /** A copy of every value of a float32 tensor, in C order; throws for another dtype. */
   public float[] toFloatArray() {
-    if (dtype != DType.FLOAT32) {
-      throw new IllegalStateException("toFloatArray on a " + dtype + " tensor");
-    }
-    checkLive();
-    float[] out = new float[Math.toIntExact(numElements())];
-    data.duplicate().order(ByteOrder.LITTLE_ENDIAN).asFloatBuffer().get(out);
-    return out;
+    return TensorElements.floats(this);
   }
 
   /** A copy of every value of an int64 or uint64 tensor, in C order; throws for another dtype. */
   public long[] toLongArray() {
-    if (dtype != DType.INT64 && dtype != DType.UINT64) {
-      throw new IllegalStateException("toLongArray on a " + dtype + " tensor");
-    }
-    checkLive();
-    long[] out = new long[Math.toIntExact(numElements())];
-    data.duplicate().order(ByteOrder.LITTLE_ENDIAN).asLongBuffer().get(out);
-    return out;
+    return TensorElements.longs(this);
   }
 
   /** A copy of the data bytes. */
@@ -690,50 +486,7 @@ public final class Tensor {
   public boolean contentEquals(Tensor other) {
     checkLive();
     other.checkLive();
-    if (isRagged() || other.isRagged()) {
-      return sameItems(other);
-    }
-    if (dtype != other.dtype || !shape.equals(other.shape) || !data.equals(other.data)
-        || offsets.length != other.offsets.length) {
-      return false;
-    }
-    for (int i = 0; i < offsets.length; i++) {
-      if (!offsets[i].equals(other.offsets[i])) {
-        return false;
-      }
-    }
-    if (validity == null && other.validity == null) {
-      return true;
-    }
-    int dims = TensorLayouts.raggedDims(shape) + 1;
-    for (int j = 0; j < dims; j++) {
-      ByteBuffer a = validity == null ? null : validity[j];
-      ByteBuffer b = other.validity == null ? null : other.validity[j];
-      if (a == null && b == null) {
-        continue;
-      }
-      long n = countAt(j);
-      for (int i = 0; i < n; i++) {
-        if ((a == null || a.get(i) != 0) != (b == null || b.get(i) != 0)) {
-          return false;
-        }
-      }
-    }
-    return true;
-  }
-
-  /** Item by item: the same nulls and equal values, whether a dimension is stored ragged or dense. */
-  private boolean sameItems(Tensor other) {
-    if (dtype != other.dtype || shape.rank() != other.shape.rank() || shape.dim(0) != other.shape.dim(0)) {
-      return false;
-    }
-    for (long i = 0, n = shape.dim(0); i < n; i++) {
-      boolean isNull = isNull(i);
-      if (isNull != other.isNull(i) || !isNull && !slice(i).contentEquals(other.slice(i))) {
-        return false;
-      }
-    }
-    return true;
+    return TensorEquality.equal(this, other);
   }
 
   /**
@@ -748,10 +501,7 @@ public final class Tensor {
   @Override
   public int hashCode() {
     checkLive();
-    if (shape.rank() > 1) { // a ragged and a dense tensor may be equal
-      return 31 * (31 * dtype.hashCode() + shape.rank()) + Long.hashCode(shape.dim(0));
-    }
-    return 31 * (31 * dtype.hashCode() + shape.hashCode()) + data.hashCode();
+    return TensorEquality.hash(this);
   }
 
   @Override
