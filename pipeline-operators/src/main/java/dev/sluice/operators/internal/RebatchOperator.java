@@ -3,10 +3,13 @@ package dev.sluice.operators.internal;
 import dev.sluice.core.Batch;
 import dev.sluice.core.BatchBuilder;
 import dev.sluice.core.BufferPool;
+import dev.sluice.core.Column;
 import dev.sluice.core.Example;
 import dev.sluice.core.Schema;
+import dev.sluice.core.Tensor;
 import dev.sluice.core.internal.OrderedParallel;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -18,8 +21,9 @@ import reactor.core.scheduler.Schedulers;
  * arrive as single examples ({@link #elements}: {@code batch} and {@code paddedBatch}, with the
  * collation as a hook), as whole decoded batches ({@link #recut}: the columnar path), or as rows of
  * a window gathered by a permutation ({@link Rows#gather}: the window shuffle). An output batch
- * that lies in one input batch exactly is handed on as it is; any other is copied, once, into a
- * pooled batch, and the batch being filled is carried over to the next input.
+ * that is exactly one input batch is handed on as it is, one that lies inside one input batch of
+ * fixed-length fields is a view of its rows, and any other is copied, once, into a pooled batch;
+ * the batch being filled is carried over to the next input.
  */
 final class RebatchOperator {
   private RebatchOperator() {}
@@ -57,7 +61,8 @@ final class RebatchOperator {
   /**
    * Re-cuts {@code decoded} (batches of any sizes, in order) into batches of {@code batchSize}
    * rows, {@code total} rows in all, so the last may be shorter; fails when the input holds more or
-   * fewer rows. Every batch taken in and not handed on is closed, also on cancel and error.
+   * fewer rows. Every batch taken in and not handed on is closed, also on cancel and error (the
+   * batches of an input not yet emitted go to the discard hook, which closes them).
    */
   static Flux<Batch> recut(Flux<Batch> decoded, Schema schema, BufferPool pool, int batchSize, long total,
       String source) {
@@ -65,7 +70,8 @@ final class RebatchOperator {
       Rows rows = new Rows(schema, pool, batchSize, total, source);
       return decoded.concatMapIterable(rows::accept, 1)
           .concatWith(Flux.defer(rows::finish))
-          .doFinally(signal -> rows.close());
+          .doFinally(signal -> rows.close())
+          .doOnDiscard(Batch.class, Batch::close);
     });
   }
 
@@ -101,7 +107,11 @@ final class RebatchOperator {
       void into(List<BatchBuilder> targets);
     }
 
-    /** The output batches that the rows of {@code input} complete, in order (often none or one). */
+    /**
+     * The output batches that the rows of {@code input} complete, in order (often none or one). An
+     * output batch that is all of {@code input} is {@code input} itself; one that lies inside it is a
+     * view of its rows when every field is of fixed length ({@link #slice}); the rest are copied.
+     */
     synchronized List<Batch> accept(Batch input) {
       if (closed) {
         input.close();
@@ -112,15 +122,68 @@ final class RebatchOperator {
         done += n;
         return List.of(input); // exactly the next batch: no copy
       }
+      List<Batch> out = new ArrayList<>(2);
       try (input) {
-        return gather(n, targets -> {
-          int position = 0;
-          for (BatchBuilder t : targets) {
-            int k = Math.min(n - position, t.capacity() - t.size());
-            t.appendRange(input, position, k);
-            position += k;
+        boolean views = isSliceable(input);
+        int position = 0;
+        while (position < n && !closed) {
+          int want = nextSize();
+          if (carry == null && views && want > 0 && n - position >= want) {
+            out.add(slice(input, position, want));
+            position += want;
+            done += want;
+            continue;
           }
-        });
+          // complete the batch being filled, or copy the rows left into new batches
+          int count = carry != null ? Math.min(n - position, carry.capacity() - carry.size()) : n - position;
+          int from = position;
+          out.addAll(gather(count, targets -> {
+            int p = from;
+            for (BatchBuilder t : targets) {
+              int k = Math.min(from + count - p, t.capacity() - t.size());
+              t.appendRange(input, p, k);
+              p += k;
+            }
+          }));
+          position += count;
+        }
+        return out;
+      } catch (RuntimeException e) {
+        out.forEach(Batch::close);
+        throw e;
+      }
+    }
+
+    /** Whether rows of {@code b} can be handed on as views: every field is of fixed length and unpadded. */
+    private static boolean isSliceable(Batch b) {
+      for (int i = 0; i < b.schema().size(); i++) {
+        Column c = b.column(i);
+        if (c.offsetLevels() != 0 || c.hasLengths()) {
+          return false;
+        }
+      }
+      return true;
+    }
+
+    /** Rows {@code [from, from + count)} of {@code b} as a batch of views that holds its own handle on {@code b}'s memory. */
+    private static Batch slice(Batch b, int from, int count) {
+      List<Column> columns = new ArrayList<>(b.schema().size());
+      for (int i = 0; i < b.schema().size(); i++) {
+        Column c = b.column(i);
+        Tensor validity = c.hasValidity() ? c.validity().slice(from, count) : null;
+        columns.add(Column.of(c.spec(), count, c.values().slice(from, count), List.of(),
+            Collections.singletonList(validity)));
+      }
+      long[] indices = new long[count];
+      for (int r = 0; r < count; r++) {
+        indices[r] = b.index(from + r);
+      }
+      Batch handle = b.retain();
+      try {
+        return Batch.of(b.schema(), columns, indices, handle);
+      } catch (RuntimeException e) {
+        handle.close();
+        throw e;
       }
     }
 
