@@ -76,6 +76,54 @@ final class RebatchOperator {
   }
 
   /**
+   * {@code unbatch()} then {@code batch(batchSize, dropRemainder)} over {@code batches}, without
+   * their first {@code skipRows} rows: the batches' rows re-cut without an example per row when the
+   * examples' batch would have the batches' schema (inferred from the first row, as {@code batch}
+   * does: no padded, nullable or variable-length field), else through the examples. Batches of
+   * another schema after the first fail the pass. Every batch taken in and not handed on is
+   * closed, also on cancel and error.
+   *
+   * @param numParallelCalls the batch's collation parallelism where the rows go through examples
+   */
+  static Flux<Batch> rebatch(Flux<Batch> batches, int batchSize, boolean dropRemainder, long skipRows,
+      BufferPool pool, int numParallelCalls) {
+    return batches.switchOnFirst((first, all) -> {
+      Batch b = first.get();
+      if (b == null || !keepsSchema(b, skipRows)) {
+        return all.transform(UnbatchOperator.of()).skip(skipRows)
+            .transform(BatchOperator.of(batchSize, dropRemainder, null, pool, numParallelCalls));
+      }
+      Schema schema = b.schema();
+      return Flux.defer(() -> {
+        Rows rows = new Rows(schema, pool, batchSize, Long.MAX_VALUE, "unbatch");
+        rows.skip = skipRows;
+        rows.checkSchema = true;
+        return all.concatMapIterable(rows::accept, 1)
+            .concatWith(Flux.defer(() -> rows.rest(dropRemainder)))
+            .doFinally(signal -> rows.close())
+            .doOnDiscard(Batch.class, Batch::close);
+      });
+    });
+  }
+
+  /** Whether the batch of {@code b}'s rows from {@code from} on has {@code b}'s schema (as inferred from row {@code from}). */
+  private static boolean keepsSchema(Batch b, long from) {
+    if (from >= b.size()) {
+      return false;
+    }
+    for (int i = 0; i < b.schema().size(); i++) {
+      if (b.column(i).hasLengths()) {
+        return false;
+      }
+    }
+    try {
+      return b.schema().equals(Schemas.infer(b.copyRow((int) from)));
+    } catch (IllegalArgumentException e) {
+      return false; // a null field: the examples' batch reports it
+    }
+  }
+
+  /**
    * The rows of one pass being cut into batches of {@code batchSize} rows, {@code total} rows in
    * all: the state of {@link #recut} and of the window shuffle. One instance per subscription.
    *
@@ -91,6 +139,8 @@ final class RebatchOperator {
     private final String source;
     private long done; // rows taken into finished batches and the batch being filled
     private BatchBuilder carry; // the batch being filled, continued by the next input
+    private long skip; // rows of the inputs still to be dropped before the first batch
+    private boolean checkSchema; // inputs of another schema than the first fail the cut
     private boolean closed;
 
     Rows(Schema schema, BufferPool pool, int batchSize, long total, String source) {
@@ -117,15 +167,22 @@ final class RebatchOperator {
         input.close();
         return List.of();
       }
+      if (checkSchema && !input.schema().equals(schema)) {
+        input.close();
+        throw new IllegalArgumentException("cannot batch " + source + ": a batch of " + input.schema()
+            + " after rows of " + schema);
+      }
       int n = input.size();
-      if (carry == null && n > 0 && n == nextSize()) {
+      int start = (int) Math.min(skip, n);
+      skip -= start;
+      if (start == 0 && carry == null && n > 0 && n == nextSize()) {
         done += n;
         return List.of(input); // exactly the next batch: no copy
       }
       List<Batch> out = new ArrayList<>(2);
       try (input) {
         boolean views = isSliceable(input);
-        int position = 0;
+        int position = start;
         while (position < n && !closed) {
           int want = nextSize();
           if (carry == null && views && want > 0 && n - position >= want) {
@@ -248,6 +305,23 @@ final class RebatchOperator {
             + " rows"));
       }
       return Flux.empty();
+    }
+
+    /**
+     * After the last input of an open-ended cut: the batch being filled as the last, shorter batch,
+     * or nothing with {@code dropRemainder}.
+     */
+    synchronized Flux<Batch> rest(boolean dropRemainder) {
+      BatchBuilder last = carry;
+      carry = null;
+      if (closed || last == null) {
+        return Flux.empty();
+      }
+      if (dropRemainder) {
+        last.close();
+        return Flux.empty();
+      }
+      return Flux.just(last.build());
     }
 
     /** Releases the batch being filled; later inputs are closed on arrival. Idempotent. */

@@ -37,7 +37,7 @@ class RebatchOperatorTest {
       new TensorSpec("id", DType.INT64, Shape.scalar()),
       new TensorSpec("s", DType.STRING, Shape.scalar(), true));
 
-  private final MemoryManager memory = new MemoryManager();
+  private final MemoryManager memory = new MemoryManager(0);
   private final BufferPool source = memory.pool("source");
   private final BufferPool out = memory.pool("out");
 
