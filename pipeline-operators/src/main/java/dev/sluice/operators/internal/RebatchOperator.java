@@ -19,8 +19,9 @@ import reactor.core.scheduler.Schedulers;
 /**
  * The one re-batcher: cuts rows that arrive in order into batches of {@code batchSize} rows. Rows
  * arrive as single examples ({@link #elements}: {@code batch} and {@code paddedBatch}, with the
- * collation as a hook), as whole decoded batches ({@link #recut}: the columnar path), or as rows of
- * a window gathered by a permutation ({@link Rows#gather}: the window shuffle). An output batch
+ * collation as a hook), as whole batches ({@link #recut}: the columnar path; {@link #rebatch}:
+ * {@code unbatch()} right before {@code batch}), or as rows of a window gathered by a permutation
+ * ({@link Rows#gather}: the window shuffle). An output batch
  * that is exactly one input batch is handed on as it is, one that lies inside one input batch of
  * fixed-length fields is a view of its rows, and any other is copied, once, into a pooled batch;
  * the batch being filled is carried over to the next input.
