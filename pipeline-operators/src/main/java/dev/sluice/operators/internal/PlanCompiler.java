@@ -114,15 +114,13 @@ public final class PlanCompiler {
       if (e.pushdown() == Plan.Pushdown.ADD) {
         return from(i, Saturated.add(skip, e.factor())); // what is skipped is never produced
       }
-      if (s instanceof BatchStage b && i - 1 >= next && ordered.get(i - 1) instanceof UnbatchStage) {
-        Plan.Element u = plan.stages().get(i - 1);
-        if (skip == 0) {
-          return rebatch(from(i - 1, 0), b, 0, i);
-        }
-        if (u.pushdown() == Plan.Pushdown.UNBATCH) {
-          long rows = Saturated.multiply(skip, b.batchSize());
-          return rebatch(from(i - 1, rows / u.factor()), b, rows % u.factor(), i);
-        }
+      if (s.kind() == Stage.Kind.BATCH && i - 1 >= next
+          && plan.stages().get(i - 1).pushdown() == Plan.Pushdown.UNBATCH) {
+        // an unbatch of a batch's batches right before this batch
+        BatchStage b = (BatchStage) s;
+        long f = plan.stages().get(i - 1).factor();
+        long rows = Saturated.multiply(skip, b.batchSize());
+        return rebatch(from(i - 1, rows / f), b, rows % f, i);
       }
       if (skip == 0) {
         return apply(from(i, 0), i);
