@@ -6,18 +6,16 @@ import dev.sluice.core.BufferPool;
 import dev.sluice.core.Example;
 import dev.sluice.core.RandomAccessDataset;
 import dev.sluice.core.Schema;
-import dev.sluice.core.internal.OrderedParallel;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.function.Function;
 import reactor.core.publisher.Flux;
-import reactor.core.scheduler.Schedulers;
 
 /**
- * {@code batch} on the element path: collects {@code batchSize} consecutive examples and copies
- * them into one {@link Batch}, gathering a batch of unchanged rows of one random-access source in
- * one bulk call. The public {@code Batching} and the planner's element-path batch both build it.
+ * {@code batch} on the element path: the re-batcher ({@link RebatchOperator#elements}) groups
+ * {@code batchSize} consecutive examples and each group is copied into one {@link Batch}, a group of
+ * unchanged rows of one random-access source gathered in one bulk call. The public
+ * {@code Batching} and the planner's element-path batch both build it.
  */
 public final class BatchOperator {
   private BatchOperator() {}
@@ -38,29 +36,16 @@ public final class BatchOperator {
       throw new IllegalArgumentException("batchSize > 0 required but it was " + batchSize);
     }
     Objects.requireNonNull(pool, "pool");
-    if (numParallelCalls <= 1) {
-      return flux -> Flux.defer(() -> {
-        Schema[] known = {schema};
-        return flux.buffer(batchSize, () -> new ArrayList<>(batchSize))
-            .filter(list -> !dropRemainder || list.size() == batchSize)
-            .map(list -> collate(list, known, pool));
-      });
-    }
-    return flux -> Flux.defer(() -> {
+    return RebatchOperator.elements(batchSize, dropRemainder, numParallelCalls, () -> {
       Schema[] known = {schema};
-      return flux.buffer(batchSize, () -> new ArrayList<>(batchSize))
-          .filter(list -> !dropRemainder || list.size() == batchSize)
-          .map(list -> {
-            checkExamples(list);
-            if (known[0] == null) {
-              known[0] = Schemas.infer(list.get(0));
-            }
-            return new Pending(list, known[0]);
-          })
-          .transform(pending -> OrderedParallel.<Pending, Batch>flatMap(pending,
-              (p, out) -> out.accept(collate(p.examples, new Schema[] {p.schema}, pool)),
-              numParallelCalls, Schedulers.parallel(), Batch::close));
-    });
+      return list -> {
+        checkExamples(list);
+        if (known[0] == null) {
+          known[0] = Schemas.infer(list.get(0));
+        }
+        return new Pending(list, known[0]);
+      };
+    }, p -> collate(p.examples, p.schema, pool));
   }
 
   private record Pending(List<Example> examples, Schema schema) {}
@@ -75,20 +60,16 @@ public final class BatchOperator {
     }
   }
 
-  private static Batch collate(List<Example> examples, Schema[] known, BufferPool pool) {
-    checkExamples(examples);
-    if (known[0] == null) {
-      known[0] = Schemas.infer(examples.get(0));
-    }
+  private static Batch collate(List<Example> examples, Schema schema, BufferPool pool) {
     int n = examples.size();
     RandomAccessDataset<Example> origin = commonOrigin(examples);
-    if (origin != null && known[0].equals(Schemas.declared(origin))) {
+    if (origin != null && schema.equals(Schemas.declared(origin))) {
       // unchanged rows of one random-access source: one bulk gather, as on the index path
       long[] indices = new long[n];
       for (int i = 0; i < n; i++) {
         indices[i] = examples.get(i).index();
       }
-      try (BatchBuilder builder = BatchBuilder.create(known[0], n, pool)) {
+      try (BatchBuilder builder = BatchBuilder.create(schema, n, pool)) {
         origin.gather(indices, 0, n, builder);
         if (builder.size() != n) {
           throw new IllegalStateException(origin + ": gather committed " + builder.size() + " of " + n + " rows");
@@ -96,7 +77,7 @@ public final class BatchOperator {
         return builder.build();
       }
     }
-    try (BatchBuilder builder = BatchBuilder.create(known[0], n, pool)) {
+    try (BatchBuilder builder = BatchBuilder.create(schema, n, pool)) {
       for (Example e : examples) {
         builder.append(e);
       }

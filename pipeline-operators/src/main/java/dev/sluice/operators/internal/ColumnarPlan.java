@@ -207,10 +207,7 @@ final class ColumnarPlan {
         }
         int decodeRows = b >= MIN_DECODE_ROWS ? b : b * ((MIN_DECODE_ROWS + b - 1) / b);
         Flux<Batch> decoded = decode(restrict(segments, lo, hi), b, decodeRows, parallelism);
-        return Flux.defer(() -> {
-          Recut recut = new Recut(source.schema(), pool, b, hi - lo);
-          return decoded.concatMapIterable(recut::accept, 1).doFinally(signal -> recut.close());
-        });
+        return RebatchOperator.recut(decoded, source.schema(), pool, b, hi - lo, source.toString());
       }
       // the window shuffle: positions [lo, hi) of the windowed rows [first, last) of the rank
       long length = cut.last() - cut.first();

@@ -10,8 +10,8 @@ import java.util.function.Function;
 import reactor.core.publisher.Flux;
 
 /**
- * {@code paddedBatch} on the element path: groups {@code batchSize} examples and pads them into
- * one batch ({@link PaddedCollator}). The public {@code PaddedBatch} and the planner's paddedBatch
+ * {@code paddedBatch} on the element path: the re-batcher ({@link RebatchOperator#elements})
+ * groups {@code batchSize} examples and each group is padded into one batch ({@link PaddedCollator}). The public {@code PaddedBatch} and the planner's paddedBatch
  * stage both build it.
  */
 public final class PaddedBatchOperator {
@@ -29,13 +29,8 @@ public final class PaddedBatchOperator {
    */
   public static Function<Flux<Example>, Flux<Batch>> of(int batchSize, Map<String, Shape> paddedShapes,
       Map<String, ? extends Number> paddingValues, boolean dropRemainder, BufferPool pool) {
-    if (batchSize <= 0) {
-      throw new IllegalArgumentException("batchSize > 0 required but it was " + batchSize);
-    }
     PaddedCollator collator = new PaddedCollator(Map.copyOf(Objects.requireNonNull(paddedShapes, "paddedShapes")),
         Map.copyOf(Objects.requireNonNull(paddingValues, "paddingValues")), Objects.requireNonNull(pool, "pool"));
-    return flux -> flux.buffer(batchSize)
-        .filter(list -> !dropRemainder || list.size() == batchSize)
-        .map(collator::collate);
+    return RebatchOperator.elements(batchSize, dropRemainder, 1, () -> list -> list, collator::collate);
   }
 }

@@ -1,5 +1,6 @@
 package dev.sluice.operators.internal;
 
+import dev.sluice.core.Batch;
 import dev.sluice.core.BatchBuilder;
 import dev.sluice.core.Dataset;
 import dev.sluice.core.Example;
@@ -113,6 +114,14 @@ public final class PlanCompiler {
       if (e.pushdown() == Plan.Pushdown.ADD) {
         return from(i, Saturated.add(skip, e.factor())); // what is skipped is never produced
       }
+      if (s.kind() == Stage.Kind.BATCH && i - 1 >= next
+          && plan.stages().get(i - 1).pushdown() == Plan.Pushdown.UNBATCH) {
+        // an unbatch of a batch's batches right before this batch
+        BatchStage b = (BatchStage) s;
+        long f = plan.stages().get(i - 1).factor();
+        long rows = Saturated.multiply(skip, b.batchSize());
+        return rebatch(from(i - 1, rows / f), b, rows % f, i);
+      }
       if (skip == 0) {
         return apply(from(i, 0), i);
       }
@@ -153,6 +162,18 @@ public final class PlanCompiler {
       checkBatches(i);
       Schema schema = plan.stages().get(i).schemaBefore();
       return probe(s.accept(new ElementPath(flux, schema, options, ctx, plan.threads())), i + 1);
+    }
+
+    /**
+     * The batch at {@code i} after the unbatch at {@code i - 1}, applied to the unbatch's input
+     * batches without their first {@code skipRows} rows: the rows are re-cut into the batch's batches
+     * without an example per row where the batches allow it ({@link RebatchOperator#rebatch}).
+     */
+    private Flux<?> rebatch(Flux<?> batches, BatchStage b, long skipRows, int i) {
+      checkBatches(i);
+      Flux<Batch> in = batches.map(UnbatchStage::batch);
+      return probe(RebatchOperator.rebatch(in, b.batchSize(), b.dropRemainder(), skipRows,
+          options.memory().pool("batch"), b.numParallelCalls()), i + 1);
     }
 
     /** The output of stages {@code [0, end)} as a positional stream, or null when it is not one. */

@@ -10,14 +10,16 @@ import reactor.core.publisher.Flux;
 public record UnbatchStage() implements FluxStage {
   @Override
   public Flux<?> apply(Flux<?> in, PipelineContext context, Options options) {
-    Flux<Batch> batches = in.map(o -> {
-      if (o instanceof Batch b) {
-        return b;
-      }
-      throw new IllegalArgumentException("unbatch needs batches but an element is "
-          + (o == null ? "null" : o.getClass().getName()));
-    });
-    return batches.transform(UnbatchOperator.of());
+    return in.map(UnbatchStage::batch).transform(UnbatchOperator.of());
+  }
+
+  /** {@code o} as the batch unbatch needs, or an error naming what it is. */
+  static Batch batch(Object o) {
+    if (o instanceof Batch b) {
+      return b;
+    }
+    throw new IllegalArgumentException("unbatch needs batches but an element is "
+        + (o == null ? "null" : o.getClass().getName()));
   }
 
   @Override

@@ -26,7 +26,8 @@ import reactor.core.scheduler.Schedulers;
  * fewer), its decoded batches joined into one; position {@code p} of window {@code k} is its row
  * {@code π_k(p)}, for a uniform random permutation {@code π_k} of the window (Fisher-Yates from a
  * generator keyed by (seed, epoch, rank) and {@code k}), and the {@code B}-row output batches take
- * the positions in order, so a batch may take rows from two windows. Each window's rows are gathered
+ * the positions in order, so a batch may take rows from two windows (the batch being filled is
+ * carried into the next window by the re-batcher, {@link RebatchOperator.Rows}). Each window's rows are gathered
  * straight into the output batches, column by column across all of them
  * ({@link BatchBuilder#appendRows(Batch, int[], int, int, List)}): one copy of each row, with each
  * column of the window read while it is in the cache. From a source that decodes one column at a
@@ -195,7 +196,6 @@ final class WindowShuffle {
   private static final class Grouper {
     private final Schema schema;
     private final BufferPool pool;
-    private final int batchSize;
     private final long windowRows;
     private final long length;
     private final long lo;
@@ -206,8 +206,7 @@ final class WindowShuffle {
     private final List<Batch> pending = new ArrayList<>();
     private final Set<Window> open = Collections.newSetFromMap(new IdentityHashMap<>());
     private long pendingRows;
-    private BatchBuilder carry; // the output batch being filled, continued by the next window
-    private long served; // positions gathered into output batches, from lo on
+    private final RebatchOperator.Rows cut; // the output batches; the one being filled continues into the next window
     private boolean closed;
     /** Rows held: pending and in windows not yet closed (read by the stage's probe). */
     volatile long buffered;
@@ -216,7 +215,6 @@ final class WindowShuffle {
         long lo, long hi, long key, String source) {
       this.schema = schema;
       this.pool = pool;
-      this.batchSize = batchSize;
       this.windowRows = windowRows;
       this.number = firstWindow;
       this.length = length;
@@ -224,6 +222,7 @@ final class WindowShuffle {
       this.hi = hi;
       this.key = key;
       this.source = source;
+      this.cut = new RebatchOperator.Rows(schema, pool, batchSize, hi - lo, source);
     }
 
     /** Adds a decoded batch; returns the output batches of the window it completes, or null when there are none. */
@@ -298,7 +297,7 @@ final class WindowShuffle {
       number++;
       int from = (int) Math.max(0, lo - start);
       int to = (int) Math.max(from, Math.min(want, hi - start));
-      List<Batch> completed = gather(rows, order, from, to - from);
+      List<Batch> completed = cut.gather(to - from, targets -> rows.into(order, from, to - from, targets));
       if (completed.isEmpty()) {
         return null; // every row went into the batch carried to the next window
       }
@@ -306,48 +305,6 @@ final class WindowShuffle {
       buffered += w.rowCount;
       open.add(w);
       return w;
-    }
-
-    /**
-     * Positions {@code [from, from + count)} of a window, row {@code order[p]} of {@code rows} at
-     * position {@code p}, gathered into the output batch carried over from the previous window and
-     * new ones; returns the batches this completes, and keeps the last one as the carry when it is
-     * not full.
-     */
-    private List<Batch> gather(Gather rows, int[] order, int from, int count) {
-      List<BatchBuilder> targets = new ArrayList<>();
-      List<Batch> out = new ArrayList<>();
-      try {
-        long room = 0;
-        if (carry != null) {
-          targets.add(carry);
-          room = carry.capacity() - carry.size();
-          carry = null;
-        }
-        for (long next = served + room; room < count; ) {
-          int size = (int) Math.min(batchSize, hi - lo - next);
-          if (size <= 0) {
-            throw new IllegalStateException(source + " delivered more than the " + (hi - lo) + " rows asked for");
-          }
-          targets.add(BatchBuilder.create(schema, size, pool));
-          room += size;
-          next += size;
-        }
-        rows.into(order, from, count, targets);
-        served += count;
-        for (BatchBuilder t : targets) {
-          if (t.isFull()) {
-            out.add(t.build());
-          } else {
-            carry = t;
-          }
-        }
-        return out;
-      } catch (RuntimeException e) {
-        targets.forEach(BatchBuilder::close);
-        out.forEach(Batch::close);
-        throw e;
-      }
     }
 
     synchronized void forget(Window w) {
@@ -370,11 +327,7 @@ final class WindowShuffle {
 
     /** After the last decoded batch: every position asked for went into a finished batch. */
     synchronized Flux<Batch> finish() {
-      if (!closed && (carry != null || served != hi - lo)) {
-        return Flux.error(new IllegalStateException("the window shuffle of " + source + " received " + served
-            + " of " + (hi - lo) + " rows"));
-      }
-      return Flux.empty();
+      return closed ? Flux.empty() : cut.finish();
     }
 
     void close() {
@@ -385,10 +338,7 @@ final class WindowShuffle {
         pending.clear();
         buffered -= pendingRows;
         pendingRows = 0;
-        if (carry != null) {
-          carry.close();
-          carry = null;
-        }
+        cut.close();
         left = new ArrayList<>(open);
       }
       left.forEach(Window::close); // a window being served is closed once its step ends
