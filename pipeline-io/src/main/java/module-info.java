@@ -15,9 +15,11 @@ module dev.sluice.io {
   requires com.fasterxml.jackson.databind;
   requires jdk.unsupported;
 
-  // Arrow IPC: Arrow's schema and allocator appear in dev.sluice.io.arrow's API
-  requires static transitive org.apache.arrow.vector;
-  requires static transitive org.apache.arrow.memory.core;
+  // Arrow IPC. Arrow's schema and allocator appear in dev.sluice.io.arrow's API, yet the requires
+  // are not transitive: a transitive one would make every reader of this module need Arrow to
+  // compile. A program that uses those methods requires org.apache.arrow.vector itself.
+  requires static org.apache.arrow.vector;
+  requires static org.apache.arrow.memory.core;
   requires static org.apache.arrow.format;
   requires static org.apache.arrow.compression;
   requires static org.apache.commons.compress;
