@@ -7,25 +7,26 @@ import dev.sluice.io.DatasetFormat;
  * <p>Exports {@code dev.sluice.io} and one package per format; the {@code internal} packages are
  * not exported. The module reads {@code dev.sluice.core} transitively. Each format's library is
  * optional: opening a file of a format whose library is missing throws a
- * {@code MissingDependencyException} naming it. The formats are registered as
- * {@link DatasetFormat} services. The same jar works unchanged on the class path.
+ * {@code MissingDependencyException} naming it. On the module path the formats' libraries go on
+ * the class path, read with {@code --add-reads dev.sluice.io=ALL-UNNAMED}: parquet-java's jars,
+ * and Arrow's Netty allocator and Netty, hold parts of the same packages, which the module system
+ * refuses. The formats are registered as {@link DatasetFormat} services. The same jar works
+ * unchanged on the class path.
  */
 module dev.sluice.io {
   requires transitive dev.sluice.core;
   requires com.fasterxml.jackson.databind;
   requires jdk.unsupported;
 
-  // Arrow IPC. Arrow's schema and allocator appear in dev.sluice.io.arrow's API, yet the requires
-  // are not transitive: a transitive one would make every reader of this module need Arrow to
-  // compile. A program that uses those methods requires org.apache.arrow.vector itself.
+  // Arrow IPC. Arrow's schema and allocator appear in dev.sluice.io.arrow's API, yet these requires
+  // are not transitive: a transitive one would make every reader of this module need Arrow to compile.
   requires static org.apache.arrow.vector;
   requires static org.apache.arrow.memory.core;
   requires static org.apache.arrow.format;
   requires static org.apache.arrow.compression;
   requires static org.apache.commons.compress;
-  // Brotli pages and the page codecs parquet-java brings. parquet-java's own jars share packages
-  // with each other, so they cannot be modules: on the module path they go on the class path and
-  // this module reads them with --add-reads dev.sluice.io=ALL-UNNAMED, as do Hadoop's jars.
+  // Brotli pages and the page codecs parquet-java brings; parquet-java and Hadoop themselves are
+  // read from the class path (see above)
   requires static dec;
   requires static aircompressor;
   requires static com.github.luben.zstd_jni;

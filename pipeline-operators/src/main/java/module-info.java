@@ -2,9 +2,10 @@
  * {@code Pipeline}, the fluent tf.data-style API, its operators, the planner and the shared cache.
  *
  * <p>Only {@code dev.sluice.operators} is exported. The module reads {@code dev.sluice.core}
- * transitively. Chronicle Map, the shared cache's index, is optional: without it on the module
- * path, {@code Pipeline.cache} throws a {@code MissingDependencyException} naming it. The same
- * jar works unchanged on the class path.
+ * transitively. Chronicle Map, the shared cache's index, is an optional library, and the cache
+ * works on the class path only: the jar also holds a class in Chronicle Map's package
+ * {@code net.openhft.chronicle.hash}, which Chronicle Map finds there by name, and on the module
+ * path a package belongs to one module only. The same jar works unchanged on the class path.
  */
 module dev.sluice.operators {
   requires transitive dev.sluice.core;
