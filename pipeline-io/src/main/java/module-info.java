@@ -25,12 +25,10 @@ module dev.sluice.io {
   requires static org.apache.arrow.format;
   requires static org.apache.arrow.compression;
   requires static org.apache.commons.compress;
-  // Brotli pages and the page codecs parquet-java brings; parquet-java and Hadoop themselves are
-  // read from the class path (see above)
-  requires static dec;
-  requires static aircompressor;
+  // the ZSTD codec of Parquet pages and Arrow buffers. parquet-java, Hadoop, Brotli's decoder and
+  // the Snappy and LZ4 codecs are read from the class path (see above); the last three have no
+  // declared module name to require.
   requires static com.github.luben.zstd_jni;
-  requires static snappy.java;
   // HDF5
   requires static io.jhdf;
 

@@ -12,10 +12,10 @@ module dev.sluice.operators {
   requires reactor.core.micrometer;
   requires org.slf4j;
 
+  // Chronicle Values and OpenHFT's posix have no declared module name to require: this module
+  // reads them from the class path, with --add-reads dev.sluice.operators=ALL-UNNAMED
   requires static chronicle.map;
   requires static chronicle.bytes;
-  requires static chronicle.values;
-  requires static posix;
 
   exports dev.sluice.operators;
 }
