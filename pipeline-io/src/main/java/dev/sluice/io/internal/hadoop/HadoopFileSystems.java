@@ -1,0 +1,114 @@
+package dev.sluice.io.internal.hadoop;
+
+import dev.sluice.core.DatasetIOException;
+import dev.sluice.io.internal.RemoteInput;
+import java.io.FileNotFoundException;
+import java.io.IOException;
+import java.net.URI;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileStatus;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.fs.UnsupportedFileSystemException;
+
+/**
+ * Hadoop {@code FileSystem}s for remote URIs, and the one Hadoop {@link Configuration} Sluice uses:
+ * Hadoop's defaults, {@code core-site.xml} on the class path, {@code core-site.xml} and
+ * {@code hdfs-site.xml} of the directory {@code HADOOP_CONF_DIR} names, then the settings given to
+ * {@link #set(Map)} (the CLI's {@code --conf key=value}).
+ */
+public final class HadoopFileSystems {
+  private static final Map<String, String> SETTINGS = new ConcurrentHashMap<>();
+  private static volatile Configuration conf;
+
+  private HadoopFileSystems() {}
+
+  /** Adds Hadoop settings (later ones win); they apply to file systems opened from now on. */
+  public static synchronized void set(Map<String, String> settings) {
+    SETTINGS.putAll(settings);
+    conf = null;
+  }
+
+  /** The configuration every remote read and write uses. */
+  public static Configuration conf() {
+    Configuration c = conf;
+    if (c == null) {
+      synchronized (HadoopFileSystems.class) {
+        if (conf == null) {
+          Configuration n = new Configuration();
+          String dir = System.getenv("HADOOP_CONF_DIR");
+          if (dir != null && !dir.isBlank()) {
+            for (String f : List.of("core-site.xml", "hdfs-site.xml")) {
+              java.nio.file.Path p = java.nio.file.Path.of(dir, f);
+              if (java.nio.file.Files.isRegularFile(p)) {
+                n.addResource(new Path(p.toUri()));
+              }
+            }
+          }
+          SETTINGS.forEach(n::set);
+          conf = n;
+        }
+        c = conf;
+      }
+    }
+    return c;
+  }
+
+  /**
+   * The file system of {@code uri}.
+   *
+   * @throws DatasetIOException naming the URI when there is none for its scheme or it cannot start
+   */
+  public static FileSystem fileSystem(URI uri) {
+    try {
+      return FileSystem.get(uri, conf());
+    } catch (UnsupportedFileSystemException e) {
+      throw new DatasetIOException(uri.toString(), "no Hadoop FileSystem for scheme '" + uri.getScheme()
+          + "' (s3a:// needs org.apache.hadoop:hadoop-aws on the class path): " + e.getMessage(), e);
+    } catch (IOException e) {
+      throw new DatasetIOException(uri.toString(), "cannot reach its file system: " + e.getMessage(), e);
+    }
+  }
+
+  /** Opens file {@code uri} for positioned reads. */
+  public static RemoteInput open(URI uri) {
+    FileSystem fs = fileSystem(uri);
+    return HadoopFile.open(fs, new Path(uri), uri.toString());
+  }
+
+  /** True when {@code uri} names a directory. */
+  public static boolean isDirectory(URI uri) {
+    FileSystem fs = fileSystem(uri);
+    try {
+      return fs.getFileStatus(new Path(uri)).isDirectory();
+    } catch (FileNotFoundException e) {
+      throw new DatasetIOException(uri.toString(), "no such file or directory", e);
+    } catch (IOException e) {
+      throw new DatasetIOException(uri.toString(), "cannot read its status: " + e.getMessage(), e);
+    }
+  }
+
+  /** The regular files directly inside directory {@code uri} ({@code FileSystem.listStatus}), in name order. */
+  public static List<URI> list(URI uri) {
+    FileSystem fs = fileSystem(uri);
+    List<URI> out = new ArrayList<>();
+    try {
+      FileStatus[] all = fs.listStatus(new Path(uri));
+      java.util.Arrays.sort(all, (a, b) -> a.getPath().getName().compareTo(b.getPath().getName()));
+      for (FileStatus s : all) {
+        if (s.isFile()) {
+          out.add(s.getPath().toUri());
+        }
+      }
+    } catch (FileNotFoundException e) {
+      throw new DatasetIOException(uri.toString(), "no such file or directory", e);
+    } catch (IOException e) {
+      throw new DatasetIOException(uri.toString(), "cannot list: " + e.getMessage(), e);
+    }
+    return out;
+  }
+}
