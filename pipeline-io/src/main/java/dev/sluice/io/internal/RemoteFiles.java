@@ -6,6 +6,9 @@ import dev.sluice.io.internal.hadoop.HadoopFileSystems;
 import java.net.URI;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Datasets named by a URI. A URI without a scheme or with {@code file:} is a local path and keeps
@@ -15,7 +18,57 @@ import java.util.List;
  * {@link OptionalLibrary#HADOOP} has been checked.
  */
 public final class RemoteFiles {
+  private static final Map<String, String> SETTINGS = new ConcurrentHashMap<>();
+  private static final AtomicLong VERSION = new AtomicLong();
+
   private RemoteFiles() {}
+
+  /**
+   * Adds Hadoop configuration settings (the CLI's {@code --conf key=value}; later ones win) over
+   * Hadoop's defaults, {@code core-site.xml} on the class path and the files of
+   * {@code HADOOP_CONF_DIR}; they apply to the file systems opened from now on.
+   */
+  public static void configure(Map<String, String> settings) {
+    SETTINGS.putAll(settings);
+    VERSION.incrementAndGet();
+  }
+
+  /**
+   * {@code message} with the value of every configured credential setting ({@link #masked}) replaced
+   * by {@code ****}: Hadoop's messages may echo a setting.
+   */
+  public static String scrub(String message) {
+    if (message == null) {
+      return null;
+    }
+    String out = message;
+    for (Map.Entry<String, String> e : SETTINGS.entrySet()) {
+      if (!e.getValue().isEmpty() && !masked(e.getKey(), e.getValue()).equals(e.getValue())) {
+        out = out.replace(e.getValue(), "****");
+      }
+    }
+    return out;
+  }
+
+  /** The settings given to {@link #configure}. */
+  public static Map<String, String> settings() {
+    return Map.copyOf(SETTINGS);
+  }
+
+  /** Counts calls of {@link #configure}: a configuration built before a later call is stale. */
+  public static long settingsVersion() {
+    return VERSION.get();
+  }
+
+  /**
+   * {@code value}, or {@code ****} when {@code key} names a credential (contains {@code secret},
+   * {@code password}, {@code token} or {@code key}, in any case): what a message may show.
+   */
+  public static String masked(String key, String value) {
+    String k = key.toLowerCase(java.util.Locale.ROOT);
+    return k.contains("secret") || k.contains("password") || k.contains("token") || k.contains("key")
+        ? "****" : value;
+  }
 
   /** True when {@code uri} names a file through Hadoop rather than a local path. */
   public static boolean isRemote(URI uri) {

@@ -10,7 +10,7 @@ import dev.sluice.core.DatasetIOException;
 import dev.sluice.core.MemoryManager;
 import dev.sluice.io.Checksums;
 import dev.sluice.io.internal.hadoop.HadoopFile;
-import dev.sluice.io.internal.hadoop.HadoopFileSystems;
+import dev.sluice.io.internal.RemoteFiles;
 import dev.sluice.io.npy.Npy;
 import dev.sluice.io.npy.NpyDataset;
 import dev.sluice.operators.Pipeline;
@@ -34,7 +34,7 @@ class FlakyRemoteReadsTest {
 
   @BeforeAll
   static void register() {
-    HadoopFileSystems.set(Map.of("fs." + FlakyFileSystem.SCHEME + ".impl", FlakyFileSystem.class.getName(),
+    RemoteFiles.configure(Map.of("fs." + FlakyFileSystem.SCHEME + ".impl", FlakyFileSystem.class.getName(),
         "fs." + FlakyFileSystem.SCHEME + ".impl.disable.cache", "true"));
   }
 

@@ -4,6 +4,7 @@ import dev.sluice.core.DatasetIOException;
 import dev.sluice.core.UnsupportedFormatException;
 import dev.sluice.core.internal.mapped.FileInput;
 import dev.sluice.core.internal.mapped.MappedReads;
+import dev.sluice.io.internal.RemoteFiles;
 import dev.sluice.io.internal.RemoteInput;
 import java.io.EOFException;
 import java.io.FileNotFoundException;
@@ -64,7 +65,7 @@ public final class HadoopFile implements RemoteInput {
     } catch (FileNotFoundException e) {
       throw new DatasetIOException(resource, "no such file", e);
     } catch (IOException e) {
-      throw new DatasetIOException(resource, "cannot open: " + e.getMessage(), e);
+      throw new DatasetIOException(resource, "cannot open: " + RemoteFiles.scrub(e.getMessage()), e);
     }
     if (status.isDirectory()) {
       throw new DatasetIOException(resource, "is a directory, not a file", null);
@@ -82,7 +83,7 @@ public final class HadoopFile implements RemoteInput {
       }
     }
     if (in == null) {
-      throw new DatasetIOException(resource, "cannot open after " + ATTEMPTS + " attempts: " + last.getMessage(), last);
+      throw new DatasetIOException(resource, "cannot open after " + ATTEMPTS + " attempts: " + RemoteFiles.scrub(last.getMessage()), last);
     }
     return new HadoopFile(resource, in, status);
   }
@@ -147,7 +148,7 @@ public final class HadoopFile implements RemoteInput {
           throw new ClosedChannelException();
         }
         if (attempt >= ATTEMPTS) {
-          throw new IOException("failed " + ATTEMPTS + " attempts, the last: " + e.getMessage(), e);
+          throw new IOException("failed " + ATTEMPTS + " attempts, the last: " + RemoteFiles.scrub(e.getMessage()), e);
         }
         backoff(attempt);
       }
@@ -192,7 +193,7 @@ public final class HadoopFile implements RemoteInput {
     try {
       in.close();
     } catch (IOException e) {
-      throw new DatasetIOException(resource, "cannot close: " + e.getMessage(), e);
+      throw new DatasetIOException(resource, "cannot close: " + RemoteFiles.scrub(e.getMessage()), e);
     }
   }
 }

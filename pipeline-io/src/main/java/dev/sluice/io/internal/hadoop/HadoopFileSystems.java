@@ -1,6 +1,7 @@
 package dev.sluice.io.internal.hadoop;
 
 import dev.sluice.core.DatasetIOException;
+import dev.sluice.io.internal.RemoteFiles;
 import dev.sluice.io.internal.RemoteInput;
 import java.io.FileNotFoundException;
 import java.io.IOException;
@@ -8,7 +9,6 @@ import java.net.URI;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
@@ -19,26 +19,21 @@ import org.apache.hadoop.fs.UnsupportedFileSystemException;
  * Hadoop {@code FileSystem}s for remote URIs, and the one Hadoop {@link Configuration} Sluice uses:
  * Hadoop's defaults, {@code core-site.xml} on the class path, {@code core-site.xml} and
  * {@code hdfs-site.xml} of the directory {@code HADOOP_CONF_DIR} names, then the settings given to
- * {@link #set(Map)} (the CLI's {@code --conf key=value}).
+ * {@link RemoteFiles#configure(Map)} (the CLI's {@code --conf key=value}).
  */
 public final class HadoopFileSystems {
-  private static final Map<String, String> SETTINGS = new ConcurrentHashMap<>();
   private static volatile Configuration conf;
+  private static volatile long confVersion = -1;
 
   private HadoopFileSystems() {}
-
-  /** Adds Hadoop settings (later ones win); they apply to file systems opened from now on. */
-  public static synchronized void set(Map<String, String> settings) {
-    SETTINGS.putAll(settings);
-    conf = null;
-  }
 
   /** The configuration every remote read and write uses. */
   public static Configuration conf() {
     Configuration c = conf;
-    if (c == null) {
+    if (c == null || confVersion != RemoteFiles.settingsVersion()) {
       synchronized (HadoopFileSystems.class) {
-        if (conf == null) {
+        long version = RemoteFiles.settingsVersion();
+        if (conf == null || confVersion != version) {
           Configuration n = new Configuration();
           String dir = System.getenv("HADOOP_CONF_DIR");
           if (dir != null && !dir.isBlank()) {
@@ -49,8 +44,9 @@ public final class HadoopFileSystems {
               }
             }
           }
-          SETTINGS.forEach(n::set);
+          RemoteFiles.settings().forEach(n::set);
           conf = n;
+          confVersion = version;
         }
         c = conf;
       }
@@ -68,9 +64,9 @@ public final class HadoopFileSystems {
       return FileSystem.get(uri, conf());
     } catch (UnsupportedFileSystemException e) {
       throw new DatasetIOException(uri.toString(), "no Hadoop FileSystem for scheme '" + uri.getScheme()
-          + "' (s3a:// needs org.apache.hadoop:hadoop-aws on the class path): " + e.getMessage(), e);
+          + "' (s3a:// needs org.apache.hadoop:hadoop-aws on the class path): " + RemoteFiles.scrub(e.getMessage()), e);
     } catch (IOException e) {
-      throw new DatasetIOException(uri.toString(), "cannot reach its file system: " + e.getMessage(), e);
+      throw new DatasetIOException(uri.toString(), "cannot reach its file system: " + RemoteFiles.scrub(e.getMessage()), e);
     }
   }
 
@@ -88,7 +84,7 @@ public final class HadoopFileSystems {
     } catch (FileNotFoundException e) {
       throw new DatasetIOException(uri.toString(), "no such file or directory", e);
     } catch (IOException e) {
-      throw new DatasetIOException(uri.toString(), "cannot read its status: " + e.getMessage(), e);
+      throw new DatasetIOException(uri.toString(), "cannot read its status: " + RemoteFiles.scrub(e.getMessage()), e);
     }
   }
 
@@ -107,7 +103,7 @@ public final class HadoopFileSystems {
     } catch (FileNotFoundException e) {
       throw new DatasetIOException(uri.toString(), "no such file or directory", e);
     } catch (IOException e) {
-      throw new DatasetIOException(uri.toString(), "cannot list: " + e.getMessage(), e);
+      throw new DatasetIOException(uri.toString(), "cannot list: " + RemoteFiles.scrub(e.getMessage()), e);
     }
     return out;
   }
