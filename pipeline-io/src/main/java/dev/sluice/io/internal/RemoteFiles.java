@@ -123,6 +123,19 @@ public final class RemoteFiles {
     return HadoopFileSystems.list(uri);
   }
 
+  /**
+   * Copies a dataset written locally to the remote {@code target}, under a temporary name renamed
+   * into place (a directory's {@code metadata.json} copied last), so that a reader never sees a
+   * half-written dataset.
+   *
+   * @param force replace an existing target; without it an existing target is refused
+   * @throws MissingDependencyException when Hadoop is not on the class path
+   */
+  public static void publish(Path local, URI target, boolean force) {
+    requireHadoop(target);
+    HadoopFileSystems.publish(local, target, force);
+  }
+
   /** The file's name: the last segment of its path. */
   public static String name(URI uri) {
     String p = uri.getPath();

@@ -22,6 +22,8 @@ public class FlakyFileSystem extends FilterFileSystem {
   static final String SCHEME = "flaky";
   static final AtomicInteger FAILURES = new AtomicInteger();
   static final AtomicInteger FAILED = new AtomicInteger();
+  /** A credential setting whose value the injected failures echo, as some clients' messages do. */
+  static final String SECRET_KEY = "fs.flaky.secret.key";
 
   public FlakyFileSystem() {
     super(new RawLocalFileSystem());
@@ -60,22 +62,25 @@ public class FlakyFileSystem extends FilterFileSystem {
 
   @Override
   public FSDataInputStream open(Path f, int bufferSize) throws IOException {
-    return new FSDataInputStream(new Stream(new RandomAccessFile(local(f).toUri().getPath(), "r")));
+    return new FSDataInputStream(new Stream(new RandomAccessFile(local(f).toUri().getPath(), "r"),
+        getConf().get(SECRET_KEY, "")));
   }
 
   /** A file whose positioned reads fail while failures are due. */
   static final class Stream extends FSInputStream {
     private final RandomAccessFile file;
+    private final String secret;
 
-    Stream(RandomAccessFile file) {
+    Stream(RandomAccessFile file, String secret) {
       this.file = file;
+      this.secret = secret;
     }
 
     @Override
     public int read(long position, byte[] buffer, int offset, int length) throws IOException {
       if (FAILURES.getAndUpdate(n -> n == Integer.MAX_VALUE ? n : Math.max(0, n - 1)) > 0) {
         FAILED.incrementAndGet();
-        throw new IOException("connection reset by peer (injected)");
+        throw new IOException("connection reset by peer (injected; signed with " + secret + ")");
       }
       synchronized (this) {
         if (position >= file.length()) {

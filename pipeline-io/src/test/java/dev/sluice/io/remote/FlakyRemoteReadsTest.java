@@ -35,7 +35,8 @@ class FlakyRemoteReadsTest {
   @BeforeAll
   static void register() {
     RemoteFiles.configure(Map.of("fs." + FlakyFileSystem.SCHEME + ".impl", FlakyFileSystem.class.getName(),
-        "fs." + FlakyFileSystem.SCHEME + ".impl.disable.cache", "true"));
+        "fs." + FlakyFileSystem.SCHEME + ".impl.disable.cache", "true",
+        FlakyFileSystem.SECRET_KEY, "hunter2-s3cr3t"));
   }
 
   @AfterEach
@@ -76,10 +77,30 @@ class FlakyRemoteReadsTest {
               .hasMessageContaining(u.toString())
               .hasMessageContaining("cannot read bytes [")
               .hasMessageContaining("failed " + HadoopFile.ATTEMPTS + " attempts")
-              .hasMessageContaining("connection reset by peer"));
+              .hasMessageContaining("connection reset by peer")
+              .hasMessageContaining("signed with ****")
+              .hasMessageNotContaining("hunter2-s3cr3t"));
     }
     FlakyFileSystem.FAILURES.set(Integer.MAX_VALUE);
     assertThatThrownBy(() -> Npy.open(u)).isInstanceOf(DatasetIOException.class)
-        .hasMessageContaining(u.toString()).hasMessageContaining("failed " + HadoopFile.ATTEMPTS + " attempts");
+        .hasMessageContaining(u.toString()).hasMessageContaining("failed " + HadoopFile.ATTEMPTS + " attempts")
+        .hasMessageNotContaining("hunter2-s3cr3t");
+  }
+
+  @Test
+  void credentialSettingsAreMaskedAndOthersShown() {
+    assertEquals("****", RemoteFiles.masked("fs.s3a.secret.key", "abc"));
+    assertEquals("****", RemoteFiles.masked("fs.azure.account.Password", "abc"));
+    assertEquals("****", RemoteFiles.masked("dfs.client.TOKEN", "abc"));
+    assertEquals("s3.example.com", RemoteFiles.masked("fs.s3a.endpoint", "s3.example.com"));
+  }
+
+  @Test
+  void aFileUriIsTheLocalPathAndIsMapped() throws Exception {
+    Path x = HdfsDatasetsTest.writeNpy(dir.resolve("x.npy"), 1);
+    try (NpyDataset l = Npy.open(x.toUri())) {
+      assertEquals(x, l.path());
+      assertThat(l.toString()).contains(x.toString());
+    }
   }
 }

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
-import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import dev.sluice.core.Batch;
 import dev.sluice.core.Dataset;
@@ -22,8 +21,7 @@ import dev.sluice.io.WriteOptions;
 import dev.sluice.io.arrow.Arrow;
 import dev.sluice.io.arrow.ArrowDataset;
 import dev.sluice.io.arrow.ArrowWriteOptions;
-import dev.sluice.io.internal.hadoop.HadoopFile;
-import dev.sluice.io.internal.hadoop.HadoopFileSystems;
+import dev.sluice.io.internal.RemoteFiles;
 import dev.sluice.io.npy.Npy;
 import dev.sluice.io.npy.NpyDataset;
 import dev.sluice.io.parquet.Parquet;
@@ -39,11 +37,8 @@ import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.function.Function;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.hdfs.MiniDFSCluster;
@@ -194,5 +189,33 @@ class HdfsDatasetsTest {
     URI cr = upload(cut, "cut.npy");
     assertThatThrownBy(() -> Npy.open(cr)).isInstanceOf(DatasetFormatException.class)
         .hasMessageContaining(cr.toString()).hasMessageContaining("truncated");
+  }
+
+  @Test
+  void aPublishedDatasetAppearsWholeUnderItsNameWithNoTemporaryLeft() throws IOException {
+    Path set = local.resolve("set");
+    Files.createDirectories(set.resolve("part"));
+    Files.writeString(set.resolve("metadata.json"), "{}");
+    Files.writeString(set.resolve("part/shard-0.bin"), "rows");
+    writeNpy(set.resolve("a.npy"), 1);
+    URI to = root.resolve("published");
+    RemoteFiles.publish(set, to, false);
+    assertEquals("{}", read(to.resolve("published/metadata.json")));
+    assertEquals("rows", read(to.resolve("published/part/shard-0.bin")));
+    assertThat(hdfs.listStatus(new org.apache.hadoop.fs.Path(root))).noneMatch(s -> s.getPath().getName().contains(".tmp-"));
+    assertThatThrownBy(() -> RemoteFiles.publish(set, to, false)).isInstanceOf(DatasetIOException.class)
+        .hasMessageContaining(to.toString()).hasMessageContaining("already exists");
+    Files.writeString(set.resolve("metadata.json"), "{\"v\": 2}");
+    RemoteFiles.publish(set, to, true);
+    assertEquals("{\"v\": 2}", read(to.resolve("published/metadata.json")));
+    try (NpyDataset r = Npy.open(to.resolve("published/a.npy"))) {
+      assertEquals(ROWS, r.size());
+    }
+  }
+
+  static String read(URI file) throws IOException {
+    try (var in = hdfs.open(new org.apache.hadoop.fs.Path(file))) {
+      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    }
   }
 }

@@ -107,4 +107,58 @@ public final class HadoopFileSystems {
     }
     return out;
   }
+
+  /**
+   * Copies the local file or directory {@code local} to {@code target} so that no reader ever sees
+   * it half-written: into a hidden temporary beside the target ({@code .<name>.tmp-<random>}), a
+   * directory's {@code metadata.json} last, then renamed into place. With {@code force} an existing
+   * target is deleted just before the rename; without it an existing target is refused. A failure
+   * deletes the temporary.
+   *
+   * @throws DatasetIOException naming the target when it exists (without {@code force}) or a copy,
+   *     delete or rename fails
+   */
+  public static void publish(java.nio.file.Path local, URI target, boolean force) {
+    FileSystem fs = fileSystem(target);
+    Path to = new Path(target);
+    Path temp = new Path(to.getParent(), "." + to.getName() + ".tmp-"
+        + Long.toHexString(java.util.concurrent.ThreadLocalRandom.current().nextLong()));
+    try {
+      if (!force && fs.exists(to)) {
+        throw new DatasetIOException(target.toString(), "already exists; pass --force to replace it", null);
+      }
+      if (java.nio.file.Files.isDirectory(local)) {
+        fs.mkdirs(temp);
+        List<java.nio.file.Path> files;
+        try (java.util.stream.Stream<java.nio.file.Path> all = java.nio.file.Files.walk(local)) {
+          files = all.filter(java.nio.file.Files::isRegularFile)
+              .sorted(java.util.Comparator.comparing((java.nio.file.Path f) -> f.getFileName().toString()
+                  .equals("metadata.json")).thenComparing(java.nio.file.Path::toString))
+              .toList();
+        }
+        for (java.nio.file.Path f : files) {
+          Path dst = new Path(temp, local.relativize(f).toString().replace(java.io.File.separatorChar, '/'));
+          fs.copyFromLocalFile(false, true, new Path(f.toUri()), dst);
+        }
+      } else {
+        fs.copyFromLocalFile(false, true, new Path(local.toUri()), temp);
+      }
+      if (force && fs.exists(to) && !fs.delete(to, true)) {
+        throw new IOException("cannot delete the existing " + to);
+      }
+      if (!fs.rename(temp, to)) {
+        throw new IOException("cannot rename " + temp + " to " + to);
+      }
+    } catch (IOException | RuntimeException e) {
+      try {
+        fs.delete(temp, true);
+      } catch (IOException suppressed) {
+        e.addSuppressed(suppressed);
+      }
+      if (e instanceof RuntimeException r) {
+        throw r;
+      }
+      throw new DatasetIOException(target.toString(), "write failed: " + RemoteFiles.scrub(e.getMessage()), e);
+    }
+  }
 }
