@@ -36,7 +36,7 @@ public final class OptionalLibrary {
   public static final OptionalLibrary JHDF = new OptionalLibrary("HDF5 and netCDF-4 support", "pipeline-io",
       Map.of("io.jhdf:jhdf", "io.jhdf.HdfFile"));
   /** Hadoop's client: datasets named by a Hadoop {@code FileSystem} URI ({@code hdfs://}, {@code s3a://}). */
-  public static final OptionalLibrary HADOOP = new OptionalLibrary("Reading datasets through Hadoop FileSystem URIs",
+  public static final OptionalLibrary HADOOP = new OptionalLibrary("Reading and writing datasets through Hadoop FileSystem URIs",
       "pipeline-io", ordered(
       "org.apache.hadoop:hadoop-client-api", "org.apache.hadoop.fs.FileSystem",
       "org.apache.hadoop:hadoop-client-runtime", "org.apache.hadoop.shaded.org.apache.commons.io.IOUtils"));
