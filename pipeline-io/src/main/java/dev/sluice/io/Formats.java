@@ -4,12 +4,21 @@ import dev.sluice.core.Dataset;
 import dev.sluice.core.DatasetFormatException;
 import dev.sluice.core.DatasetIOException;
 import dev.sluice.core.Example;
+import dev.sluice.io.arrow.Arrow;
+import dev.sluice.io.arrow.ArrowOptions;
+import dev.sluice.io.internal.RemoteFiles;
+import dev.sluice.io.internal.RemoteInput;
+import dev.sluice.io.npy.Npy;
+import dev.sluice.io.parquet.Parquet;
+import dev.sluice.io.parquet.ParquetOptions;
 import java.io.IOException;
+import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.ServiceLoader;
 import java.util.stream.Collectors;
 
@@ -86,5 +95,79 @@ public final class Formats {
   /** Opens {@code path} in the format its contents show. */
   public static Dataset<Example> open(Path path) {
     return detect(path).open(path);
+  }
+
+  /**
+   * Adds Hadoop configuration settings ({@code fs.s3a.endpoint}, {@code dfs.client.*}, ...) used for
+   * remote URIs opened from now on, over Hadoop's defaults, {@code core-site.xml} on the class path
+   * and the {@code core-site.xml} and {@code hdfs-site.xml} of {@code HADOOP_CONF_DIR}. No message
+   * shows the value of a setting whose key contains {@code secret}, {@code password},
+   * {@code token} or {@code key}.
+   */
+  public static void configureHadoop(Map<String, String> settings) {
+    RemoteFiles.configure(settings);
+  }
+
+  /** The formats a remote URI can be read in: {@link #openRemote} opens these. */
+  public static final List<String> REMOTE_FORMATS = List.of("npy", "arrow", "parquet");
+
+  /**
+   * The format of the remote dataset {@code uri} ({@code hdfs://}, {@code s3a://}, ...), recognized
+   * from its contents: a file by its first bytes ({@code \x93NUMPY}: npy, {@code ARROW1} or an IPC
+   * stream's continuation marker: arrow, {@code PAR1}: parquet); a directory by the files it lists
+   * ({@code *.npy}: npy, else parquet).
+   *
+   * @throws DatasetIOException naming the URI when it does not exist or cannot be read
+   * @throws DatasetFormatException when no remote format recognizes it
+   * @throws dev.sluice.core.MissingDependencyException when Hadoop is not on the class path
+   */
+  public static String detectRemote(URI uri) {
+    if (RemoteFiles.isDirectory(uri)) {
+      List<URI> files = RemoteFiles.list(uri);
+      if (files.stream().anyMatch(u -> RemoteFiles.name(u).endsWith(".npy"))) {
+        return "npy";
+      }
+      if (files.stream().anyMatch(u -> RemoteFiles.name(u).endsWith(".parquet"))) {
+        return "parquet";
+      }
+      throw new DatasetFormatException(uri.toString(), null, "a remote directory holding neither .npy nor .parquet"
+          + " files; remote URIs are read as " + REMOTE_FORMATS);
+    }
+    byte[] head = new byte[8];
+    int n;
+    try (RemoteInput in = RemoteFiles.open(uri)) {
+      n = (int) Math.min(head.length, in.size());
+      in.readFully(0, java.nio.ByteBuffer.wrap(head, 0, n));
+    }
+    String ascii = new String(head, 0, n, java.nio.charset.StandardCharsets.ISO_8859_1);
+    if (ascii.startsWith("\u0093NUMPY")) {
+      return "npy";
+    }
+    if (ascii.startsWith("ARROW1") || n >= 4 && (head[0] & head[1] & head[2] & head[3]) == (byte) 0xFF) {
+      return "arrow";
+    }
+    if (ascii.startsWith("PAR1")) {
+      return "parquet";
+    }
+    throw new DatasetFormatException(uri.toString(), "byte 0", "not a recognized remote dataset (remote URIs are"
+        + " read as " + REMOTE_FORMATS + "); use --format to name one");
+  }
+
+  /**
+   * Opens the remote dataset {@code uri} in {@code format} (null: {@link #detectRemote recognized
+   * from its contents}), reading only {@code columns} (every one when empty), with positioned reads
+   * through Hadoop's {@code FileSystem}.
+   *
+   * @throws IllegalArgumentException when {@code format} cannot be read from a remote URI
+   */
+  public static Dataset<Example> openRemote(URI uri, String format, List<String> columns) {
+    String f = format != null ? named(format).name() : detectRemote(uri);
+    return switch (f) {
+      case "npy" -> columns.isEmpty() ? Npy.open(uri) : dev.sluice.io.internal.Projection.of(Npy.open(uri), columns);
+      case "arrow" -> Arrow.open(uri, ArrowOptions.builder().columns(columns).build());
+      case "parquet" -> Parquet.open(uri, ParquetOptions.builder().columns(columns).build());
+      default -> throw new IllegalArgumentException("--format " + f + " cannot be read from a remote URI ("
+          + uri + "); remote URIs are read as " + REMOTE_FORMATS);
+    };
   }
 }

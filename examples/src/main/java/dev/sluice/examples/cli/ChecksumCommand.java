@@ -3,10 +3,9 @@ package dev.sluice.examples.cli;
 import dev.sluice.core.Dataset;
 import dev.sluice.core.Example;
 import dev.sluice.io.Checksums;
-import dev.sluice.io.DatasetFormat;
 import dev.sluice.io.Verifiable;
-import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -24,8 +23,14 @@ import picocli.CommandLine.Spec;
 @Command(name = "checksum", mixinStandardHelpOptions = true,
     description = "Print the SHA-256 of a dataset's canonical bytes (64 lowercase hex digits).")
 final class ChecksumCommand implements Callable<Integer> {
-  @Parameters(index = "0", paramLabel = "PATH", description = "A file or directory; - reads an Arrow IPC stream from standard input.")
-  Path path;
+  @Parameters(index = "0", paramLabel = "PATH", description = "A file or directory, or a Hadoop FileSystem URI (hdfs://…, s3a://…, file:…); - reads an "
+      + "Arrow IPC stream from standard input.")
+  String path;
+
+  @Option(names = "--conf", paramLabel = "key=value", description = "A Hadoop setting for hdfs://, s3a://, ... URIs "
+      + "(repeatable), over core-site.xml and HADOOP_CONF_DIR; values of keys naming a secret, password, token or key "
+      + "are never printed.")
+  Map<String, String> conf = new java.util.LinkedHashMap<>();
 
   @Option(names = "--columns", split = ",", paramLabel = "a,b",
       description = "Only these fields (default: all); the others are not read.")
@@ -47,14 +52,14 @@ final class ChecksumCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    DatasetFormat f = DatasetRun.formatOf(path, format);
+    DatasetRun.configure(conf);
     Dataset<Example> ds = DatasetRun.open(path, format, columns, io);
     try {
       if (verify) {
         Dataset<Example> whole = columns.isEmpty() ? ds : DatasetRun.open(path, format, List.of(), io); // the stored checksums cover every field
         try {
           if (!(whole instanceof Verifiable v)) {
-            throw new UnsupportedOperationException("note: " + path + ": the " + f.name() + " format stores no checksums;"
+            throw new UnsupportedOperationException("note: " + path + ": the " + DatasetRun.formatName(path, format) + " format stores no checksums;"
                 + " nothing to verify (--verify applies to shards)");
           }
           Verifiable.Verified done = v.verify();

@@ -31,7 +31,8 @@ final class ConvertCommand implements Callable<Integer> {
   Path in;
 
   @Parameters(index = "1", paramLabel = "OUT",
-      description = "The dataset to write: a directory, or a file for a one-file format (OUT/ writes OUT/part-0.<format>).")
+      description = "The dataset to write: a directory, or a file for a one-file format (OUT/ writes OUT/part-0.<format>); "
+          + "a Hadoop FileSystem URI (hdfs://…) is written locally, then copied under a temporary name and renamed.")
   String out;
 
   @Option(names = "--to", required = true, paramLabel = "F", completionCandidates = DatasetRun.WritableFormatNames.class,
@@ -73,17 +74,20 @@ final class ConvertCommand implements Callable<Integer> {
     if (!stdin && !Files.exists(in)) {
       throw new IllegalArgumentException(in + ": no such file or directory");
     }
-    Path dataset = Path.of(out);
-    if (!stdin && Files.exists(dataset) && Files.isSameFile(in, dataset)) {
+    boolean remote = DatasetRun.remote(out) != null;
+    Path dataset = remote ? null : Path.of(out);
+    if (!remote && !stdin && Files.exists(dataset) && Files.isSameFile(in, dataset)) {
       throw new IllegalArgumentException(out + " is IN itself; write to another path");
     }
     DatasetFormat source = DatasetRun.formatOf(in, format);
-    Path path = OutputPaths.target(target, out);
     Dataset<Example> data = source.open(in);
     try {
-      OutputPaths.check(dataset, force);
+      if (!remote) {
+        OutputPaths.check(dataset, force);
+      }
       long total = DatasetRun.knownRows(data);
       AtomicLong written = new AtomicLong();
+      String path;
       long t0 = System.nanoTime();
       try (Progress progress = Progress.start("convert", total, "rows", System.err)) {
         WriteOptions options = WriteOptions.defaults().withNumShards(numShards).withWorkers(w).withCodec(codec)
@@ -91,7 +95,7 @@ final class ConvertCommand implements Callable<Integer> {
               written.addAndGet(n);
               progress.step(n);
             });
-        OutputPaths.write(target, data, dataset, path, force, options);
+        path = OutputPaths.writeAnywhere(target, data, out, force, options);
       }
       double seconds = (System.nanoTime() - t0) / 1e9;
       long rows = total >= 0 ? total : written.get();

@@ -21,9 +21,12 @@ import java.io.IOException;
 import java.math.BigDecimal;
 import java.math.RoundingMode;
 import java.nio.file.Files;
+import dev.sluice.io.internal.RemoteFiles;
+import java.net.URI;
 import java.nio.file.Path;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Map;
 import java.util.function.IntSupplier;
 
 /** What the commands share: opening PATH (with {@code --format}), counting bytes, the JSON line. */
@@ -155,6 +158,52 @@ final class DatasetRun {
       throw BenchData.accessNotAChoice("--io " + io, f.name());
     }
     return f.ioModes().contains(access.io) ? f.open(path, columns, access.io) : f.open(path, columns);
+  }
+
+  /** The remote URI {@code arg} names ({@code hdfs://…}, {@code s3a://…}), or null for a local path. */
+  static URI remote(String arg) {
+    return RemoteFiles.remoteUri(arg);
+  }
+
+  /**
+   * The dataset a command's PATH argument names: a local path (or {@code file:} URI) as
+   * {@link #open(Path, String, List, String)} opens it, or a remote URI read with positioned reads
+   * through Hadoop's {@code FileSystem}, its format recognized from its contents unless given.
+   *
+   * @throws IllegalArgumentException for {@code --io mmap} on a remote URI
+   */
+  static Dataset<Example> open(String arg, String format, List<String> columns, String io) {
+    URI uri = remote(arg);
+    if (uri == null) {
+      return open(localPath(arg), format, columns, io);
+    }
+    if (io != null && !"read".equals(io)) {
+      throw new IllegalArgumentException("--io " + io + ": " + uri + " is remote and cannot be memory-mapped;"
+          + " remote URIs are read with positioned reads (--io read)");
+    }
+    return Formats.openRemote(uri, format, columns);
+  }
+
+  /** The name of the format of the dataset {@code arg} names ({@code format} when given). */
+  static String formatName(String arg, String format) {
+    URI uri = remote(arg);
+    return uri == null ? formatOf(localPath(arg), format).name()
+        : format != null ? Formats.named(format).name() : Formats.detectRemote(uri);
+  }
+
+  /** A local PATH argument: a plain path or a {@code file:} URI. */
+  static Path localPath(String arg) {
+    return arg.startsWith("file:") ? Path.of(URI.create(arg)) : Path.of(arg);
+  }
+
+  /**
+   * Applies {@code --conf key=value} settings to the Hadoop configuration remote URIs use; no
+   * message shows a credential's value.
+   */
+  static void configure(Map<String, String> conf) {
+    if (conf != null && !conf.isEmpty()) {
+      Formats.configureHadoop(conf);
+    }
   }
 
   /** Closes the dataset when it holds files. */

@@ -30,7 +30,8 @@ import picocli.CommandLine.Spec;
     description = "Write a seeded synthetic dataset: x float32[D], label int64 = row index.")
 final class GenerateCommand implements Callable<Integer> {
   @Parameters(index = "0", paramLabel = "OUT",
-      description = "The dataset to write: a directory, or a file for a one-file format (OUT/ writes OUT/part-0.<format>).")
+      description = "The dataset to write: a directory, or a file for a one-file format (OUT/ writes OUT/part-0.<format>); "
+          + "a Hadoop FileSystem URI (hdfs://…) is written locally, then copied under a temporary name and renamed.")
   String out;
 
   @Option(names = "--rows", required = true, paramLabel = "N", description = "Rows to write.")
@@ -57,7 +58,7 @@ final class GenerateCommand implements Callable<Integer> {
   @Spec CommandSpec spec;
 
   @Override
-  public Integer call() {
+  public Integer call() throws java.io.IOException {
     OptionChecks.nonNegative("--rows", rows);
     OptionChecks.positive("--dim", dim);
     OptionChecks.nonNegative("--row-group-size", rowGroupBytes);
@@ -66,9 +67,9 @@ final class GenerateCommand implements Callable<Integer> {
       throw new UnsupportedOperationException("format '" + f.name() + "' cannot write; formats that can: "
           + Formats.all().stream().filter(DatasetFormat::canWrite).map(DatasetFormat::name).toList());
     }
-    Path target = OutputPaths.target(f, out);
+    String target;
     try (Progress progress = Progress.start("generate", rows, "rows", System.err)) {
-      OutputPaths.write(f, Datasets.synthetic(rows, dim, seed), Path.of(out), target, force,
+      target = OutputPaths.writeAnywhere(f, Datasets.synthetic(rows, dim, seed), out, force,
           WriteOptions.defaults().withRowGroupBytes(rowGroupBytes).withProgress(progress::step));
     }
     spec.commandLine().getOut().printf(Locale.ROOT, "wrote %d rows (x float32[%d], label int64) to %s as %s%n",

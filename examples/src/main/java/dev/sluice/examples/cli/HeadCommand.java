@@ -17,7 +17,6 @@ import java.io.StringWriter;
 import java.io.UncheckedIOException;
 import java.math.BigInteger;
 import java.nio.ByteBuffer;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.LinkedHashMap;
@@ -50,8 +49,14 @@ final class HeadCommand implements Callable<Integer> {
 
   private static final ObjectMapper JSON = new ObjectMapper();
 
-  @Parameters(index = "0", paramLabel = "PATH", description = "A file or directory; - reads an Arrow IPC stream from standard input.")
-  Path path;
+  @Parameters(index = "0", paramLabel = "PATH", description = "A file or directory, or a Hadoop FileSystem URI (hdfs://…, s3a://…, file:…); - reads an "
+      + "Arrow IPC stream from standard input.")
+  String path;
+
+  @Option(names = "--conf", paramLabel = "key=value", description = "A Hadoop setting for hdfs://, s3a://, ... URIs "
+      + "(repeatable), over core-site.xml and HADOOP_CONF_DIR; values of keys naming a secret, password, token or key "
+      + "are never printed.")
+  Map<String, String> conf = new java.util.LinkedHashMap<>();
 
   @Option(names = "-n", paramLabel = "N", defaultValue = "10", description = "Rows to print (default: ${DEFAULT-VALUE}).")
   long rows;
@@ -82,7 +87,8 @@ final class HeadCommand implements Callable<Integer> {
     if (spec.commandLine().getParseResult().hasMatchedOption("--seed") && !shuffle) {
       throw new IllegalArgumentException("--seed " + seed + " needs --shuffle");
     }
-    Dataset<Example> data = DatasetRun.open(path, format, columns);
+    DatasetRun.configure(conf);
+    Dataset<Example> data = DatasetRun.open(path, format, columns, null);
     try {
       Pipeline<Example> p = Pipeline.from(data);
       if (shuffle && (data instanceof RandomAccessDataset || data instanceof SplitDataset)) {

@@ -9,10 +9,9 @@ import dev.sluice.core.Example;
 import dev.sluice.core.HasSchema;
 import dev.sluice.core.SplitDataset;
 import dev.sluice.core.TensorSpec;
-import dev.sluice.io.DatasetFormat;
 import dev.sluice.io.hdf5.Hdf5Dataset;
-import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -29,8 +28,14 @@ import picocli.CommandLine.Spec;
 @Command(name = "inspect", mixinStandardHelpOptions = true,
     description = "Print a dataset's format, fields, rows and splits as JSON.")
 final class InspectCommand implements Callable<Integer> {
-  @Parameters(index = "0", paramLabel = "PATH", description = "A file or directory; - reads an Arrow IPC stream from standard input.")
-  Path path;
+  @Parameters(index = "0", paramLabel = "PATH", description = "A file or directory, or a Hadoop FileSystem URI (hdfs://…, s3a://…, file:…); - reads an "
+      + "Arrow IPC stream from standard input.")
+  String path;
+
+  @Option(names = "--conf", paramLabel = "key=value", description = "A Hadoop setting for hdfs://, s3a://, ... URIs "
+      + "(repeatable), over core-site.xml and HADOOP_CONF_DIR; values of keys naming a secret, password, token or key "
+      + "are never printed.")
+  Map<String, String> conf = new java.util.LinkedHashMap<>();
 
   @Option(names = "--format", paramLabel = "F", completionCandidates = DatasetRun.FormatNames.class,
       description = "Format (${COMPLETION-CANDIDATES}); default: recognized from the contents.")
@@ -44,13 +49,14 @@ final class InspectCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    DatasetFormat f = DatasetRun.formatOf(path, format);
-    Dataset<Example> ds = f.open(path, columns);
+    DatasetRun.configure(conf);
+    String formatName = DatasetRun.formatName(path, format);
+    Dataset<Example> ds = DatasetRun.open(path, formatName, columns, null);
     try {
       ObjectMapper json = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
       ObjectNode root = json.createObjectNode();
-      root.put("format", f.name());
-      root.put("path", path.toString());
+      root.put("format", formatName);
+      root.put("path", path);
       if (ds instanceof HasSchema h) {
         ArrayNode fields = root.putArray("fields");
         for (TensorSpec s : h.schema().fields()) {

@@ -8,8 +8,10 @@ import dev.sluice.io.DatasetFormat;
 import dev.sluice.io.ExistingOutput;
 import dev.sluice.io.Formats;
 import dev.sluice.io.WriteOptions;
+import dev.sluice.io.internal.RemoteFiles;
 import java.io.File;
 import java.io.IOException;
+import java.net.URI;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -77,6 +79,35 @@ final class OutputPaths {
    *
    * @throws IllegalArgumentException {@code "<dataset> already exists; ..."} when it exists without {@code force}
    */
+  /**
+   * Writes {@code data} to OUT, a local path or a remote URI: a remote OUT is written to a local
+   * temporary directory first and then copied under a temporary name and renamed into place.
+   *
+   * @return where the data went, for the command's summary line
+   */
+  static String writeAnywhere(DatasetFormat format, Dataset<Example> data, String out, boolean force,
+      WriteOptions options) throws IOException {
+    URI remote = DatasetRun.remote(out);
+    if (remote == null) {
+      Path target = target(format, out);
+      write(format, data, Path.of(out), target, force, options);
+      return target.toString();
+    }
+    Path staging = Files.createTempDirectory("sluice-out");
+    try {
+      Path dataset = staging.resolve(RemoteFiles.name(remote));
+      Path target = target(format, dataset + (out.endsWith("/") ? "/" : ""));
+      write(format, data, dataset, target, true, options);
+      RemoteFiles.publish(dataset, remote, force);
+      String inside = dataset.relativize(target).toString();
+      return inside.isEmpty() ? out : out.replaceAll("/+$", "") + "/" + inside;
+    } finally {
+      try (Stream<Path> all = Files.walk(staging)) {
+        all.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+      }
+    }
+  }
+
   static void write(DatasetFormat format, Dataset<Example> data, Path dataset, Path target, boolean force,
       WriteOptions options) {
     check(dataset, force);

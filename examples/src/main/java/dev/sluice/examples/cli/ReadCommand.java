@@ -21,6 +21,7 @@ import dev.sluice.operators.internal.cache.CacheAdmin;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -39,8 +40,14 @@ import reactor.core.publisher.Flux;
 @Command(name = "read", mixinStandardHelpOptions = true,
     description = "Read PATH through shuffle -> shard -> batch -> prefetch and report what was read.")
 final class ReadCommand implements Callable<Integer> {
-  @Parameters(index = "0", paramLabel = "PATH", description = "A dataset file or directory; - reads an Arrow IPC stream from standard input.")
-  Path path;
+  @Parameters(index = "0", paramLabel = "PATH", description = "A file or directory, or a Hadoop FileSystem URI (hdfs://…, s3a://…, file:…); - reads an "
+      + "Arrow IPC stream from standard input.")
+  String path;
+
+  @Option(names = "--conf", paramLabel = "key=value", description = "A Hadoop setting for hdfs://, s3a://, ... URIs "
+      + "(repeatable), over core-site.xml and HADOOP_CONF_DIR; values of keys naming a secret, password, token or key "
+      + "are never printed.")
+  Map<String, String> conf = new java.util.LinkedHashMap<>();
 
   @Option(names = "--format", paramLabel = "F", completionCandidates = DatasetRun.FormatNames.class,
       description = "Format (${COMPLETION-CANDIDATES}); default: recognized from the contents.")
@@ -240,6 +247,7 @@ final class ReadCommand implements Callable<Integer> {
   }
 
   private int read(PipelineContext ctx, PipelineState from, EqualLength policy, PrintWriter out) {
+    DatasetRun.configure(conf);
     Dataset<Example> data = DatasetRun.open(path, format, columns, io);
     try {
       Pipeline<Example> p = Pipeline.from(data);

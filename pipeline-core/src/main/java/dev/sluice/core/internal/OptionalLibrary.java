@@ -35,8 +35,8 @@ public final class OptionalLibrary {
   /** jhdf, a pure-Java HDF5 reader: the {@code hdf5} format ({@code Hdf5.open}), netCDF-4 included. */
   public static final OptionalLibrary JHDF = new OptionalLibrary("HDF5 and netCDF-4 support", "pipeline-io",
       Map.of("io.jhdf:jhdf", "io.jhdf.HdfFile"));
-  /** Hadoop's client: Parquet files named by a {@code FileSystem} URI. */
-  public static final OptionalLibrary HADOOP = new OptionalLibrary("Reading Parquet through Hadoop URIs",
+  /** Hadoop's client: datasets named by a Hadoop {@code FileSystem} URI ({@code hdfs://}, {@code s3a://}). */
+  public static final OptionalLibrary HADOOP = new OptionalLibrary("Reading and writing datasets through Hadoop FileSystem URIs",
       "pipeline-io", ordered(
       "org.apache.hadoop:hadoop-client-api", "org.apache.hadoop.fs.FileSystem",
       "org.apache.hadoop:hadoop-client-runtime", "org.apache.hadoop.shaded.org.apache.commons.io.IOUtils"));

@@ -13,9 +13,11 @@ import dev.sluice.io.arrow.internal.ArrowFileDataset;
 import dev.sluice.io.arrow.internal.ArrowSink;
 import dev.sluice.io.arrow.internal.ArrowStreamDataset;
 import dev.sluice.io.internal.Outputs;
+import dev.sluice.io.internal.RemoteFiles;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.net.URI;
 import java.nio.channels.Channels;
 import java.nio.channels.FileChannel;
 import java.nio.channels.WritableByteChannel;
@@ -68,6 +70,33 @@ public final class Arrow {
       throw new DatasetIOException(file.toString(), "is a directory, not an Arrow IPC file", null);
     }
     return ArrowFileDataset.open(file, options);
+  }
+
+  /**
+   * Opens an Arrow IPC file named by a URI with every column ({@link #open(URI, ArrowOptions)}).
+   */
+  public static ArrowDataset open(URI uri) {
+    return open(uri, ArrowOptions.defaults());
+  }
+
+  /**
+   * Opens an Arrow IPC file named by a URI. A {@code file:} URI (or one without a scheme) is the
+   * local path, opened as {@link #open(Path, ArrowOptions)} does; any other scheme
+   * ({@code hdfs://}, {@code s3a://}, ...) is read through Hadoop's {@code FileSystem} with
+   * positioned reads, whatever {@link ArrowOptions#io()} says (a remote file cannot be mapped).
+   *
+   * @throws dev.sluice.core.MissingDependencyException for a remote URI when
+   *     {@code org.apache.hadoop:hadoop-client-api} or {@code hadoop-client-runtime} is not on the
+   *     class path, or when Arrow Java is not
+   */
+  public static ArrowDataset open(URI uri, ArrowOptions options) {
+    Objects.requireNonNull(uri, "uri");
+    Objects.requireNonNull(options, "options");
+    if (!RemoteFiles.isRemote(uri)) {
+      return open(RemoteFiles.localPath(uri), options);
+    }
+    OptionalLibrary.ARROW.require(uri.toString());
+    return ArrowFileDataset.open(RemoteFiles.open(uri), options);
   }
 
   /**

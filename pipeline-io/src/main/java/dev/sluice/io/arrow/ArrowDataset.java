@@ -33,7 +33,7 @@ import reactor.core.publisher.Flux;
 public interface ArrowDataset extends RandomAccessDataset<Example>, BatchSplitDataset<Example>, HasSchema,
     AutoCloseable {
 
-  /** The file this dataset was opened from. */
+  /** The local file this dataset was opened from; null when it was opened from a remote URI. */
   Path path();
 
   /** Whether the file is in the IPC file or stream format. */

@@ -12,7 +12,14 @@ import dev.sluice.io.npy.internal.NpyArrays;
 import dev.sluice.io.npy.internal.NpyLayout;
 import dev.sluice.io.npy.internal.NpyStackDataset;
 import dev.sluice.io.npy.internal.NpyWriter;
+import dev.sluice.core.UnsupportedFormatException;
+import dev.sluice.core.internal.Resources;
+import dev.sluice.io.internal.RemoteFiles;
+import dev.sluice.io.internal.RemoteInput;
 import java.io.IOException;
+import java.net.URI;
+import java.util.ArrayList;
+import java.util.List;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Objects;
@@ -89,6 +96,73 @@ public final class Npy {
       case ALIGNED -> AlignedNpyDataset.openAligned(path, NpyLayout.npyFiles(path), maxChunkBytes, mode);
       case STACK -> NpyStackDataset.open(path, maxChunkBytes, mode);
     };
+  }
+
+  /**
+   * Opens a file or a directory of aligned arrays named by a URI. A {@code file:} URI (or one
+   * without a scheme) is the local path, opened as {@link #open(Path)} does (mapped); any other
+   * scheme ({@code hdfs://}, {@code s3a://}, ...) is read through Hadoop's {@code FileSystem} with
+   * positioned reads ({@link IoMode#READ}), a directory listed with {@code FileSystem.listStatus}.
+   * Remote URIs need {@code org.apache.hadoop:hadoop-client-api} and {@code hadoop-client-runtime} on
+   * the class path ({@code s3a://} also {@code hadoop-aws}); an npy stack is read from local paths
+   * only.
+   *
+   * @throws dev.sluice.core.MissingDependencyException for a remote URI without Hadoop on the class path
+   */
+  public static NpyDataset open(URI uri) {
+    return open(uri, RemoteFiles.isRemote(uri) ? IoMode.READ : IoMode.MMAP);
+  }
+
+  /**
+   * {@link #open(URI)} read in {@code mode}.
+   *
+   * @throws UnsupportedFormatException for {@link IoMode#MMAP} on a remote URI (a remote file
+   *     cannot be mapped)
+   */
+  public static NpyDataset open(URI uri, IoMode mode) {
+    return open(uri, DEFAULT_MAX_CHUNK_BYTES, mode);
+  }
+
+  /**
+   * {@link #open(URI, IoMode)} with the largest chunk given.
+   *
+   * @param maxChunkBytes in [1, {@link Integer#MAX_VALUE}]
+   */
+  public static NpyDataset open(URI uri, long maxChunkBytes, IoMode mode) {
+    Objects.requireNonNull(uri, "uri");
+    Objects.requireNonNull(mode, "mode");
+    if (!RemoteFiles.isRemote(uri)) {
+      return open(RemoteFiles.localPath(uri), maxChunkBytes, mode);
+    }
+    if (maxChunkBytes < 1 || maxChunkBytes > Integer.MAX_VALUE) {
+      throw new IllegalArgumentException("maxChunkBytes in [1, " + Integer.MAX_VALUE + "] required but it was " + maxChunkBytes);
+    }
+    if (mode == IoMode.MMAP) {
+      throw new UnsupportedFormatException(uri.toString(), null, "a remote file cannot be memory-mapped;"
+          + " read it with IoMode.READ (--io read)");
+    }
+    if (!RemoteFiles.isDirectory(uri)) {
+      return AlignedNpyDataset.openRemote(uri.toString(), List.of(RemoteFiles.open(uri)), RemoteFiles.name(uri)
+          .replaceFirst("\\.npy$", ""), maxChunkBytes);
+    }
+    List<URI> files = RemoteFiles.list(uri).stream().filter(u -> RemoteFiles.name(u).endsWith(".npy")).toList();
+    if (files.isEmpty()) {
+      throw new DatasetFormatException(uri.toString(), null, "holds no .npy files");
+    }
+    if (files.stream().anyMatch(u -> RemoteFiles.name(u).matches("[0-9]+\\.npy"))) {
+      throw new UnsupportedFormatException(uri.toString(), null, "is an npy stack, which Sluice reads from local"
+          + " paths only; copy it to a local directory or convert it to shards");
+    }
+    List<RemoteInput> opened = new ArrayList<>();
+    try {
+      for (URI f : files) {
+        opened.add(RemoteFiles.open(f));
+      }
+    } catch (RuntimeException e) {
+      Resources.closeAfter(e, opened);
+      throw e;
+    }
+    return AlignedNpyDataset.openRemote(uri.toString(), opened, null, maxChunkBytes);
   }
 
   private static NpyLayout directoryLayout(Path dir) throws IOException {

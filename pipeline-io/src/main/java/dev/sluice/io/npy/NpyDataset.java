@@ -17,8 +17,13 @@ import java.nio.file.Path;
  */
 public interface NpyDataset extends RandomAccessDataset<Example>, HasSchema, Fingerprinted, AutoCloseable {
 
-  /** The file or directory this dataset was opened from. */
+  /** The local file or directory this dataset was opened from; null when it was opened from a remote URI. */
   Path path();
+
+  /** The file, directory or URI this dataset was opened from, as given. */
+  default String location() {
+    return String.valueOf(path());
+  }
 
   /** Closes the underlying files; idempotent. */
   @Override

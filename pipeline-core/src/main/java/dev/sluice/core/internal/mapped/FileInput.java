@@ -11,11 +11,13 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 
 /**
- * A local file opened for reading, as the sources see it: its size when opened, little-endian
+ * A file opened for reading, as the sources see it: its size when opened, little-endian
  * read-only views of byte ranges, and copies of byte ranges. {@link MappedFile} serves them from
  * a memory mapping (views share the mapping, no copy); {@link PositionedReadFile} serves them with
- * positioned reads (views are copies). A source written against this interface reads the same
- * bytes from either.
+ * positioned reads (views are copies); a remote file (a Hadoop {@code FileSystem} URI, in
+ * pipeline-io) serves them with positioned reads through {@link PositionedReader} and
+ * {@link MappedReads#readFully(String, PositionedReader, long, java.nio.ByteBuffer)}. A source
+ * written against this interface reads the same bytes from any of them.
  *
  * <p>Errors: a range outside the file is a {@link DatasetFormatException} naming the file, the
  * offset and the expected versus found size; a file that shrinks under a read is a

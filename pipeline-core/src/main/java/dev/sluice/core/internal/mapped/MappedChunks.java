@@ -25,7 +25,8 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  */
 public final class MappedChunks {
   private final String resource;
-  private final FileChannel channel;
+  private final FileChannel channel; // null for a region read with positioned reads or already mapped
+  private final PositionedReader reader; // null for a mapped region
   private final long dataOffset;
   private final long length;
   private final long chunkBytes;
@@ -44,7 +45,7 @@ public final class MappedChunks {
    * @param maxChunkBytes the largest chunk to map, at most {@link Integer#MAX_VALUE}
    */
   public MappedChunks(String resource, FileChannel channel, long dataOffset, long length, long unitBytes, long maxChunkBytes) {
-    this(resource, channel, dataOffset, length, unitBytes, maxChunkBytes, false);
+    this(resource, channel, null, dataOffset, length, unitBytes, maxChunkBytes);
   }
 
   /**
@@ -60,7 +61,25 @@ public final class MappedChunks {
    */
   public static MappedChunks positioned(String resource, FileChannel channel, long dataOffset, long length,
       long unitBytes, long maxChunkBytes) {
-    return new MappedChunks(resource, channel, dataOffset, length, unitBytes, Math.min(maxChunkBytes, 1 << 20), true);
+    return positioned(resource, (PositionedReader) channel::read, dataOffset, length, unitBytes, maxChunkBytes);
+  }
+
+  /**
+   * A region read with positioned reads from any {@link PositionedReader} (a local channel, a
+   * Hadoop {@code FileSystem} stream): its chunks are at most 1 MiB (and at most
+   * {@code maxChunkBytes}), each a whole number of units.
+   *
+   * @param resource the file or URI, for messages
+   * @param reader the open file; once it is closed, reads throw {@link DatasetClosedException}
+   * @param dataOffset where the region starts in the file
+   * @param length bytes of the region
+   * @param unitBytes bytes that must never cross a chunk, &gt; 0
+   * @param maxChunkBytes the largest chunk, at most {@link Integer#MAX_VALUE}
+   */
+  public static MappedChunks positioned(String resource, PositionedReader reader, long dataOffset, long length,
+      long unitBytes, long maxChunkBytes) {
+    return new MappedChunks(resource, null, reader, dataOffset, length, unitBytes,
+        Math.min(maxChunkBytes, 1 << 20));
   }
 
   /**
@@ -76,11 +95,12 @@ public final class MappedChunks {
         : new MappedChunks(resource, channel, dataOffset, length, unitBytes, maxChunkBytes);
   }
 
-  private MappedChunks(String resource, FileChannel channel, long dataOffset, long length, long unitBytes,
-      long maxChunkBytes, boolean positioned) {
-    this.positioned = positioned;
+  private MappedChunks(String resource, FileChannel channel, PositionedReader reader, long dataOffset, long length,
+      long unitBytes, long maxChunkBytes) {
+    this.positioned = reader != null;
     this.resource = resource;
     this.channel = channel;
+    this.reader = reader;
     this.dataOffset = dataOffset;
     this.length = length;
     long units = Math.max(1, maxChunkBytes / unitBytes);
@@ -108,6 +128,7 @@ public final class MappedChunks {
     this.positioned = false;
     this.resource = resource;
     this.channel = null;
+    this.reader = null;
     this.dataOffset = 0;
     this.length = mapped.remaining();
     this.chunkBytes = Math.max(1, length);
@@ -160,7 +181,7 @@ public final class MappedChunks {
     long size = Math.min(chunkBytes, length - start);
     if (positioned) {
       ByteBuffer copy = ByteBuffer.allocate((int) size);
-      MappedReads.readFully(resource, channel, dataOffset + start, copy);
+      MappedReads.readFully(resource, reader, dataOffset + start, copy);
       copy.clear().order(ByteOrder.LITTLE_ENDIAN);
       return chunks.compareAndSet(k, null, copy) ? copy : chunks.get(k);
     }
@@ -189,7 +210,7 @@ public final class MappedChunks {
    */
   public void copyTo(long start, long length, ByteBuffer dst, int at) {
     if (positioned) {
-      MappedReads.readFully(resource, channel, dataOffset + start, dst.slice(at, Math.toIntExact(length)));
+      MappedReads.readFully(resource, reader, dataOffset + start, dst.slice(at, Math.toIntExact(length)));
       return;
     }
     long done = 0;

@@ -3,6 +3,7 @@ package dev.sluice.core.internal.mapped;
 import dev.sluice.core.DatasetClosedException;
 import dev.sluice.core.DatasetFormatException;
 import dev.sluice.core.DatasetIOException;
+import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
@@ -174,24 +175,45 @@ public final class MappedReads {
    * @throws DatasetIOException when the read fails
    */
   public static void readFully(String resource, FileChannel channel, long position, ByteBuffer dst) {
+    readFully(resource, channel::read, position, dst);
+  }
+
+  /**
+   * Fills {@code dst} (from its position to its limit) with the bytes {@code reader} reads at
+   * {@code position}, with as many positioned reads as it takes: the one place that turns a local
+   * or remote positioned read's outcome into Sluice's errors.
+   *
+   * @param resource the file or URI, for messages
+   * @throws DatasetFormatException "truncated" naming the file, the offset and the expected versus
+   *     found bytes, when the file ends before {@code dst} is full
+   * @throws DatasetClosedException when the file was closed
+   * @throws DatasetIOException naming the file and the byte range when the read fails
+   */
+  public static void readFully(String resource, PositionedReader reader, long position, ByteBuffer dst) {
     int n = dst.remaining();
     long at = position;
     try {
       while (dst.hasRemaining()) {
-        int r = channel.read(dst, at);
+        int r = reader.read(dst, at);
         if (r < 0) {
-          throw new DatasetFormatException(resource, "byte " + at, "truncated: expected " + n + " bytes at byte "
-              + position + " but found " + (at - position) + " (the file ends at byte " + at
-              + "): the file shrank after it was opened");
+          throw truncated(resource, position, n, at);
         }
         at += r;
       }
     } catch (ClosedChannelException e) {
       throw new DatasetClosedException(resource);
+    } catch (EOFException e) {
+      throw truncated(resource, position, n, at);
     } catch (IOException e) {
       throw new DatasetIOException(resource, "cannot read bytes [" + position + ", " + (position + n) + "): "
           + e.getMessage(), e);
     }
+  }
+
+  private static DatasetFormatException truncated(String resource, long position, int n, long at) {
+    return new DatasetFormatException(resource, "byte " + at, "truncated: expected " + n + " bytes at byte "
+        + position + " but found " + (at - position) + " (the file ends at byte " + at
+        + "): the file shrank after it was opened");
   }
 
   /**

@@ -58,7 +58,7 @@ public final class ArrowFileDataset implements ArrowDataset {
   private ArrowFileDataset(Path path, FileInput file, IpcFile ipc, SchemaPlan plan, List<FieldPlan> fields,
       ArrowOptions options) {
     this.path = path;
-    this.resource = path.toString();
+    this.resource = file.resource();
     this.file = file;
     this.ipc = ipc;
     this.plan = plan;
@@ -69,7 +69,8 @@ public final class ArrowFileDataset implements ArrowDataset {
     int n = batches.size();
     this.starts = new long[n + 1];
     List<Split> s = new ArrayList<>(n);
-    String name = path.getFileName() == null ? resource : path.getFileName().toString();
+    String name = path == null ? resource.substring(resource.lastIndexOf('/') + 1)
+        : path.getFileName() == null ? resource : path.getFileName().toString();
     long equal = n > 1 ? batches.get(0).rows() : 0;
     for (int k = 0; k < n; k++) {
       long rows = batches.get(k).rows();
@@ -95,11 +96,24 @@ public final class ArrowFileDataset implements ArrowDataset {
   public static ArrowFileDataset open(Path path, ArrowOptions options) {
     FileInput f = options.io() == IoMode.READ ? PositionedReadFile.open(path)
         : MappedFile.open(path, options.maxChunkBytes());
+    return open(path, f, options);
+  }
+
+  /**
+   * Reads the structure of an open file (a remote one: {@link #path()} is then null) and maps its
+   * schema; closes the file when anything fails.
+   */
+  public static ArrowFileDataset open(FileInput file, ArrowOptions options) {
+    return open(null, file, options);
+  }
+
+  private static ArrowFileDataset open(Path path, FileInput f, ArrowOptions options) {
+    String resource = f.resource();
     try {
-      IpcFile ipc = MappedReads.call(path.toString(), null, () -> IpcFile.read(f));
+      IpcFile ipc = MappedReads.call(resource, null, () -> IpcFile.read(f));
       SchemaPlan plan = SchemaPlan.of(ipc.schema(), ipc.bigEndian(), options.fixedSizeListNulls());
-      List<FieldPlan> fields = plan.select(path.toString(), options.columns());
-      checkRowSizes(path.toString(), ipc, fields);
+      List<FieldPlan> fields = plan.select(resource, options.columns());
+      checkRowSizes(resource, ipc, fields);
       return new ArrowFileDataset(path, f, ipc, plan, fields, options);
     } catch (RuntimeException e) {
       closeAfter(f, e);
@@ -533,7 +547,7 @@ public final class ArrowFileDataset implements ArrowDataset {
 
   @Override
   public String toString() {
-    return "arrow(" + path + ", " + format().name().toLowerCase(java.util.Locale.ROOT) + ", " + recordBatches()
+    return "arrow(" + resource + ", " + format().name().toLowerCase(java.util.Locale.ROOT) + ", " + recordBatches()
         + " record batches, rows=" + size() + ")";
   }
 }

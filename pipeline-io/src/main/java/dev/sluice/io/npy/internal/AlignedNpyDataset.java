@@ -12,6 +12,7 @@ import dev.sluice.core.internal.mapped.MappedReads;
 import dev.sluice.core.IoMode;
 import dev.sluice.core.internal.mapped.MappedRows;
 import dev.sluice.io.npy.NpyDataset;
+import dev.sluice.io.internal.RemoteInput;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -20,14 +21,20 @@ import java.util.Map;
 
 /** One {@code .npy} file, or several aligned files read as one dataset (fields in file-name order). */
 public final class AlignedNpyDataset implements NpyDataset {
-  private final Path path;
+  private final Path path; // null when opened from a remote URI
+  private final String location;
   private final List<NpyArrayReader> arrays;
   private final int[] fieldBase;
   private final Schema schema;
   private final long rows;
 
   private AlignedNpyDataset(Path path, List<NpyArrayReader> arrays) {
+    this(path, path.toString(), arrays);
+  }
+
+  private AlignedNpyDataset(Path path, String location, List<NpyArrayReader> arrays) {
     this.path = path;
+    this.location = location;
     this.arrays = arrays;
     this.fieldBase = new int[arrays.size()];
     List<TensorSpec> specs = new ArrayList<>();
@@ -87,9 +94,39 @@ public final class AlignedNpyDataset implements NpyDataset {
     }
   }
 
+  /**
+   * Opens remote files (one, or aligned files in the given order, each field named after its file;
+   * for one file, {@code field} names its field) read with positioned reads; closes them all when
+   * the open fails.
+   *
+   * @param location the URI the user named, for messages
+   */
+  public static AlignedNpyDataset openRemote(String location, List<RemoteInput> files, String field,
+      long maxChunkBytes) {
+    List<NpyArrayReader> readers = new ArrayList<>();
+    int opened = 0;
+    try {
+      for (RemoteInput f : files) {
+        opened++;
+        String name = field != null ? field : NpyLayout.stem(f.resource());
+        readers.add(NpyArrayReader.open(f, f, f.fingerprint(), name, maxChunkBytes));
+      }
+      return new AlignedNpyDataset(null, location, List.copyOf(readers));
+    } catch (RuntimeException e) {
+      Resources.closeAfter(e, readers);
+      Resources.closeAfter(e, files.subList(opened, files.size()));
+      throw e;
+    }
+  }
+
   @Override
   public Path path() {
     return path;
+  }
+
+  @Override
+  public String location() {
+    return location;
   }
 
   @Override
@@ -146,13 +183,13 @@ public final class AlignedNpyDataset implements NpyDataset {
   public String fingerprint() {
     StringBuilder sb = new StringBuilder("npy\n");
     for (NpyArrayReader a : arrays) {
-      sb.append(Fingerprints.file(a.path()));
+      sb.append(a.fingerprint());
     }
     return sb.append(Fingerprints.schema(schema)).toString();
   }
 
   @Override
   public String toString() {
-    return "npy(" + path + ", rows=" + rows + ", fields=" + schema + ")";
+    return "npy(" + location + ", rows=" + rows + ", fields=" + schema + ")";
   }
 }

@@ -8,10 +8,13 @@ import dev.sluice.core.IoMode;
 import dev.sluice.core.Shape;
 import dev.sluice.core.Tensor;
 import dev.sluice.core.TensorSpec;
+import dev.sluice.core.internal.Fingerprints;
 import dev.sluice.core.internal.Resources;
+import dev.sluice.core.internal.mapped.FileInput;
 import dev.sluice.core.internal.mapped.MappedChunks;
 import dev.sluice.core.internal.mapped.MappedReads;
 import dev.sluice.core.internal.mapped.MappedRows;
+import dev.sluice.core.internal.mapped.PositionedReader;
 import dev.sluice.io.internal.ByteSwap;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -35,10 +38,11 @@ import java.util.List;
  * indices where the layout allows it.
  */
 final class NpyArrayReader implements AutoCloseable {
-  private final Path path;
+  private final Path path; // null for a file named by a remote URI
   private final String resource;
   private final NpyHeader header;
-  private final FileChannel channel;
+  private final AutoCloseable file;
+  private final String fingerprint;
   private final MappedChunks mapped; // null when the data region is empty
   private final List<NpyField> fields;
   private final List<TensorSpec> specs;
@@ -49,16 +53,22 @@ final class NpyArrayReader implements AutoCloseable {
   private volatile boolean closed;
 
   private NpyArrayReader(Path path, NpyHeader header, FileChannel channel, long maxChunkBytes, IoMode mode) {
+    this(path, path.toString(), header, channel, null, header.dataBytes() == 0 ? null
+        : MappedChunks.of(mode, path.toString(), channel, header.dataOffset(), header.dataBytes(),
+            unitBytes(header), maxChunkBytes));
+  }
+
+  private NpyArrayReader(Path path, String resource, NpyHeader header, AutoCloseable file, String fingerprint,
+      MappedChunks chunks) {
     this.path = path;
-    this.resource = path.toString();
+    this.resource = resource;
     this.header = header;
-    this.channel = channel;
+    this.file = file;
+    this.fingerprint = fingerprint;
     this.fields = header.fields();
     this.rows = header.rows();
     this.rowBytes = header.rowBytes();
-    long unit = header.isFortranOrder() ? header.itemSize() : rowBytes;
-    this.mapped = header.dataBytes() == 0 ? null
-        : MappedChunks.of(mode, resource, channel, header.dataOffset(), header.dataBytes(), unit, maxChunkBytes);
+    this.mapped = chunks;
     this.singleField = !header.isStructured();
     this.cOrderRows = singleField && !header.isFortranOrder()
         ? new MappedRows(resource, mapped, rows, Math.toIntExact(rowBytes)) : null;
@@ -68,6 +78,41 @@ final class NpyArrayReader implements AutoCloseable {
       s.add(new TensorSpec(f.name(), f.dtype(), concat(rowShape, f.subShape())));
     }
     this.specs = List.copyOf(s);
+  }
+
+  private static long unitBytes(NpyHeader header) {
+    return header.isFortranOrder() ? header.itemSize() : header.rowBytes();
+  }
+
+  /**
+   * Reads the header of an open remote file and reads its rows with positioned reads from it; closes
+   * {@code file} if that fails.
+   *
+   * @param fingerprint what identifies this version of the file (URI, size, modification time)
+   */
+  static NpyArrayReader open(FileInput file, PositionedReader reader, String fingerprint, String fieldName,
+      long maxChunkBytes) {
+    String resource = file.resource();
+    try {
+      NpyHeader h = NpyHeader.read(resource, reader, file.size(), fieldName);
+      return new NpyArrayReader(null, resource, h, file, fingerprint, h.dataBytes() == 0 ? null
+          : MappedChunks.positioned(resource, reader, h.dataOffset(), h.dataBytes(), unitBytes(h), maxChunkBytes));
+    } catch (IOException e) {
+      DatasetIOException failure = new DatasetIOException(resource, "cannot read its header: " + e.getMessage(), e);
+      try {
+        file.close();
+      } catch (RuntimeException suppressed) {
+        failure.addSuppressed(suppressed);
+      }
+      throw failure;
+    } catch (RuntimeException e) {
+      try {
+        file.close();
+      } catch (RuntimeException suppressed) {
+        e.addSuppressed(suppressed);
+      }
+      throw e;
+    }
   }
 
   /** Opens {@code path}, reads and checks its header; closes the channel if that fails. */
@@ -127,8 +172,14 @@ final class NpyArrayReader implements AutoCloseable {
     return Shape.of(d);
   }
 
+  /** The local file, or null for a file named by a remote URI. */
   Path path() {
     return path;
+  }
+
+  /** What identifies this version of the file (name, size, modification time), for checkpoints. */
+  String fingerprint() {
+    return fingerprint != null ? fingerprint : Fingerprints.file(path);
   }
 
   String resource() {
@@ -272,13 +323,15 @@ final class NpyArrayReader implements AutoCloseable {
     Resources.closeAll(readers);
   }
 
-  /** Closes the channel; mappings stay until the GC drops their last view. Idempotent. */
+  /** Closes the file; mappings stay until the GC drops their last view. Idempotent. */
   @Override
   public void close() {
     closed = true;
     try {
-      channel.close();
-    } catch (IOException e) {
+      file.close();
+    } catch (RuntimeException e) {
+      throw e;
+    } catch (Exception e) {
       throw new DatasetIOException(resource, "cannot close: " + e, e);
     }
   }

@@ -4,6 +4,7 @@ import dev.sluice.core.DType;
 import dev.sluice.core.DatasetFormatException;
 import dev.sluice.core.Shape;
 import dev.sluice.core.UnsupportedFormatException;
+import dev.sluice.core.internal.mapped.PositionedReader;
 import java.io.IOException;
 import java.math.BigInteger;
 import java.nio.ByteBuffer;
@@ -71,7 +72,15 @@ public final class NpyHeader {
    * mapped.
    */
   public static NpyHeader read(String resource, FileChannel channel, String fieldName) throws IOException {
-    long fileSize = channel.size();
+    return read(resource, channel::read, channel.size(), fieldName);
+  }
+
+  /**
+   * {@link #read(String, FileChannel, String)} from any positioned reader (a remote file) of
+   * {@code fileSize} bytes.
+   */
+  public static NpyHeader read(String resource, PositionedReader channel, long fileSize, String fieldName)
+      throws IOException {
     ByteBuffer pre = ByteBuffer.allocate(12).order(ByteOrder.LITTLE_ENDIAN);
     readFully(channel, pre, 0);
     int got = pre.position();
@@ -222,7 +231,7 @@ public final class NpyHeader {
     return true;
   }
 
-  private static void readFully(FileChannel ch, ByteBuffer b, long position) throws IOException {
+  private static void readFully(PositionedReader ch, ByteBuffer b, long position) throws IOException {
     long p = position;
     while (b.hasRemaining()) {
       int n = ch.read(b, p);

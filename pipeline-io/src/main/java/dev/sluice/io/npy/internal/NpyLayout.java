@@ -79,4 +79,10 @@ public enum NpyLayout {
     String n = file.getFileName().toString();
     return n.endsWith(".npy") ? n.substring(0, n.length() - 4) : n;
   }
+
+  /** The last segment of a file name or URI without {@code .npy}. */
+  public static String stem(String fileOrUri) {
+    String n = fileOrUri.substring(fileOrUri.lastIndexOf('/') + 1);
+    return n.endsWith(".npy") ? n.substring(0, n.length() - 4) : n;
+  }
 }

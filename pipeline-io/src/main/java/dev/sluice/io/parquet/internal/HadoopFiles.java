@@ -1,6 +1,7 @@
 package dev.sluice.io.parquet.internal;
 
 import dev.sluice.core.DatasetIOException;
+import dev.sluice.io.internal.hadoop.HadoopFileSystems;
 import java.io.IOException;
 import java.net.URI;
 import java.util.ArrayList;
@@ -17,8 +18,6 @@ import org.apache.parquet.hadoop.util.HadoopInputFile;
  * is loaded when a URI is opened, so local reads need no Hadoop on the class path.
  */
 public final class HadoopFiles {
-  private static volatile Configuration conf;
-
   private HadoopFiles() {}
 
   /**
@@ -27,7 +26,7 @@ public final class HadoopFiles {
    * name order, with their footers read.
    */
   public static List<ParquetFileInfo> open(URI uri) {
-    Configuration c = conf();
+    Configuration c = HadoopFileSystems.conf();
     Path p = new Path(uri);
     List<FileStatus> found = new ArrayList<>();
     try {
@@ -76,16 +75,4 @@ public final class HadoopFiles {
     return name.startsWith("_") || name.startsWith(".");
   }
 
-  private static Configuration conf() {
-    Configuration c = conf;
-    if (c == null) {
-      synchronized (HadoopFiles.class) {
-        if (conf == null) {
-          conf = new Configuration();
-        }
-        c = conf;
-      }
-    }
-    return c;
-  }
 }

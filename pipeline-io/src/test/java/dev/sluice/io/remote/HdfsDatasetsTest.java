@@ -1,0 +1,221 @@
+package dev.sluice.io.remote;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+
+import dev.sluice.core.Batch;
+import dev.sluice.core.Dataset;
+import dev.sluice.core.DatasetFormatException;
+import dev.sluice.core.DatasetIOException;
+import dev.sluice.core.Example;
+import dev.sluice.core.IoMode;
+import dev.sluice.core.MemoryManager;
+import dev.sluice.core.PipelineContext;
+import dev.sluice.core.PipelineState;
+import dev.sluice.core.Positioned;
+import dev.sluice.core.UnsupportedFormatException;
+import dev.sluice.io.Checksums;
+import dev.sluice.io.WriteOptions;
+import dev.sluice.io.arrow.Arrow;
+import dev.sluice.io.arrow.ArrowDataset;
+import dev.sluice.io.arrow.ArrowWriteOptions;
+import dev.sluice.io.internal.RemoteFiles;
+import dev.sluice.io.npy.Npy;
+import dev.sluice.io.npy.NpyDataset;
+import dev.sluice.io.parquet.Parquet;
+import dev.sluice.io.parquet.ParquetDataset;
+import dev.sluice.io.parquet.ParquetOptions;
+import dev.sluice.io.parquet.internal.ParquetWriting;
+import dev.sluice.operators.EqualLength;
+import dev.sluice.operators.Pipeline;
+import java.io.IOException;
+import java.net.URI;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.hdfs.MiniDFSCluster;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Every format read from a real HDFS (one {@link MiniDFSCluster} for the class): the same bytes as
+ * the local files, and through a pipeline with shuffle, 4 shards, batches and a checkpoint resumed
+ * half-way, every row exactly once per epoch.
+ */
+class HdfsDatasetsTest {
+  static final int ROWS = 203;
+  static final int WIDTH = 4;
+
+  @TempDir
+  static Path local;
+  static MiniDFSCluster cluster;
+  static FileSystem hdfs;
+  static URI root;
+
+  @BeforeAll
+  static void startHdfs() throws IOException {
+    Configuration conf = new Configuration();
+    conf.set(MiniDFSCluster.HDFS_MINIDFS_BASEDIR, local.resolve("dfs").toString());
+    cluster = new MiniDFSCluster.Builder(conf).numDataNodes(1).build();
+    cluster.waitActive();
+    hdfs = cluster.getFileSystem();
+    root = URI.create(cluster.getURI() + "/data/");
+  }
+
+  @AfterAll
+  static void stopHdfs() {
+    if (cluster != null) {
+      cluster.shutdown(true);
+    }
+    MemoryManager.shared().checkNoOutstanding();
+  }
+
+  /** A C-order int64 array of {@code ROWS} rows, row i = [i*WIDTH + k] for k in [0, WIDTH). */
+  static Path writeNpy(Path file, long scale) throws IOException {
+    String dict = "{'descr': '<i8', 'fortran_order': False, 'shape': (" + ROWS + ", " + WIDTH + "), }";
+    int pad = 64 - (10 + dict.length() + 1) % 64;
+    String header = dict + " ".repeat(pad == 64 ? 0 : pad) + "\n";
+    ByteBuffer b = ByteBuffer.allocate(10 + header.length() + ROWS * WIDTH * 8).order(ByteOrder.LITTLE_ENDIAN);
+    b.put(new byte[] {(byte) 0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0}).putShort((short) header.length());
+    b.put(header.getBytes(StandardCharsets.US_ASCII));
+    for (long i = 0; i < (long) ROWS * WIDTH; i++) {
+      b.putLong(i * scale);
+    }
+    Files.createDirectories(file.getParent());
+    Files.write(file, b.array());
+    return file;
+  }
+
+  static URI upload(Path file, String name) throws IOException {
+    URI to = root.resolve(name);
+    hdfs.copyFromLocalFile(new org.apache.hadoop.fs.Path(file.toUri()), new org.apache.hadoop.fs.Path(to));
+    return to;
+  }
+
+  /** The rows (by their first value) each of 4 ranks reads in one epoch, checkpointed half-way and resumed. */
+  static void everyRowOncePerEpoch(Dataset<Example> ds, String column, long scale) {
+    List<Long> seen = new ArrayList<>();
+    for (int rank = 0; rank < 4; rank++) {
+      Pipeline<Batch> p = Pipeline.from(ds).shuffle(64, 11, true).shard(4, rank, EqualLength.UNEVEN).batch(8);
+      PipelineContext ctx = new PipelineContext(11, 0, rank, 4, 0);
+      List<Positioned<Batch>> firstHalf = p.withState(ctx).take(3).collectList().block();
+      PipelineState state = firstHalf.get(firstHalf.size() - 1).state();
+      for (Positioned<Batch> b : firstHalf) {
+        collect(b.element(), column, scale, seen);
+      }
+      p.resume(state).doOnNext(b -> collect(b, column, scale, seen)).blockLast();
+    }
+    assertThat(seen).hasSize(ROWS).doesNotHaveDuplicates();
+    assertThat(seen).allSatisfy(r -> assertThat(r).isBetween(0L, ROWS - 1L));
+  }
+
+  static void collect(Batch b, String column, long scale, List<Long> seen) {
+    try (b) {
+      for (int r = 0; r < b.size(); r++) {
+        ByteBuffer data = b.copyRow(r).tensor(column).data().order(ByteOrder.LITTLE_ENDIAN);
+        seen.add(data.getLong(0) / scale / WIDTH);
+      }
+    }
+  }
+
+  @Test
+  void npyFileAndAlignedDirectoryReadLikeTheLocalFiles() throws IOException {
+    Path x = writeNpy(local.resolve("aligned/x.npy"), 1);
+    writeNpy(local.resolve("aligned/y.npy"), 3);
+    URI xr = upload(x, "x.npy");
+    hdfs.mkdirs(new org.apache.hadoop.fs.Path(root.resolve("aligned/")));
+    upload(x, "aligned/x.npy");
+    upload(local.resolve("aligned/y.npy"), "aligned/y.npy");
+    try (NpyDataset l = Npy.open(x); NpyDataset r = Npy.open(xr)) {
+      assertNull(r.path());
+      assertEquals(xr.toString(), r.location());
+      assertEquals(Checksums.sha256(l), Checksums.sha256(r));
+      everyRowOncePerEpoch(r, "x", 1);
+    }
+    try (NpyDataset l = Npy.open(local.resolve("aligned")); NpyDataset r = Npy.open(root.resolve("aligned/"))) {
+      assertEquals(l.schema(), r.schema());
+      assertEquals(Checksums.sha256(l), Checksums.sha256(r));
+      everyRowOncePerEpoch(r, "y", 3);
+    }
+    assertThatThrownBy(() -> Npy.open(xr, IoMode.MMAP)).isInstanceOf(UnsupportedFormatException.class)
+        .hasMessageContaining(xr.toString()).hasMessageContaining("cannot be memory-mapped");
+    // a file: URI is the local path, mapped as before
+    try (NpyDataset l = Npy.open(x.toUri())) {
+      assertEquals(x, l.path());
+    }
+  }
+
+  @Test
+  void arrowAndParquetReadLikeTheLocalFiles() throws IOException {
+    Path x = writeNpy(local.resolve("src/x.npy"), 1);
+    Path arrow = local.resolve("x.arrow");
+    Path parquet = local.resolve("x.parquet");
+    try (NpyDataset src = Npy.open(x)) {
+      Arrow.write(src, arrow, ArrowWriteOptions.defaults());
+      ParquetWriting.write(src, parquet, WriteOptions.defaults());
+    }
+    URI ar = upload(arrow, "x.arrow");
+    URI pr = upload(parquet, "x.parquet");
+    try (ArrowDataset l = Arrow.open(arrow); ArrowDataset r = Arrow.open(ar)) {
+      assertNull(r.path());
+      assertEquals(Checksums.sha256(l), Checksums.sha256(r));
+      everyRowOncePerEpoch(r, "x", 1);
+    }
+    try (ParquetDataset l = Parquet.open(parquet); ParquetDataset r = Parquet.open(pr, ParquetOptions.defaults())) {
+      assertEquals(Checksums.sha256(l), Checksums.sha256(r));
+      everyRowOncePerEpoch(r, "x", 1);
+    }
+  }
+
+  @Test
+  void aMissingRemoteFileAndATruncatedOneAreNamedErrors() throws IOException {
+    URI none = root.resolve("none.npy");
+    assertThatThrownBy(() -> Npy.open(none)).isInstanceOf(DatasetIOException.class)
+        .hasMessageContaining(none.toString()).hasMessageContaining("no such file");
+    Path x = writeNpy(local.resolve("cut/x.npy"), 1);
+    byte[] all = Files.readAllBytes(x);
+    Path cut = local.resolve("cut/cut.npy");
+    Files.write(cut, java.util.Arrays.copyOf(all, all.length - 100));
+    URI cr = upload(cut, "cut.npy");
+    assertThatThrownBy(() -> Npy.open(cr)).isInstanceOf(DatasetFormatException.class)
+        .hasMessageContaining(cr.toString()).hasMessageContaining("truncated");
+  }
+
+  @Test
+  void aPublishedDatasetAppearsWholeUnderItsNameWithNoTemporaryLeft() throws IOException {
+    Path set = local.resolve("set");
+    Files.createDirectories(set.resolve("part"));
+    Files.writeString(set.resolve("metadata.json"), "{}");
+    Files.writeString(set.resolve("part/shard-0.bin"), "rows");
+    writeNpy(set.resolve("a.npy"), 1);
+    URI to = root.resolve("published");
+    RemoteFiles.publish(set, to, false);
+    assertEquals("{}", read(to.resolve("published/metadata.json")));
+    assertEquals("rows", read(to.resolve("published/part/shard-0.bin")));
+    assertThat(hdfs.listStatus(new org.apache.hadoop.fs.Path(root))).noneMatch(s -> s.getPath().getName().contains(".tmp-"));
+    assertThatThrownBy(() -> RemoteFiles.publish(set, to, false)).isInstanceOf(DatasetIOException.class)
+        .hasMessageContaining(to.toString()).hasMessageContaining("already exists");
+    Files.writeString(set.resolve("metadata.json"), "{\"v\": 2}");
+    RemoteFiles.publish(set, to, true);
+    assertEquals("{\"v\": 2}", read(to.resolve("published/metadata.json")));
+    try (NpyDataset r = Npy.open(to.resolve("published/a.npy"))) {
+      assertEquals(ROWS, r.size());
+    }
+  }
+
+  static String read(URI file) throws IOException {
+    try (var in = hdfs.open(new org.apache.hadoop.fs.Path(file))) {
+      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    }
+  }
+}
