@@ -262,14 +262,43 @@ final class ChunkDecoder {
     int bytes = in.remaining();
     int n = bytes / size;
     if (size == 4) {
+      ByteBuffer src = in.duplicate().order(ByteOrder.LITTLE_ENDIAN);
       ByteBuffer o = out.duplicate().order(ByteOrder.LITTLE_ENDIAN);
-      for (int i = 0; i < n; i++) {
+      int i = 0;
+      for (; i + 8 <= n; i += 8) { // 8 elements: one long from each byte plane
+        long b0 = src.getLong(base + i);
+        long b1 = src.getLong(base + n + i);
+        long b2 = src.getLong(base + 2 * n + i);
+        long b3 = src.getLong(base + 3 * n + i);
+        for (int k = 0; k < 8; k++) {
+          int sh = 8 * k;
+          o.putInt((i + k) * 4, (int) ((b0 >>> sh) & 0xff | ((b1 >>> sh) & 0xff) << 8 | ((b2 >>> sh) & 0xff) << 16
+              | ((b3 >>> sh) & 0xff) << 24));
+        }
+      }
+      for (; i < n; i++) {
         o.putInt(i * 4, (in.get(base + i) & 0xff) | (in.get(base + n + i) & 0xff) << 8
             | (in.get(base + 2 * n + i) & 0xff) << 16 | in.get(base + 3 * n + i) << 24);
       }
     } else if (size == 8) {
+      ByteBuffer src = in.duplicate().order(ByteOrder.LITTLE_ENDIAN);
       ByteBuffer o = out.duplicate().order(ByteOrder.LITTLE_ENDIAN);
-      for (int i = 0; i < n; i++) {
+      long[] planes = new long[8];
+      int i = 0;
+      for (; i + 8 <= n; i += 8) { // 8 elements: one long from each byte plane
+        for (int j = 0; j < 8; j++) {
+          planes[j] = src.getLong(base + j * n + i);
+        }
+        for (int k = 0; k < 8; k++) {
+          int sh = 8 * k;
+          long v = 0;
+          for (int j = 7; j >= 0; j--) {
+            v = v << 8 | ((planes[j] >>> sh) & 0xff);
+          }
+          o.putLong((i + k) * 8, v);
+        }
+      }
+      for (; i < n; i++) {
         long v = 0;
         for (int j = 7; j >= 0; j--) {
           v = v << 8 | (in.get(base + j * n + i) & 0xff);

@@ -31,16 +31,31 @@ import reactor.core.publisher.Flux;
 public final class ChunkedHdf5Dataset extends Hdf5Fields implements Hdf5Dataset, BatchSplitDataset<Example> {
   /** The memory stage of the batches {@link #readBatches} fills. */
   static final String STAGE = "hdf5";
-  /** Decoded bytes a split aims at (whole chunks, at least one). */
-  static final long SPLIT_BYTES = 8L << 20;
+  /**
+   * Decoded bytes a split aims at (whole chunks, at least one): small enough that a pipeline's
+   * decode parallelism has several splits to decode at once and a shuffle of the split order mixes
+   * well, large enough that a split holds whole chunks of typical sizes.
+   */
+  public static final long SPLIT_BYTES = 1L << 20;
 
   private final int chunkRows;
   private final List<Split> splits;
   private final Map<String, Long> splitStart = new HashMap<>();
 
-  /** Reads the fields of {@code file}, at least one of them chunked. */
+  /** Reads the fields of {@code file}, at least one of them chunked, in splits of about {@link #SPLIT_BYTES}. */
   public ChunkedHdf5Dataset(Hdf5File file, long maxChunkBytes) {
+    this(file, maxChunkBytes, SPLIT_BYTES);
+  }
+
+  /**
+   * Reads the fields of {@code file}, at least one of them chunked, in splits of about
+   * {@code splitBytes} decoded bytes (whole chunks, at least one per split).
+   */
+  public ChunkedHdf5Dataset(Hdf5File file, long maxChunkBytes, long splitBytes) {
     super(file, maxChunkBytes);
+    if (splitBytes < 1) {
+      throw new IllegalArgumentException("splitBytes > 0 required but it was " + splitBytes);
+    }
     int c = 0;
     long rowBytes = 0;
     for (Hdf5Field f : file.fields()) {
@@ -50,7 +65,7 @@ public final class ChunkedHdf5Dataset extends Hdf5Fields implements Hdf5Dataset,
       rowBytes += f.isNumeric() ? f.rowBytes() : 16;
     }
     this.chunkRows = c;
-    long chunksPerSplit = Math.max(1, SPLIT_BYTES / Math.max(1, rowBytes * c));
+    long chunksPerSplit = Math.max(1, splitBytes / Math.max(1, rowBytes * c));
     long rowsPerSplit = chunksPerSplit * c;
     List<Split> s = new ArrayList<>();
     for (long start = 0; start < rows; start += rowsPerSplit) {
