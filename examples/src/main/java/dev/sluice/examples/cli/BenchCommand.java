@@ -106,8 +106,9 @@ final class BenchCommand implements Callable<Integer> {
   boolean matrix;
 
   @Option(names = "--formats", split = ",", paramLabel = "F,G", description = "With --matrix: the formats to "
-      + "run (default: npy,shards,parquet,arrow,directory).")
-  List<String> formats = BenchData.FORMATS;
+      + "run (default: npy,shards,parquet,arrow,directory,hdf5; hdf5 runs contiguous and chunked (deflate) files, "
+      + "written by /usr/bin/python3 with h5py, and is skipped with one line when h5py is missing).")
+  List<String> formats = BenchMatrix.DEFAULT_FORMATS;
 
   @Option(names = "--world", paramLabel = "W", description = "With --matrix: measure each format's shuffle quality "
       + "(sluice read --quality over " + BenchMatrix.QUALITY_EPOCHS + " epochs) for rank 0 of W ranks (default: "

@@ -42,6 +42,36 @@ final class BenchData {
   static final int SHARDS = 4;
   /** Row-group (Parquet) target of a generated dataset, so a few groups can decode in parallel. */
   static final long ROW_GROUP_BYTES = 1 << 20;
+  /** The matrix's HDF5 series of contiguous datasets (h5py's default layout). */
+  static final String HDF5 = "hdf5";
+  /** The matrix's HDF5 series of chunked datasets: {@link #HDF5_CHUNK_ROWS} rows per chunk, shuffle + deflate level 4. */
+  static final String HDF5_DEFLATE = "hdf5-deflate";
+  /**
+   * Rows per chunk of the chunked HDF5 series: small enough that a shuffled read of the matrix's
+   * 50,000 records takes whole chunks as its blocks rather than decoding a chunk once per block.
+   */
+  static final int HDF5_CHUNK_ROWS = 1024;
+  /** The file of a generated HDF5 dataset inside its directory. */
+  static final String HDF5_FILE = "part-0.h5";
+  /** The Python that writes HDF5 files (with h5py and NumPy). */
+  static final String PYTHON = "/usr/bin/python3";
+  private static final String WRITE_HDF5 = """
+      import sys
+      import numpy as np
+      import h5py
+      src, out, chunked, rows_per_chunk = sys.argv[1], sys.argv[2], sys.argv[3] == '1', int(sys.argv[4])
+      x = np.load(src + '/x.npy', mmap_mode='r')
+      label = np.load(src + '/label.npy', mmap_mode='r')
+      with h5py.File(out, 'w') as f:
+          if chunked and len(label) > 0:
+              c = min(rows_per_chunk, len(label))
+              kw = dict(shuffle=True, compression='gzip', compression_opts=4)
+              f.create_dataset('x', data=x, chunks=(c,) + x.shape[1:], **kw)
+              f.create_dataset('label', data=label, chunks=(c,), **kw)
+          else:
+              f.create_dataset('x', data=x)
+              f.create_dataset('label', data=label)
+      """;
 
   private BenchData() {}
 
@@ -72,13 +102,15 @@ final class BenchData {
   /**
    * The access modes {@code format} offers: npy, shards, Parquet and Arrow both (a mapping, or
    * positioned reads into batch memory; for Parquet each column chunk copied out); a directory reads
-   * each sample file whole; other formats (HDF5) are always mapped.
+   * each sample file whole; other formats (HDF5) offer read calls when their format says so
+   * ({@link DatasetFormat#ioModes()}), else are always mapped.
    */
   static List<Access> accessModes(String format) {
     return switch (format) {
       case "npy", "shards", "parquet", "arrow" -> List.of(Access.MMAP, Access.READ);
       case "directory" -> List.of(Access.READ);
-      default -> List.of(Access.MMAP);
+      default -> Formats.named(format).ioModes().contains(IoMode.READ) ? List.of(Access.MMAP, Access.READ)
+          : List.of(Access.MMAP);
     };
   }
 
@@ -99,9 +131,101 @@ final class BenchData {
         + "; the choice between a mapping and read calls applies to npy, shards, parquet and arrow");
   }
 
-  /** True when {@code format} stores variable-length records. */
+  /** True when {@code format} (or the matrix series of that name) stores variable-length records. */
   static boolean holdsVariableLength(String format) {
-    return !format.equals("npy");
+    return !format.equals("npy") && !formatOf(format).equals(HDF5);
+  }
+
+  /** The format of a matrix series: {@code hdf5} for both HDF5 series, else the series' own name. */
+  static String formatOf(String series) {
+    return series.equals(HDF5_DEFLATE) ? HDF5 : series;
+  }
+
+  /**
+   * Null when {@link #PYTHON} can write HDF5 files (h5py and NumPy import), else what is missing and
+   * how to install it.
+   */
+  static String h5pyMissing() {
+    String missing = PYTHON + " with h5py and NumPy is missing (apt-get install python3-h5py)";
+    if (!Files.isExecutable(Path.of(PYTHON))) {
+      return missing;
+    }
+    try {
+      Process p = new ProcessBuilder(PYTHON, "-c", "import h5py, numpy").redirectErrorStream(true)
+          .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+      if (!p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS)) {
+        p.destroyForcibly();
+        return missing;
+      }
+      return p.exitValue() == 0 ? null : missing;
+    } catch (IOException e) {
+      return missing;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return missing;
+    }
+  }
+
+  /**
+   * Writes the fixed-length records bench generates as {@code dir/}{@value #HDF5_FILE}: datasets
+   * {@code x} float32[rows, dim] and {@code label} int64[rows] holding the values of the generated
+   * npy dataset, contiguous or (with {@code chunked}) in chunks of {@value #HDF5_CHUNK_ROWS} rows
+   * with shuffle and deflate. The npy files are written first (beside {@code dir}, removed after)
+   * and h5py ({@link #PYTHON}) copies them.
+   *
+   * @throws DatasetIOException naming the file when Python fails to write it
+   */
+  static Path generateHdf5(Path dir, boolean chunked, long rows, int dim, long seed) {
+    Path src = dir.resolveSibling(dir.getFileName() + ".npy-source");
+    Path out = dir.resolve(HDF5_FILE);
+    Path part = dir.resolve(HDF5_FILE + ".tmp");
+    try {
+      deleteTree(src);
+      generate(src, "npy", rows, dim, true, seed);
+      Files.createDirectories(dir);
+      Path err = Files.createTempFile("sluice-h5py", ".err");
+      try {
+        Process p = new ProcessBuilder(PYTHON, "-c", WRITE_HDF5, src.toString(), part.toString(), chunked ? "1" : "0",
+            Integer.toString(HDF5_CHUNK_ROWS)).redirectOutput(ProcessBuilder.Redirect.DISCARD)
+            .redirectError(err.toFile()).start();
+        if (!p.waitFor(30, java.util.concurrent.TimeUnit.MINUTES)) {
+          p.destroyForcibly();
+          throw new DatasetIOException(out.toString(), PYTHON + " (h5py) did not finish writing it", null);
+        }
+        if (p.exitValue() != 0) {
+          List<String> lines = Files.readAllLines(err);
+          throw new DatasetIOException(out.toString(), PYTHON + " (h5py) failed to write it: "
+              + (lines.isEmpty() ? "exit " + p.exitValue() : lines.get(lines.size() - 1)), null);
+        }
+      } finally {
+        Files.deleteIfExists(err);
+      }
+      Files.move(part, out, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+      return out;
+    } catch (IOException e) {
+      throw new DatasetIOException(out.toString(), "cannot write: " + AtomicOutput.reason(e), e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new DatasetIOException(out.toString(), "interrupted while writing", e);
+    } finally {
+      try {
+        deleteTree(src);
+        Files.deleteIfExists(part);
+      } catch (IOException ignored) {
+        // a leftover scratch copy is harmless; the next run removes it
+      }
+    }
+  }
+
+  private static void deleteTree(Path p) throws IOException {
+    if (!Files.exists(p)) {
+      return;
+    }
+    try (var walk = Files.walk(p)) {
+      for (Path q : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+        Files.delete(q);
+      }
+    }
   }
 
   /** The records bench generates, before they are written. */

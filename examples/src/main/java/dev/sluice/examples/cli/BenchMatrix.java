@@ -31,6 +31,9 @@ import java.util.Optional;
  * optionally draws the table ({@link MatrixChart}).
  */
 final class BenchMatrix {
+  /** The series the matrix runs when {@code --formats} is not given: bench's generated formats, then HDF5. */
+  static final List<String> DEFAULT_FORMATS = java.util.stream.Stream.concat(BenchData.FORMATS.stream(),
+      java.util.stream.Stream.of(BenchData.HDF5)).toList();
   /** Records per generated dataset unless {@code --num-samples} says otherwise. */
   static final long DEFAULT_ROWS = 50_000;
   /** The worker counts of the grid. */
@@ -55,8 +58,8 @@ final class BenchMatrix {
   BenchMatrix(Path dir, List<String> formats, long rows, int dim, long seed, int batch, int prefetch, int warmup,
       int epochs, Long memoryLimit, int world) {
     for (String f : formats) {
-      if (!BenchData.FORMATS.contains(f)) {
-        throw new IllegalArgumentException("--formats: bench generates " + String.join(", ", BenchData.FORMATS)
+      if (!DEFAULT_FORMATS.contains(f)) {
+        throw new IllegalArgumentException("--formats: the matrix runs " + String.join(", ", DEFAULT_FORMATS)
             + " but not '" + f + "'");
       }
     }
@@ -80,7 +83,8 @@ final class BenchMatrix {
   /**
    * One cell of the grid.
    *
-   * @param format the format's name
+   * @param format the series: a format's name, or for HDF5 {@code hdf5} (contiguous) and
+   *     {@code hdf5-deflate} (chunked, shuffle + deflate)
    * @param access how its files are read
    * @param fixedLength fixed- or variable-length records
    * @param shuffle a new order every epoch, or the stored order
@@ -183,14 +187,14 @@ final class BenchMatrix {
   /** The grid in the order it runs: by format, then record kind, shuffle, workers and access. */
   List<Cell> cells() {
     List<Cell> cells = new ArrayList<>();
-    for (String f : formats) {
+    for (String f : series()) {
       for (boolean fixed : new boolean[] {true, false}) {
         if (!fixed && !BenchData.holdsVariableLength(f)) {
           continue;
         }
         for (boolean shuffle : new boolean[] {false, true}) {
           for (int w : WORKERS) {
-            for (Access a : BenchData.accessModes(f)) {
+            for (Access a : BenchData.accessModes(BenchData.formatOf(f))) {
               cells.add(new Cell(f, a, fixed, shuffle, w));
             }
           }
@@ -208,6 +212,10 @@ final class BenchMatrix {
    */
   List<Measured> run(PrintWriter out, Path plot, boolean json) {
     long started = System.nanoTime();
+    if (!json && skipped() != null) {
+      out.println("hdf5: skipped, " + skipped());
+      out.flush();
+    }
     List<Measured> measured = measure(json ? null : out);
     List<Recommendation> best = recommendations(measured);
     if (plot != null) {
@@ -222,6 +230,16 @@ final class BenchMatrix {
       measured.forEach(m -> cells.add(m.json()));
       ArrayNode quality = o.putArray("quality");
       measured.stream().map(Measured::quality).filter(q -> q != null).distinct().forEach(q -> quality.add(q.describe()));
+      ArrayNode na = o.putArray("notApplicable");
+      for (String[] n : notApplicable()) {
+        ObjectNode e = na.addObject();
+        e.put("format", n[0]);
+        e.put("access", n[1]);
+        e.put("reason", n[2]);
+      }
+      if (skipped() != null) {
+        o.put("skipped", skipped());
+      }
       ArrayNode fastest = o.putArray("fastest");
       for (Recommendation b : best) {
         ObjectNode n = fastest.addObject();
@@ -267,7 +285,7 @@ final class BenchMatrix {
    */
   List<Measured> measure(PrintWriter table) {
     Map<String, Path> data = new LinkedHashMap<>();
-    for (String f : formats) {
+    for (String f : series()) {
       for (boolean fixed : new boolean[] {true, false}) {
         if (fixed || BenchData.holdsVariableLength(f)) {
           data.put(key(f, fixed), prepare(f, fixed, table));
@@ -276,13 +294,13 @@ final class BenchMatrix {
     }
     Map<String, Quality> quality = new LinkedHashMap<>();
     for (Map.Entry<String, Path> d : data.entrySet()) {
-      String format = d.getKey().substring(0, d.getKey().lastIndexOf('-'));
+      String format = d.getKey().substring(0, d.getKey().lastIndexOf('-')); // the series
       boolean fixed = d.getKey().endsWith("-fixed");
       List<String> command = qualityCommand(format, d.getValue());
       ObjectNode report = (ObjectNode) SingleRun.json(command).get("quality");
       quality.put(d.getKey(), new Quality(format, fixed, report, command));
     }
-    String rowFormat = "%-9s %-6s %-8s %-10s %7s %13s %13s %13s %9s %11s %8s %8s%n";
+    String rowFormat = "%-12s %-6s %-8s %-10s %7s %13s %13s %13s %9s %11s %8s %8s%n";
     if (table != null) {
       table.printf(Locale.ROOT, rowFormat, "format", "access", "records", "order", "workers", "records/s", "min", "max",
           "MB/s", "CPU s/Mrec", "jaccard", "|rho|");
@@ -306,7 +324,68 @@ final class BenchMatrix {
         table.flush();
       }
     }
+    if (table != null) {
+      for (String[] na : notApplicable()) {
+        table.printf(Locale.ROOT, "%-12s %-6s %-8s n/a: %s%n", na[0], na[1], "fixed", na[2]);
+      }
+      table.flush();
+    }
     return measured;
+  }
+
+  /**
+   * The series run: {@link #formats} with {@code hdf5} as its two variants, contiguous
+   * ({@code hdf5}) and chunked ({@code hdf5-deflate}); without HDF5 when {@code /usr/bin/python3}
+   * with h5py, which writes its files, is missing.
+   */
+  List<String> series() {
+    List<String> out = new ArrayList<>();
+    for (String f : formats) {
+      if (f.equals(BenchData.HDF5)) {
+        if (h5py()) {
+          out.add(BenchData.HDF5);
+          out.add(BenchData.HDF5_DEFLATE);
+        }
+      } else {
+        out.add(f);
+      }
+    }
+    return out;
+  }
+
+  private Boolean h5py; // whether h5py writes the HDF5 series' files; null until asked
+
+  private boolean h5py() {
+    if (h5py == null) {
+      h5py = BenchData.h5pyMissing() == null;
+    }
+    return h5py;
+  }
+
+  /**
+   * Why the HDF5 series are skipped ({@code /usr/bin/python3} with h5py is missing), or null when
+   * they run or were not asked for.
+   */
+  String skipped() {
+    return formats.contains(BenchData.HDF5) && !h5py() ? BenchData.h5pyMissing() : null;
+  }
+
+  /** The access modes the matrix has no cell for, each as {series, access, reason}. */
+  List<String[]> notApplicable() {
+    List<String[]> out = new ArrayList<>();
+    for (String f : series()) {
+      String format = BenchData.formatOf(f);
+      if (!format.equals(f) || format.equals(BenchData.HDF5)) {
+        for (Access a : Access.values()) {
+          if (!BenchData.accessModes(format).contains(a)) {
+            out.add(new String[] {f, a.label, format + " offers no " + a.label + " mode: "
+                + (f.equals(BenchData.HDF5) ? "contiguous data is always read through a memory mapping"
+                    : "chunks are fetched through jhdf's mappings of the file and decoded")});
+          }
+        }
+      }
+    }
+    return out;
   }
 
   /**
@@ -315,7 +394,8 @@ final class BenchMatrix {
    * the cells are.
    */
   List<String> qualityCommand(String format, Path data) {
-    List<String> args = new ArrayList<>(List.of("read", data.toString(), "--format", format, "--shuffle", "--seed",
+    List<String> args = new ArrayList<>(List.of("read", data.toString(), "--format", BenchData.formatOf(format),
+        "--shuffle", "--seed",
         Long.toString(seed), "--epochs", Integer.toString(QUALITY_EPOCHS), "--rank", "0", "--world",
         Integer.toString(world), "--batch", Integer.toString(batch), "--prefetch", Integer.toString(prefetch)));
     if (memoryLimit != null) {
@@ -331,8 +411,9 @@ final class BenchMatrix {
 
   /** The arguments of the single {@code sluice bench} run that measures cell {@code c} over {@code data}. */
   List<String> command(Cell c, Path data) {
-    List<String> args = new ArrayList<>(List.of("bench", data.toString(), "--format", c.format()));
-    if (BenchData.accessModes(c.format()).size() > 1) {
+    String format = BenchData.formatOf(c.format());
+    List<String> args = new ArrayList<>(List.of("bench", data.toString(), "--format", format));
+    if (BenchData.accessModes(format).size() > 1) {
       args.addAll(List.of("--io", c.access().label));
     }
     if (c.shuffle()) {
@@ -366,10 +447,12 @@ final class BenchMatrix {
    * The dataset of one format and record kind: generated under {@code dir} when absent, reused
    * when a previous run left it there with the same number of records.
    */
-  private Path prepare(String format, boolean fixed, PrintWriter progress) {
-    Path d = dir.resolve(key(format, fixed));
+  private Path prepare(String series, boolean fixed, PrintWriter progress) {
+    Path d = dir.resolve(key(series, fixed));
+    String format = BenchData.formatOf(series);
     DatasetFormat f = Formats.named(format);
-    Path target = f.writesOneFile() ? d.resolve("part-0." + format) : d;
+    Path target = !format.equals(series) || format.equals(BenchData.HDF5) ? d.resolve(BenchData.HDF5_FILE)
+        : f.writesOneFile() ? d.resolve("part-0." + format) : d;
     if (Files.exists(d) && !OutputPaths.isEmptyDirectory(d)) {
       long found = rowsOf(format, target);
       if (found != rows) {
@@ -379,7 +462,9 @@ final class BenchMatrix {
       return target;
     }
     long t0 = System.nanoTime();
-    Path written = BenchData.generate(d, format, rows, dim, fixed, seed);
+    Path written = format.equals(BenchData.HDF5)
+        ? BenchData.generateHdf5(d, series.equals(BenchData.HDF5_DEFLATE), rows, dim, seed)
+        : BenchData.generate(d, format, rows, dim, fixed, seed);
     if (progress != null) {
       progress.printf(Locale.ROOT, "generated %s in %.2f s%n", written, (System.nanoTime() - t0) / 1e9);
       progress.flush();

@@ -109,7 +109,7 @@ class BenchCommandTest {
         "--plot applies to --matrix runs only");
     assertBadInput(CliRun.of("bench", npy.toString(), "--world", "2"), "--world applies to --matrix runs only");
     assertBadInput(CliRun.of("bench", npy.toString(), "--matrix", "--shuffle"), "--shuffle cannot be combined with --matrix");
-    assertBadInput(CliRun.of("bench", npy.toString(), "--matrix", "--formats", "npy,hdf5"), "not 'hdf5'");
+    assertBadInput(CliRun.of("bench", npy.toString(), "--matrix", "--formats", "npy,tfrecord"), "not 'tfrecord'");
   }
 
   @Test
@@ -182,6 +182,44 @@ class BenchCommandTest {
     }
     assertBadInput(CliRun.of("bench", grid.toString(), "--matrix", "--formats", "npy", "--num-samples", "500"),
         "holds 400 records from an earlier run but --num-samples is 500");
+  }
+
+  @Test
+  void theHdf5SeriesRunContiguousAndChunkedFilesOrAreSkippedWithOneLine() throws Exception {
+    Path grid = dir.resolve("grid-hdf5");
+    BenchMatrix matrix = new BenchMatrix(grid, List.of("hdf5"), 400, 8, 0, 64, 4, 0, 1, null, 4);
+    java.io.StringWriter text = new java.io.StringWriter();
+    List<BenchMatrix.Measured> measured = matrix.run(new java.io.PrintWriter(text, true), null, false);
+    List<String> lines = text.toString().lines().toList();
+    String missing = BenchData.h5pyMissing();
+    if (missing != null) {
+      assertThat(lines).contains("hdf5: skipped, " + missing);
+      assertThat(measured).isEmpty();
+      return;
+    }
+    // two series, fixed-length records only: order x workers, mapped (no read mode: one n/a line each)
+    assertThat(measured).hasSize(8);
+    assertThat(measured.stream().map(m -> m.cell().format()).distinct().toList()).containsExactly("hdf5", "hdf5-deflate");
+    for (BenchMatrix.Measured m : measured) {
+      assertThat(m.json().get("format").asText()).isEqualTo("hdf5");
+      assertThat(m.json().get("examples").asLong()).isEqualTo(400);
+      assertThat(m.command()).containsSequence("--format", "hdf5");
+    }
+    assertThat(lines.stream().filter(l -> l.matches("hdf5(-deflate)?\\s+mmap\\s+fixed\\s+(sequential|shuffled)\\s+[12]\\s+\\d+ .*")))
+        .hasSize(8);
+    List<String> na = lines.stream().filter(l -> l.contains(" n/a: ")).toList();
+    assertThat(na).hasSize(2).allMatch(l -> l.matches("hdf5(-deflate)?\\s+read\\s+fixed\\s+n/a: hdf5 offers no read mode: .*"));
+    try (dev.sluice.io.hdf5.Hdf5Dataset contiguous = dev.sluice.io.hdf5.Hdf5.open(grid.resolve("hdf5-fixed/part-0.h5"));
+        dev.sluice.io.hdf5.Hdf5Dataset chunked = dev.sluice.io.hdf5.Hdf5.open(grid.resolve("hdf5-deflate-fixed/part-0.h5"))) {
+      assertThat(contiguous).isInstanceOf(dev.sluice.core.RandomAccessDataset.class);
+      assertThat(chunked).isInstanceOf(dev.sluice.core.BatchSplitDataset.class);
+      // the same records as the generated npy dataset
+      String want = dev.sluice.io.Checksums.sha256(BenchData.records(400, 8, true, 0));
+      assertThat(dev.sluice.io.Checksums.sha256(contiguous)).isEqualTo(want);
+      assertThat(dev.sluice.io.Checksums.sha256(chunked)).isEqualTo(want);
+    }
+    assertThat(matrix.notApplicable()).hasSize(2); // what --json lists under notApplicable
+    assertThat(matrix.skipped()).isNull();
   }
 
   private static BenchMatrix.Measured cell(String format, double recordsPerSecond, double jaccard, double rho)

@@ -21,8 +21,9 @@ import java.util.List;
  * {@code i} of each, as a field named after the dataset. Integers of 1 to 8 bytes (signed and
  * unsigned), floats of 2, 4 and 8 bytes in either byte order (big-endian values are delivered
  * little-endian), h5py's booleans, and one-dimensional fixed- and variable-length string datasets
- * are read. Contiguous data is mapped; chunked data is decoded by jhdf (deflate, shuffle, LZF, LZ4)
- * after each chunk's fletcher32 checksum, where it has one, is verified. Virtual datasets, external storage, compound, array,
+ * are read. Contiguous data is mapped; chunked data is decoded one whole chunk at a time (shuffle,
+ * deflate and fletcher32 by Sluice, LZF and LZ4 by jhdf) after each chunk's fletcher32 checksum,
+ * where it has one, is verified. Virtual datasets, external storage, compound, array,
  * enum and variable-length sequence types and unknown filters are refused with one
  * {@link dev.sluice.core.UnsupportedFormatException} naming the file, the dataset and the feature.
  */

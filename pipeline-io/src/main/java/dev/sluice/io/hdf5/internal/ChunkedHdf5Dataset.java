@@ -6,6 +6,7 @@ import dev.sluice.core.BatchSplitDataset;
 import dev.sluice.core.BufferPool;
 import dev.sluice.core.Example;
 import dev.sluice.core.MemoryManager;
+import dev.sluice.core.PooledBuffer;
 import dev.sluice.core.Split;
 import dev.sluice.core.Tensor;
 import dev.sluice.core.internal.mapped.MappedReads;
@@ -20,23 +21,41 @@ import reactor.core.publisher.Flux;
 /**
  * An HDF5 file with at least one chunked dataset among the chosen ones: a split source whose
  * splits are runs of whole chunks (of the first chunked dataset) along the first dimension. A read
- * decodes one chunk row at a time (every field's rows of it) and emits its examples, or, on the
- * columnar path ({@link #readBatches}), copies them into the columns of pooled batches; a read may
- * start at any chunk boundary at no extra cost ({@link #blockStarts}).
+ * decodes one chunk row at a time (every field's rows of it, {@link ChunkDecoder}) and emits its
+ * examples, or, on the columnar path ({@link #readBatches}), decodes it into pooled memory and copies
+ * its rows into the columns of pooled batches; a read may start at any chunk boundary at no extra
+ * cost ({@link #blockStarts}). Reads of different splits may run on different threads at once (a
+ * pipeline's decode parallelism); the decoded chunk rows of a read are released when it completes,
+ * fails or is cancelled.
  */
 public final class ChunkedHdf5Dataset extends Hdf5Fields implements Hdf5Dataset, BatchSplitDataset<Example> {
   /** The memory stage of the batches {@link #readBatches} fills. */
   static final String STAGE = "hdf5";
-  /** Decoded bytes a split aims at (whole chunks, at least one). */
-  static final long SPLIT_BYTES = 8L << 20;
+  /**
+   * Decoded bytes a split aims at (whole chunks, at least one): small enough that a pipeline's
+   * decode parallelism has several splits to decode at once and a shuffle of the split order mixes
+   * well, large enough that a split holds whole chunks of typical sizes.
+   */
+  public static final long SPLIT_BYTES = 1L << 20;
 
   private final int chunkRows;
   private final List<Split> splits;
   private final Map<String, Long> splitStart = new HashMap<>();
 
-  /** Reads the fields of {@code file}, at least one of them chunked. */
+  /** Reads the fields of {@code file}, at least one of them chunked, in splits of about {@link #SPLIT_BYTES}. */
   public ChunkedHdf5Dataset(Hdf5File file, long maxChunkBytes) {
+    this(file, maxChunkBytes, SPLIT_BYTES);
+  }
+
+  /**
+   * Reads the fields of {@code file}, at least one of them chunked, in splits of about
+   * {@code splitBytes} decoded bytes (whole chunks, at least one per split).
+   */
+  public ChunkedHdf5Dataset(Hdf5File file, long maxChunkBytes, long splitBytes) {
     super(file, maxChunkBytes);
+    if (splitBytes < 1) {
+      throw new IllegalArgumentException("splitBytes > 0 required but it was " + splitBytes);
+    }
     int c = 0;
     long rowBytes = 0;
     for (Hdf5Field f : file.fields()) {
@@ -46,7 +65,7 @@ public final class ChunkedHdf5Dataset extends Hdf5Fields implements Hdf5Dataset,
       rowBytes += f.isNumeric() ? f.rowBytes() : 16;
     }
     this.chunkRows = c;
-    long chunksPerSplit = Math.max(1, SPLIT_BYTES / Math.max(1, rowBytes * c));
+    long chunksPerSplit = Math.max(1, splitBytes / Math.max(1, rowBytes * c));
     long rowsPerSplit = chunksPerSplit * c;
     List<Split> s = new ArrayList<>();
     for (long start = 0; start < rows; start += rowsPerSplit) {
@@ -109,7 +128,7 @@ public final class ChunkedHdf5Dataset extends Hdf5Fields implements Hdf5Dataset,
     long first = base + Math.min(fromRow, split.rowCount());
     long end = base + Math.min(toRow, split.rowCount());
     BufferPool pool = MemoryManager.shared().pool(STAGE);
-    return Flux.<Batch, Cursor>generate(() -> new Cursor(first), (c, sink) -> {
+    return Flux.<Batch, Cursor>generate(() -> new Cursor(first, readers.size()), (c, sink) -> {
       if (c.pos >= end) {
         sink.complete();
         return c;
@@ -117,18 +136,35 @@ public final class ChunkedHdf5Dataset extends Hdf5Fields implements Hdf5Dataset,
       int n = (int) Math.min(c.pos == first ? firstBatchSize : batchSize, end - c.pos);
       sink.next(fill(c, n, pool));
       return c;
-    });
+    }, Cursor::release);
   }
 
-  /** Where a columnar read stands: its next row and the decoded chunk row that holds it. */
+  /**
+   * Where a columnar read stands: its next row and the decoded chunk row that holds it, each
+   * fixed-length field's rows of it in pooled memory (released when the read moves on to the next
+   * chunk row and when it completes, fails or is cancelled).
+   */
   private static final class Cursor {
     long pos;
     long bandStart = -1;
     long bandEnd = -1;
-    ByteBuffer[] blocks;
+    final PooledBuffer[] decoded;
+    final ByteBuffer[] blocks;
 
-    Cursor(long pos) {
+    Cursor(long pos, int fields) {
       this.pos = pos;
+      this.decoded = new PooledBuffer[fields];
+      this.blocks = new ByteBuffer[fields];
+    }
+
+    void release() {
+      for (int f = 0; f < decoded.length; f++) {
+        if (decoded[f] != null) {
+          decoded[f].close();
+          decoded[f] = null;
+          blocks[f] = null;
+        }
+      }
     }
   }
 
@@ -142,7 +178,7 @@ public final class ChunkedHdf5Dataset extends Hdf5Fields implements Hdf5Dataset,
         if (c.pos >= c.bandEnd) {
           c.bandStart = c.pos;
           c.bandEnd = Math.min(rows, (c.pos / chunkRows + 1) * chunkRows);
-          c.blocks = decode(c.bandStart, (int) (c.bandEnd - c.bandStart));
+          decodeBand(c, pool);
         }
         int take = (int) Math.min(n - done, c.bandEnd - c.pos);
         int at = (int) (c.pos - c.bandStart);
@@ -164,6 +200,21 @@ public final class ChunkedHdf5Dataset extends Hdf5Fields implements Hdf5Dataset,
       return b.build();
     } finally {
       b.close();
+    }
+  }
+
+  /** Decodes chunk row {@code [c.bandStart, c.bandEnd)} of every fixed-length field into pooled memory. */
+  private void decodeBand(Cursor c, BufferPool pool) {
+    c.release();
+    file.checkOpen();
+    int count = (int) (c.bandEnd - c.bandStart);
+    for (int f = 0; f < readers.size(); f++) {
+      FieldReader r = readers.get(f);
+      if (!r.isString()) {
+        c.decoded[f] = pool.allocate((long) count * r.field().rowBytes());
+        c.blocks[f] = c.decoded[f].buffer();
+        r.decodeInto(c.bandStart, count, c.blocks[f], 0);
+      }
     }
   }
 

@@ -4,10 +4,8 @@ import dev.sluice.core.DatasetFormatException;
 import dev.sluice.core.Tensor;
 import dev.sluice.core.TensorSpec;
 import dev.sluice.core.internal.mapped.MappedChunks;
-import dev.sluice.core.internal.mapped.MappedReads;
 import dev.sluice.core.internal.mapped.MappedRows;
 import dev.sluice.io.internal.ByteSwap;
-import io.jhdf.api.dataset.ChunkedDataset;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
@@ -15,8 +13,8 @@ import java.nio.charset.StandardCharsets;
 /**
  * Reads the rows of one field. Contiguous data is mapped: little-endian rows are views of the
  * mapping and batch columns are filled by bulk copies, big-endian rows are swapped after the copy.
- * Chunked data is decoded by jhdf (its filters: deflate, shuffle, LZF, LZ4, ...) one run of rows at
- * a time; compact data and strings are read once, when the file is opened.
+ * Chunked data is decoded chunk by chunk ({@link ChunkDecoder}); compact data and strings are read
+ * once, when the file is opened.
  */
 final class FieldReader {
   private final Hdf5File file;
@@ -28,8 +26,7 @@ final class FieldReader {
   private final MappedChunks chunks; // contiguous with data, else null
   private final ByteBuffer memory; // compact: every row, little-endian; else null
   private final byte[][] utf8; // strings, else null
-  private final boolean checkChunks; // chunked with a non-zero fill value
-  private final boolean verifyFletcher; // chunked with fletcher32 as the last filter applied
+  private final ChunkDecoder decoder; // chunked, else null
 
   FieldReader(Hdf5File file, Hdf5Field field, long maxChunkBytes) {
     this.file = file;
@@ -37,8 +34,8 @@ final class FieldReader {
     this.resource = file.resource();
     this.spec = field.spec();
     this.rowBytes = field.isNumeric() ? field.rowBytes() : -1;
-    this.checkChunks = field.storage() == Hdf5Field.Storage.CHUNKED && nonZeroFill(field);
-    this.verifyFletcher = field.storage() == Hdf5Field.Storage.CHUNKED && fletcherLast(field);
+    this.decoder = field.storage() == Hdf5Field.Storage.CHUNKED
+        ? new ChunkDecoder(resource, field, nonZeroFill(field), fletcherLast(field)) : null;
     switch (field.storage()) {
       case CONTIGUOUS -> {
         long bytes = field.rows() * rowBytes;
@@ -150,6 +147,20 @@ final class FieldReader {
   }
 
   /**
+   * Decodes rows {@code [first, first+count)} (checked in bounds) of a fixed-length field into
+   * {@code dst} from byte {@code dstOffset}, little-endian: chunks straight into it, other data copied.
+   */
+  void decodeInto(long first, int count, ByteBuffer dst, int dstOffset) {
+    file.checkOpen();
+    if (decoder != null) {
+      decoder.decode(first, count, dst, dstOffset);
+    } else {
+      ByteBuffer rows = block(first, count);
+      dst.put(dstOffset, rows, 0, rows.remaining());
+    }
+  }
+
+  /**
    * Rows {@code [first, first+count)} of a fixed-length field as little-endian bytes, {@code count
    * × rowBytes} of them, in a new heap buffer.
    */
@@ -174,22 +185,27 @@ final class FieldReader {
         out.put(0, memory, (int) (first * rowBytes), (int) bytes);
         return out;
       }
-      case CHUNKED -> out = decode(first, count, bytes);
+      case CHUNKED -> {
+        out = ByteBuffer.allocate((int) bytes).order(ByteOrder.LITTLE_ENDIAN);
+        decoder.decode(first, count, out, 0);
+        return out;
+      }
       default -> throw new IllegalStateException("a string field has no fixed-length rows");
     }
     ByteSwap.swap(out, 0, (int) bytes, field.swapWidth());
     return out;
   }
 
-  /**
-   * True when a chunk that was never written would read as something other than zeros: jhdf leaves
-   * such chunks zero, so for these datasets every chunk a read needs is checked to exist.
-   */
+  /** True when fletcher32 is the last filter applied, so that each stored chunk ends with its checksum. */
   private static boolean fletcherLast(Hdf5Field field) {
     var filters = field.dataset().getFilters();
     return !filters.isEmpty() && filters.get(filters.size() - 1).getId() == Fletcher32.FILTER_ID;
   }
 
+  /**
+   * True when a chunk that was never written would read as something other than zeros: such chunks
+   * would be delivered as zeros, so for these datasets every chunk a read needs is checked to exist.
+   */
   private static boolean nonZeroFill(Hdf5Field field) {
     Object fill;
     try {
@@ -206,73 +222,4 @@ final class FieldReader {
     }
     return true;
   }
-
-  /**
-   * Checks each chunk holding rows {@code [first, first+count)}: that it exists (when the fill value
-   * is not zero) and that its fletcher32 checksum matches (when fletcher32 is the last filter
-   * applied, so that the stored bytes end with the checksum of the bytes before it).
-   */
-  private void checkChunks(long first, int count, long[] dims) {
-    ChunkedDataset ch = (ChunkedDataset) field.dataset();
-    int[] cd = ch.getChunkDimensions();
-    int[] at = new int[dims.length];
-    for (long r = first / cd[0] * cd[0]; r < first + count; r += cd[0]) {
-      at[0] = (int) r;
-      checkChunks(ch, cd, dims, at, 1);
-    }
-  }
-
-  private void checkChunks(ChunkedDataset ch, int[] cd, long[] dims, int[] at, int d) {
-    if (d == dims.length) {
-      ByteBuffer raw;
-      try {
-        raw = ch.getRawChunkBuffer(at.clone());
-      } catch (RuntimeException e) {
-        throw new DatasetFormatException(resource, "dataset " + field.hdfPath() + ", chunk at "
-            + java.util.Arrays.toString(at), "was never written and the dataset's fill value is not zero,"
-            + " which Sluice does not fill in (" + Hdf5File.describe(e) + ")", e);
-      }
-      if (verifyFletcher) {
-        Fletcher32.verify(raw, resource, "dataset " + field.hdfPath() + ", chunk at " + java.util.Arrays.toString(at));
-      }
-      return;
-    }
-    for (long i = 0; i < dims[d]; i += cd[d]) {
-      at[d] = (int) i;
-      checkChunks(ch, cd, dims, at, d + 1);
-    }
-  }
-
-  private ByteBuffer decode(long first, int count, long bytes) {
-    long[] dims = field.dataset().getDimensionsAsLong();
-    if (checkChunks || verifyFletcher) {
-      checkChunks(first, count, dims);
-    }
-    long[] offset = new long[dims.length];
-    offset[0] = first;
-    int[] shape = new int[dims.length];
-    shape[0] = count;
-    for (int d = 1; d < dims.length; d++) {
-      shape[d] = Math.toIntExact(dims[d]);
-    }
-    ByteBuffer raw;
-    try {
-      // jhdf maps chunks: a file truncated after it was opened faults inside the read boundary
-      raw = MappedReads.call(resource, "dataset " + field.hdfPath() + ", rows " + first + "..",
-          () -> field.dataset().getSliceDataBuffer(offset, shape));
-    } catch (DatasetFormatException e) {
-      throw e;
-    } catch (RuntimeException e) {
-      throw new DatasetFormatException(resource, "dataset " + field.hdfPath() + ", rows " + first + ".."
-          + (first + count - 1), "cannot decode its chunks: " + Hdf5File.describe(e), e);
-    }
-    if (raw.remaining() != bytes) {
-      throw new DatasetFormatException(resource, "dataset " + field.hdfPath() + ", rows " + first + ".."
-          + (first + count - 1), "decoded " + raw.remaining() + " bytes but expected " + bytes);
-    }
-    ByteBuffer out = raw.hasArray() && raw.position() == 0 && !raw.isReadOnly() ? raw
-        : ByteBuffer.allocate((int) bytes).put(0, raw, raw.position(), (int) bytes);
-    return out.order(ByteOrder.LITTLE_ENDIAN);
-  }
-
 }
