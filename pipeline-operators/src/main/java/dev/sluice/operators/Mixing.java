@@ -20,8 +20,8 @@ import reactor.core.publisher.Flux;
  * sources again; {@code concatenate} is Reactor's {@code Flux.concat}.
  *
  * <p><b>Reactive Streams semantics.</b> {@code sample} and {@code choose} subscribe to a source when
- * it is first picked and keep up to 2 of its elements queued; emit on demand; an error of any
- * source ends the flux and cancels the others; cancel cancels every open source.
+ * it is first picked and keep up to 2 of its elements queued; emit on demand; a source's error ends
+ * the flux where that source's next element would have come, and cancels the others; cancel cancels every open source.
  *
  * <p><b>Discard support.</b> Elements queued from the sources go to the discard hook on cancel,
  * error or an early end.

@@ -820,8 +820,10 @@ public final class Pipeline<T> implements Dataset<T> {
    * source: the realized proportions.
    *
    * <p><b>Reactive Streams semantics.</b> Opens a source when it is first drawn and keeps up to 2 of
-   * its elements queued; emits on demand, one draw per element; completes as above; an error of any
-   * source ends the pass and cancels the others; cancel cancels every open source.
+   * its elements queued; emits on demand, one draw per element; completes as above; a source's error ends
+   * the pass where that source's next element would have come (after every element before it, so
+   * the elements before an error do not depend on timing) and cancels the others; cancel cancels
+   * every open source.
    *
    * <p><b>Discard support.</b> Elements queued from the sources go to the discard hook on cancel,
    * error or end; batches are closed.
@@ -868,8 +870,8 @@ public final class Pipeline<T> implements Dataset<T> {
    * source element), counts each source's elements and resumes every source from its count.
    *
    * <p><b>Reactive Streams semantics.</b> Opens a source when it is first chosen and keeps up to 2
-   * of its elements queued; emits on demand; an error of the selector or a source ends the pass and
-   * cancels the others; cancel cancels every open source. Each source's elements are counted as for
+   * of its elements queued; emits on demand; an error of the selector or a source ends the pass where
+   * its next value or element would have come, and cancels the others; cancel cancels every open source. Each source's elements are counted as for
    * {@link #sample(List, double[], MixOptions)} (operator {@code choose}).
    *
    * <p><b>Discard support.</b> Elements queued from the sources go to the discard hook on cancel,

@@ -29,7 +29,10 @@ import reactor.util.context.Context;
  *
  * <p>Follows Reactor's rules: a WIP drain loop, saturating demand, no signal after a terminal one;
  * on cancel, error or an early end every queued element goes to the discard hook and every open
- * source is cancelled. Each element taken is counted per source in the stage's counters
+ * source is cancelled. A source's error reaches the subscriber in order, where that source's next
+ * element would have: after every element before it in the mix's order (so what is emitted before
+ * an error does not depend on timing); an error of a source the mix never takes from again is not
+ * signalled. Each element taken is counted per source in the stage's counters
  * ({@link #COUNTER}, tag {@code source}).
  *
  * @param <T> the element type
@@ -287,6 +290,10 @@ final class FluxMix<T> extends Flux<T> implements Scannable {
                   if (!d) {
                     break;
                   }
+                  if (selector.error != null) {
+                    innerError(selector.error);
+                    continue;
+                  }
                   c = Chooser.END;
                 } else {
                   selector.requestOne();
@@ -316,6 +323,10 @@ final class FluxMix<T> extends Flux<T> implements Scannable {
           if (v == null) {
             if (!d) {
               break;
+            }
+            if (in.error != null) {
+              innerError(in.error);
+              continue;
             }
             int a;
             try {
@@ -391,6 +402,8 @@ final class FluxMix<T> extends Flux<T> implements Scannable {
     final long offset;
     final Queue<E> queue;
     long taken;
+    /** The source's failure, delivered in order: when the mix next takes from it and its queue is empty. */
+    Throwable error;
     volatile boolean done;
     volatile Subscription subscription;
     static final AtomicReferenceFieldUpdater<Inner, Subscription> S =
@@ -428,8 +441,9 @@ final class FluxMix<T> extends Flux<T> implements Scannable {
 
     @Override
     public void onError(Throwable t) {
+      error = t;
       done = true;
-      parent.innerError(t);
+      parent.drain();
     }
 
     @Override
