@@ -303,6 +303,21 @@ class SampleTest {
   }
 
   @Test
+  void cancelRacingSourcesThatProduceOnOtherThreadsReleasesEverything() {
+    for (int run = 0; run < 100; run++) {
+      Pipeline<Batch> p = Pipeline.sample(List.of(batches(0, 200).prefetch(3), batches(1, 200).prefetch(3),
+          batches(2, 200).map(b -> b, 2)), WEIGHTS);
+      StepVerifier.create(p.flux(CTX.withEpoch(run)).doOnNext(Batch::close), 0)
+          .thenRequest(1 + run % 4)
+          .expectNextCount(1 + run % 4)
+          .thenCancel()
+          .verify(Duration.ofSeconds(10));
+      TestSources.awaitNoOutstanding();
+    }
+    assertEquals(0, MemoryManager.shared().outstandingBytes());
+  }
+
+  @Test
   void anErrorOfOneSourceEndsThePassAndReleasesTheOthers() {
     Pipeline<Batch> failing = Pipeline.from(TestSources.failingAt(400, 37)).batch(4);
     Pipeline<Batch> p = Pipeline.sample(List.of(batches(0, 400), failing), new double[] {1, 1});
