@@ -494,11 +494,7 @@ public final class Pipeline<T> implements Dataset<T> {
   public Pipeline<T> shard(int numShards, int index, EqualLength policy) {
     ShardOperator.checkShard(numShards, index);
     Objects.requireNonNull(policy, "policy");
-    if (source instanceof SampleSource<?>) {
-      throw new IllegalArgumentException("shard(" + numShards + ", " + index + ") after sample: each rank draws its own "
-          + "mix (from seed, epoch and rank), so striding it partitions nothing; shard each source instead, "
-          + "sample(List.of(a.shard(" + numShards + ", " + index + "), b.shard(" + numShards + ", " + index + ")), weights)");
-    }
+    PlanBuilder.checkShard(source, numShards, index);
     return with(new ShardStage(numShards, index, policy));
   }
 
@@ -1125,9 +1121,7 @@ public final class Pipeline<T> implements Dataset<T> {
    */
   public String explain() {
     StringBuilder out = new StringBuilder("Pipeline over ").append(source).append(" on the ").append(plan().path());
-    if (source instanceof MixSource<?> mix) {
-      out.append(mix.explainSources("    "));
-    }
+    out.append(PlanBuilder.explainSources(source, "    "));
     for (Plan.Step step : plan().steps()) {
       out.append(System.lineSeparator()).append("  ").append(step);
     }

@@ -14,7 +14,6 @@ import reactor.core.Exceptions;
 import reactor.core.Scannable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Operators;
-import reactor.util.annotation.Nullable;
 import reactor.util.concurrent.Queues;
 import reactor.util.context.Context;
 
@@ -92,7 +91,7 @@ final class FluxMix<T> extends Flux<T> implements Scannable {
    * @param prefetch elements queued per open source, &gt; 0
    */
   FluxMix(int count, Sources<T> sources, long[] startCycles, long[] startOffsets,
-      @Nullable Publisher<? extends Number> selector, Supplier<? extends Chooser> chooser, int prefetch) {
+      Publisher<? extends Number> selector, Supplier<? extends Chooser> chooser, int prefetch) {
     this.count = count;
     this.sources = Objects.requireNonNull(sources, "sources");
     this.startCycles = startCycles.clone();
@@ -117,7 +116,6 @@ final class FluxMix<T> extends Flux<T> implements Scannable {
   }
 
   @Override
-  @Nullable
   public Object scanUnsafe(Attr key) {
     if (key == Attr.PREFETCH) {
       return prefetch;
@@ -371,7 +369,6 @@ final class FluxMix<T> extends Flux<T> implements Scannable {
     }
 
     @Override
-    @Nullable
     public Object scanUnsafe(Attr key) {
       if (key == Attr.ACTUAL) {
         return actual;
@@ -464,7 +461,6 @@ final class FluxMix<T> extends Flux<T> implements Scannable {
     }
 
     @Override
-    @Nullable
     public Object scanUnsafe(Attr key) {
       if (key == Attr.PARENT) {
         return subscription;

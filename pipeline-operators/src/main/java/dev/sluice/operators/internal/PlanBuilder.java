@@ -168,6 +168,24 @@ public final class PlanBuilder {
     return schemaAfter(Schemas.declared(p.source()), after);
   }
 
+  /** How the pipelines a mix source combines run, for {@code explain}, each line indented; empty for any other source. */
+  public static String explainSources(Dataset<?> source, String indent) {
+    return source instanceof MixSource<?> mix ? mix.explainSources(indent) : "";
+  }
+
+  /**
+   * Refuses a {@code shard(numShards, index)} appended to a pipeline over a {@code sample}: each rank
+   * draws its own mix, so striding it would partition nothing; each source is sharded instead.
+   */
+  public static void checkShard(Dataset<?> source, int numShards, int index) {
+    if (source instanceof SampleSource<?>) {
+      String shard = "shard(" + numShards + ", " + index + ")";
+      throw new IllegalArgumentException(shard + " after sample: each rank draws its own mix (from seed, epoch and "
+          + "rank), so striding it partitions nothing; shard each source instead: sample(List.of(a." + shard + ", b."
+          + shard + "), weights)");
+    }
+  }
+
   /** The number of rows of {@code source} when its access is {@link Access#RANDOM}, else -1. */
   static long size(Dataset<?> source) {
     return source.access() == Access.RANDOM && source instanceof RandomAccessDataset<?> r ? r.size() : -1;
