@@ -70,6 +70,33 @@ class SampleTest {
   }
 
   @Test
+  void resumedAtARandomPointOfOneHundredThousandDrawsItContinuesIdenticallyReadingOnlyWhatFollows() {
+    List<TestSources.Counting> counted = new ArrayList<>();
+    List<Pipeline<Example>> sources = new ArrayList<>();
+    for (int s = 0; s < 3; s++) {
+      int src = s;
+      counted.add(new TestSources.Counting(Datasets.range(100_000)));
+      sources.add(Pipeline.from(counted.get(s)).shuffle()
+          .map(e -> e.withIndex(src * 1_000_000L + e.index())));
+    }
+    Pipeline<Example> mixed = Pipeline.sample(sources, WEIGHTS).take(100_000);
+    List<Long> whole = indices(mixed.flux(CTX));
+    java.util.SplittableRandom random = new java.util.SplittableRandom(17);
+    for (int trial = 0; trial < 3; trial++) {
+      int cut = 1 + random.nextInt(99_998);
+      PipelineState state = mixed.withState(CTX).take(cut).blockLast().state();
+      assertEquals(cut, state.position());
+      counted.forEach(c -> c.rows.set(0));
+      List<Long> rest = indices(mixed.resume(PipelineState.fromJson(state.toJson())));
+      assertEquals(whole.subList(cut, whole.size()), rest, "resumed after " + cut);
+      // every source resumes from its own position: nothing before the cut is read again, and at
+      // most the 2 elements each source keeps queued are read past the end
+      long read = counted.stream().mapToLong(c -> c.rows.get()).sum();
+      assertTrue(read <= rest.size() + 6L, "rows read " + read + " for " + rest.size() + " after the cut");
+    }
+  }
+
+  @Test
   void theSameSeedEpochAndRankGiveTheSameSequenceAndAnotherEpochAnother() {
     Pipeline<Example> mixed = Pipeline.sample(List.of(source(0, 300), source(1, 300), source(2, 300)), WEIGHTS);
     List<Long> a = indices(mixed.flux(CTX));
