@@ -295,6 +295,8 @@ class SampleTest {
       assertTrue(c != null, "counter of source " + i + " in " + registry.getMeters());
       assertEquals(counts[i], (long) c.count(), "source " + i);
     }
+    StageReport report = StageReport.of(registry, "mix");
+    assertTrue(report.table().contains("mix.elements[0] " + counts[0]), report.table());
   }
 
   /** Batches of 4 of source {@code s}: off-heap memory the mix must release. */
