@@ -347,6 +347,16 @@ class SampleTest {
   }
 
   @Test
+  void anEarlyEndReleasesWhatTheOtherSourcesHadQueued() {
+    Pipeline<Batch> p = Pipeline.sample(List.of(batches(0, 40), batches(1, 4_000), batches(2, 4_000)), WEIGHTS,
+        MixOptions.defaults().withStopOnEmptyDataset(true));
+    long n = p.flux(CTX).doOnNext(Batch::close).count().block();
+    assertTrue(n >= 10 && n < 2_010, "ends when the drawn first source is exhausted: " + n);
+    TestSources.awaitNoOutstanding();
+    assertEquals(0, MemoryManager.shared().outstandingBytes());
+  }
+
+  @Test
   void anErrorOfOneSourceEndsThePassAndReleasesTheOthers() {
     Pipeline<Batch> failing = Pipeline.from(TestSources.failingAt(400, 37)).batch(4);
     Pipeline<Batch> p = Pipeline.sample(List.of(batches(0, 400), failing), new double[] {1, 1});

@@ -80,18 +80,21 @@ public sealed interface MixSource<T> extends Dataset<T>, HasSchema
     return out.toString();
   }
 
-  /** The shape keys of {@code sources} as one short digest: a state compares it, a message shows how many sources. */
+  /**
+   * The shape keys of {@code sources} as short digests, one per source, so that a state taken on
+   * another mix names the source that differs: {@code "2 sources (sha256 1a2b3c4d, 5e6f7a8b)"}.
+   */
   static String sourcesKey(List<? extends PlannedDataset<?>> sources) {
-    StringBuilder all = new StringBuilder();
-    for (PlannedDataset<?> s : sources) {
-      all.append(s.shapeKey()).append('\n');
-    }
+    StringBuilder out = new StringBuilder().append(sources.size()).append(" sources (sha256 ");
     try {
-      byte[] d = MessageDigest.getInstance("SHA-256").digest(all.toString().getBytes(StandardCharsets.UTF_8));
-      return sources.size() + " sources, sha256 " + HexFormat.of().formatHex(d, 0, 8);
+      for (int i = 0; i < sources.size(); i++) {
+        byte[] d = MessageDigest.getInstance("SHA-256").digest(sources.get(i).shapeKey().getBytes(StandardCharsets.UTF_8));
+        out.append(i > 0 ? ", " : "").append(HexFormat.of().formatHex(d, 0, 4));
+      }
     } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException(e);
     }
+    return out.append(')').toString();
   }
 
   /**
