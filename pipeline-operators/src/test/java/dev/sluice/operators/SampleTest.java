@@ -357,6 +357,18 @@ class SampleTest {
   }
 
   @Test
+  void anEndRacingSourcesThatProduceOnOtherThreadsReleasesWhatTheyDeliverLate() {
+    for (int run = 0; run < 100; run++) {
+      // source 0 ends after 1..3 batches while the others keep producing on their own threads
+      Pipeline<Batch> p = Pipeline.sample(List.of(batches(0, 4 + 4 * (run % 3)), batches(1, 4_000).prefetch(8),
+          batches(2, 4_000).map(b -> b, 3)), new double[] {0.6, 0.2, 0.2}, run, true);
+      p.flux(CTX).doOnNext(Batch::close).blockLast(Duration.ofSeconds(10));
+      TestSources.awaitNoOutstanding();
+    }
+    assertEquals(0, MemoryManager.shared().outstandingBytes());
+  }
+
+  @Test
   void anErrorOfOneSourceEndsThePassAndReleasesTheOthers() {
     Pipeline<Batch> failing = Pipeline.from(TestSources.failingAt(400, 37)).batch(4);
     Pipeline<Batch> p = Pipeline.sample(List.of(batches(0, 400), failing), new double[] {1, 1});

@@ -136,7 +136,7 @@ final class FluxMix<T> extends Flux<T> implements Scannable {
     private Inner<Number> selector;
     private int current = -1;
     private long emitted;
-    private boolean terminated;
+    private volatile boolean terminated;
 
     volatile long requested;
     static final AtomicLongFieldUpdater<MixSubscriber> REQUESTED =
@@ -249,20 +249,34 @@ final class FluxMix<T> extends Flux<T> implements Scannable {
       return in;
     }
 
-    @SuppressWarnings("unchecked")
+    /**
+     * Drains after a source delivered {@code element}: when the drain is held for good (cancelled
+     * or terminated), the element is discarded here, since no drain will look at the queue again.
+     */
+    void drainAfter(Object element) {
+      if (WIP.getAndIncrement(this) != 0) {
+        if (cancelled || terminated) {
+          Operators.onDiscard(element, actual.currentContext());
+        }
+        return;
+      }
+      drainLoop();
+    }
+
     void drain() {
       if (WIP.getAndIncrement(this) != 0) {
         return;
       }
+      drainLoop();
+    }
+
+    @SuppressWarnings("unchecked")
+    private void drainLoop() {
       int missed = 1;
       for (;;) {
         long r = requested;
         long e = emitted;
         for (;;) {
-          if (terminated) {
-            clearAll(); // what a source delivered after the end
-            break;
-          }
           if (cancelled) {
             clearAll();
             return;
@@ -427,13 +441,17 @@ final class FluxMix<T> extends Flux<T> implements Scannable {
 
     @Override
     public void onNext(E e) {
+      if (parent.cancelled || parent.terminated) {
+        Operators.onDiscard(e, currentContext());
+        return;
+      }
       if (!queue.offer(e)) {
         Operators.onDiscard(e, currentContext());
         onError(Operators.onOperatorError(subscription, Exceptions.failWithOverflow(Exceptions.BACKPRESSURE_ERROR_QUEUE_FULL),
             e, currentContext()));
         return;
       }
-      parent.drain();
+      parent.drainAfter(e);
     }
 
     @Override
