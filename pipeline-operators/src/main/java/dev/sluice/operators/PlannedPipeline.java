@@ -53,6 +53,11 @@ record PlannedPipeline<T>(Pipeline<T> pipeline) implements PlannedDataset<T> {
   }
 
   @Override
+  public String unresumable() {
+    return pipeline.plan().unresumable();
+  }
+
+  @Override
   public ShardStage shard() {
     return pipeline.plan().shard();
   }

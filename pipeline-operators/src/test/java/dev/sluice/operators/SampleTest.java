@@ -262,6 +262,15 @@ class SampleTest {
   }
 
   @Test
+  void aMixOverASourceThatCannotBeResumedRefusesToResumeNamingIt() {
+    Pipeline<Example> unordered = Pipeline.from(Datasets.range(50)).map(e -> e, 2, false);
+    Pipeline<Example> p = Pipeline.sample(List.of(source(0, 50), unordered), new double[] {1, 1});
+    UnsupportedOperationException e = assertThrows(UnsupportedOperationException.class, () -> p.withState(CTX));
+    assertTrue(e.getMessage().contains("source 1 of sample(") && e.getMessage().contains("deterministic"),
+        e.getMessage());
+  }
+
+  @Test
   void aStateIsRefusedOnAMixOfOtherSources() {
     Pipeline<Example> p = Pipeline.sample(List.of(source(0, 50), source(1, 50)), new double[] {1, 1});
     PipelineState state = p.withState(CTX).take(10).blockLast().state();

@@ -109,6 +109,12 @@ public final class ChooseSource<T> implements MixSource<T> {
   }
 
   @Override
+  public String unresumable() {
+    String why = selector.unresumable();
+    return why != null ? "the selector of " + this + ": " + why : MixSource.super.unresumable();
+  }
+
+  @Override
   public String explainSources(String indent) {
     String[] lines = selector.explain().split("\\R");
     StringBuilder out = new StringBuilder();

@@ -67,6 +67,18 @@ public sealed interface MixSource<T> extends Dataset<T>, HasSchema
     return null;
   }
 
+  /** Why a position of the mix cannot be resumed exactly (a source that cannot be), or null. */
+  default String unresumable() {
+    List<? extends PlannedDataset<?>> list = sources();
+    for (int i = 0; i < list.size(); i++) {
+      String why = list.get(i).unresumable();
+      if (why != null) {
+        return "source " + i + " of " + this + ": " + why;
+      }
+    }
+    return null;
+  }
+
   /** How each source runs, one block per source, each line indented by {@code indent}. */
   default String explainSources(String indent) {
     StringBuilder out = new StringBuilder();

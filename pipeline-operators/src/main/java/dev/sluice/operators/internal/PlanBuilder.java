@@ -146,7 +146,7 @@ public final class PlanBuilder {
     return new Plan(source, access, random, splits, counted, options, ordered, head, next, inner, repeatCount,
         columnar, prefix, headBatch, headPositional, Collections.unmodifiableList(elements),
         Collections.unmodifiableList(probes), threads(source, ordered), emitsBatches(ordered),
-        acceptsShuffle(access, ordered), shard, shapeKeys(source, ordered), unresumable(ordered, options),
+        acceptsShuffle(access, ordered), shard, shapeKeys(source, ordered), unresumable(source, ordered, options),
         notRepartitionable, shardAt, notRepartitionable == null ? elementsPerOutput(ordered, options) : 0,
         List.copyOf(steps));
   }
@@ -159,13 +159,10 @@ public final class PlanBuilder {
     if (plan.headBatch() != null) {
       return null;
     }
-    Plan p = plan;
-    List<Stage> after = plan.ordered();
     if (plan.head() == Head.REPEAT) {
-      Schema s = outputSchema(plan.inner());
-      return schemaAfter(s, plan.ordered().subList(plan.next(), plan.ordered().size()));
+      return schemaAfter(outputSchema(plan.inner()), plan.ordered().subList(plan.next(), plan.ordered().size()));
     }
-    return schemaAfter(Schemas.declared(p.source()), after);
+    return schemaAfter(Schemas.declared(plan.source()), plan.ordered());
   }
 
   /** How the pipelines a mix source combines run, for {@code explain}, each line indented; empty for any other source. */
@@ -380,7 +377,13 @@ public final class PlanBuilder {
   }
 
   /** Why a position in the output cannot be resumed exactly, or null when it can. */
-  private static String unresumable(List<Stage> ordered, Options options) {
+  private static String unresumable(Dataset<?> source, List<Stage> ordered, Options options) {
+    if (source instanceof MixSource<?> mix) {
+      String why = mix.unresumable();
+      if (why != null) {
+        return why;
+      }
+    }
     for (Stage s : ordered) {
       String why = switch (s.kind()) {
         case ELEMENT, BUFFER_SHUFFLE -> ((FluxStage) s).unresumable(options);

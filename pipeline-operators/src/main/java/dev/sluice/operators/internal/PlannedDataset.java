@@ -48,6 +48,11 @@ public interface PlannedDataset<T> extends Dataset<T> {
     return null;
   }
 
+  /** Why a position in its pass cannot be resumed exactly, or null (the default). */
+  default String unresumable() {
+    return null;
+  }
+
   /** The shard its pass takes, or null (the default). */
   default ShardStage shard() {
     return null;
