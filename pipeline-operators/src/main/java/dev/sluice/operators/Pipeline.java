@@ -1117,7 +1117,9 @@ public final class Pipeline<T> implements Dataset<T> {
    * </pre>
    *
    * A stage written after {@code shard} that runs before it (a global shuffle) is listed where it
-   * runs.
+   * runs. Over a mix ({@link #sample}, {@link #choose}, {@link #zip}, {@link #concatenate}) the
+   * first line names the mix, and each source's own plan follows it, indented under
+   * {@code source i:} ({@code selector:} for {@code choose}).
    */
   public String explain() {
     StringBuilder out = new StringBuilder("Pipeline over ").append(source).append(" on the ").append(plan().path());

@@ -58,6 +58,11 @@ record PlannedPipeline<T>(Pipeline<T> pipeline) implements PlannedDataset<T> {
   }
 
   @Override
+  public int threads() {
+    return pipeline.plan().threads();
+  }
+
+  @Override
   public ShardStage shard() {
     return pipeline.plan().shard();
   }

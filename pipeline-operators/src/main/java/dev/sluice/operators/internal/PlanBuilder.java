@@ -327,6 +327,11 @@ public final class PlanBuilder {
     if (source instanceof BatchSplitDataset<?> b && b.decodeParallelism() > 1) {
       n += b.decodeParallelism();
     }
+    if (source instanceof MixSource<?> mix) {
+      for (PlannedDataset<?> s : mix.sources()) {
+        n += s.threads() - 1; // each source's own workers; the consumer is the mix's
+      }
+    }
     return n;
   }
 

@@ -53,6 +53,11 @@ public interface PlannedDataset<T> extends Dataset<T> {
     return null;
   }
 
+  /** The threads its pass may keep busy at once, its consumer's included (default 1). */
+  default int threads() {
+    return 1;
+  }
+
   /** The shard its pass takes, or null (the default). */
   default ShardStage shard() {
     return null;
