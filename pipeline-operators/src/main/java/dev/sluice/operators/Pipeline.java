@@ -18,7 +18,12 @@ import dev.sluice.operators.internal.PaddedBatchStage;
 import dev.sluice.operators.internal.UnbatchStage;
 import dev.sluice.operators.internal.cache.CachedDataset;
 import dev.sluice.operators.internal.cache.CachedPasses;
+import dev.sluice.operators.internal.ChooseSource;
+import dev.sluice.operators.internal.ConcatenateSource;
 import dev.sluice.operators.internal.MapStage;
+import dev.sluice.operators.internal.MixSource;
+import dev.sluice.operators.internal.SampleSource;
+import dev.sluice.operators.internal.ZipSource;
 import dev.sluice.operators.internal.Plan;
 import dev.sluice.operators.internal.PlanBuilder;
 import dev.sluice.operators.internal.PlanCompiler;
@@ -127,7 +132,7 @@ public final class Pipeline<T> implements Dataset<T> {
   }
 
   /** The plan of this pipeline, built once. */
-  private Plan plan() {
+  Plan plan() {
     Plan p = plan;
     if (p == null) {
       p = PlanBuilder.build(source, stages, options);
@@ -489,6 +494,7 @@ public final class Pipeline<T> implements Dataset<T> {
   public Pipeline<T> shard(int numShards, int index, EqualLength policy) {
     ShardOperator.checkShard(numShards, index);
     Objects.requireNonNull(policy, "policy");
+    PlanBuilder.checkShard(source, numShards, index);
     return with(new ShardStage(numShards, index, policy));
   }
 
@@ -751,6 +757,216 @@ public final class Pipeline<T> implements Dataset<T> {
     return interleave(fn, cycleLength, blockLength, 1, true);
   }
 
+  // ---------------------------------------------------------------------------------------------
+  // Mixing and combining pipelines: sample, choose, zip, concatenate
+
+  /**
+   * tf.data's {@code sample_from_datasets(datasets, weights)}: {@link #sample(List, double[], MixOptions)}
+   * with the context's seed and {@code stopOnEmptyDataset = false} (an exhausted source's weight is
+   * removed and the others renormalized).
+   */
+  public static <T> Pipeline<T> sample(List<Pipeline<T>> sources, double[] weights) {
+    return sample(sources, weights, MixOptions.defaults());
+  }
+
+  /**
+   * tf.data's {@code sample_from_datasets(datasets, weights, seed, stop_on_empty_dataset)}.
+   *
+   * @param seed the draws' seed (wins over the context's)
+   * @param stopOnEmptyDataset end the pass when the drawn source is exhausted (tf.data default false)
+   * @see #sample(List, double[], MixOptions)
+   */
+  public static <T> Pipeline<T> sample(List<Pipeline<T>> sources, double[] weights, long seed,
+      boolean stopOnEmptyDataset) {
+    return sample(sources, weights, MixOptions.defaults().withSeed(seed).withStopOnEmptyDataset(stopOnEmptyDataset));
+  }
+
+  /**
+   * tf.data's {@code sample_from_datasets}: each element comes from source {@code i} with
+   * probability {@code weights[i] / sum(weights)}. The draws come from a {@code SplittableRandom} of
+   * (seed, epoch, rank), the seed being the options' or else the context's, so a pass is the same
+   * sequence for the same triple and every epoch draws anew. Each source runs its own plan (index,
+   * columnar or element path) for the pass's context, and is read only as far as it is drawn.
+   *
+   * <p><b>An exhausted source.</b> With {@code stopOnEmptyDataset} the pass ends when the drawn
+   * source has no element left. Without it (the default, as tf.data), the exhausted source's weight
+   * is removed, the remaining weights are renormalized and the draw is made again, until every source
+   * is exhausted; a source with weight 0 is never drawn.
+   *
+   * <p><b>Per-source epochs.</b> A source cycled by {@link MixOptions#withCycled} starts its pass for
+   * its next epoch (its own shuffle) whenever its pass ends, so a small source repeats while a large
+   * one is read once; a pass then ends when the sources read once end (the first drawn exhausted one
+   * with {@code stopOnEmptyDataset}, the last one without). A pass whose sources all cycle never ends
+   * ({@code take} bounds it).
+   *
+   * <p><b>Sharding.</b> Shard each source ({@code source.shuffle().shard(world, rank)}): each rank then
+   * reads its own part of every source and mixes it with its own draws, and the ranks together read
+   * each source's rows in the weights' proportions, none twice in an epoch of that source. A
+   * {@code shard} after {@code sample} is refused: each rank's draws differ, so striding the mixed
+   * sequence would not partition anything.
+   *
+   * <p><b>Resume.</b> A checkpoint records the position; a resumed pass runs the draws of the
+   * elements before it on counts (no element read) to recover the generator's state and each
+   * source's position, and resumes every source from its own position. Where a draw could find a
+   * source exhausted (rebalancing, cycled sources) the sources' lengths are needed
+   * ({@link #cardinality}); when one is unknown the pass is replayed from its start.
+   *
+   * <p><b>Metrics.</b> The mix is the pipeline's stage 0 (operator {@code sample}); its counter
+   * {@code sluice.stage.mix.elements}, tagged {@code source}, counts the elements taken from each
+   * source: the realized proportions.
+   *
+   * <p><b>Reactive Streams semantics.</b> Opens a source when it is first drawn and keeps up to 2 of
+   * its elements queued; emits on demand, one draw per element; completes as above; a source's error ends
+   * the pass where that source's next element would have come (after every element before it, so
+   * the elements before an error do not depend on timing) and cancels the others; cancel cancels
+   * every open source.
+   *
+   * <p><b>Discard support.</b> Elements queued from the sources go to the discard hook on cancel,
+   * error or end; batches are closed.
+   *
+   * <pre>{@code
+   * Pipeline<Example> web = Pipeline.from(webData).shuffle().shard(world, rank);
+   * Pipeline<Example> code = Pipeline.from(codeData).shuffle().shard(world, rank);
+   * Pipeline<Batch> mixed = Pipeline.sample(List.of(web, code), new double[] {0.7, 0.3},
+   *     MixOptions.defaults().withCycled(1)).batch(256);
+   * }</pre>
+   *
+   * <p>The mixed pipeline takes the first source's {@link Options}.
+   *
+   * @param sources the pipelines to draw from, at least one
+   * @param weights one per source, finite and &ge; 0, not all 0; normalized by their sum
+   * @param options seed, {@code stopOnEmptyDataset} and the cycled sources
+   * @throws IllegalArgumentException on bad weights, a cycled index out of range, or sources whose
+   *     declared schemas differ (naming the field and both types)
+   */
+  public static <T> Pipeline<T> sample(List<Pipeline<T>> sources, double[] weights, MixOptions options) {
+    Objects.requireNonNull(sources, "sources");
+    Objects.requireNonNull(weights, "weights");
+    Objects.requireNonNull(options, "options");
+    if (options.cycledLength() > sources.size()) {
+      throw new IllegalArgumentException("cycled source " + (options.cycledLength() - 1) + " must be in [0, "
+          + sources.size() + ")");
+    }
+    boolean[] cycled = new boolean[sources.size()];
+    for (int i = 0; i < cycled.length; i++) {
+      cycled[i] = options.isCycled(i);
+    }
+    return mixed(new SampleSource<>(planned(sources), weights, options.seedOrNull(), options.stopOnEmptyDataset(),
+        cycled), sources);
+  }
+
+  /**
+   * tf.data's {@code choose_from_datasets(datasets, choice_dataset)}: element {@code k} is the next
+   * element of source {@code selector[k]}. The pass ends when the selector ends or a chosen source
+   * is exhausted (tf.data's {@code stop_on_empty_dataset=True}). A selector value outside
+   * {@code [0, sources.size())} fails the pass with a {@link dev.sluice.core.DatasetException}
+   * naming the value and its position in the selector.
+   *
+   * <p><b>Resume.</b> A resumed pass reads the selector's values before its position again (no
+   * source element), counts each source's elements and resumes every source from its count.
+   *
+   * <p><b>Reactive Streams semantics.</b> Opens a source when it is first chosen and keeps up to 2
+   * of its elements queued; emits on demand; an error of the selector or a source ends the pass where
+   * its next value or element would have come, and cancels the others; cancel cancels every open source. Each source's elements are counted as for
+   * {@link #sample(List, double[], MixOptions)} (operator {@code choose}).
+   *
+   * <p><b>Discard support.</b> Elements queued from the sources go to the discard hook on cancel,
+   * error or end; batches are closed.
+   *
+   * <pre>{@code
+   * Pipeline<Integer> roundRobin = Pipeline.from(Datasets.range(300)).map(e -> (int) (e.index() % 3));
+   * Pipeline.choose(roundRobin, List.of(a, b, c))
+   * }</pre>
+   *
+   * @param selector the source index of each element
+   * @param sources the pipelines to take from, at least one
+   * @throws IllegalArgumentException when sources declare different schemas
+   */
+  public static <T> Pipeline<T> choose(Pipeline<? extends Number> selector, List<Pipeline<T>> sources) {
+    Objects.requireNonNull(selector, "selector");
+    Objects.requireNonNull(sources, "sources");
+    return mixed(new ChooseSource<>(new PlannedPipeline<>(selector), planned(sources)), sources);
+  }
+
+  /** tf.data's {@code Dataset.zip((a, b))}: {@link #zip(Pipeline, Pipeline, String, String)} keeping the field names. */
+  public static Pipeline<Example> zip(Pipeline<Example> a, Pipeline<Example> b) {
+    return zip(a, b, "", "");
+  }
+
+  /**
+   * tf.data's {@code Dataset.zip((a, b))} for examples: example {@code k} has the fields of
+   * example {@code k} of {@code a}, each name prefixed with {@code prefixA}, then those of
+   * {@code b}'s, prefixed with {@code prefixB}, and {@code a}'s index; the pass ends when the
+   * shorter ends. A field name that appears on both sides (after the prefixes) is an
+   * {@link IllegalArgumentException} naming it: at assembly when both pipelines declare their
+   * schemas, else the pass fails on its first example; give prefixes (or rename with a
+   * {@code map}) to resolve it. Zip examples, then {@code batch}.
+   *
+   * <p><b>Resume.</b> A resumed pass resumes both pipelines from its position.
+   *
+   * <p><b>Reactive Streams semantics.</b> Reactor's {@code zip}: requests up to 32 examples ahead
+   * from each side; emits a pair when both sides have one; completes when either side completes;
+   * an error of either side ends the pass; cancel cancels both.
+   *
+   * <pre>{@code
+   * Pipeline.zip(images, captions, "image_", "caption_").batch(64)
+   * }</pre>
+   *
+   * @param prefixA prepended to each field name of {@code a} ("" keeps the names)
+   * @param prefixB prepended to each field name of {@code b}
+   */
+  public static Pipeline<Example> zip(Pipeline<Example> a, Pipeline<Example> b, String prefixA, String prefixB) {
+    Objects.requireNonNull(a, "a");
+    Objects.requireNonNull(b, "b");
+    Objects.requireNonNull(prefixA, "prefixA");
+    Objects.requireNonNull(prefixB, "prefixB");
+    return mixed(new ZipSource(new PlannedPipeline<>(a), new PlannedPipeline<>(b), prefixA, prefixB), List.of(a, b));
+  }
+
+  /**
+   * tf.data's {@code a.concatenate(b)}: the elements of {@code a}'s pass, then those of
+   * {@code b}'s, for the same context; {@code b} is opened when {@code a} ends. Where both declare a
+   * schema the schemas must be equal: otherwise an {@link IllegalArgumentException} names the first
+   * differing field and both its types.
+   *
+   * <p><b>Resume.</b> A resumed pass starts in the pipeline that holds its position, from its offset
+   * there, when the first pipeline's length is known ({@link #cardinality}); else it is replayed.
+   *
+   * <p><b>Reactive Streams semantics.</b> Emits on demand, keeping up to 2 elements of the open
+   * pipeline queued; completes after {@code b}; an error ends the pass; cancel cancels the open
+   * pipeline. Elements are counted per source as for {@link #sample(List, double[], MixOptions)}.
+   *
+   * <p><b>Discard support.</b> Queued elements go to the discard hook on cancel or error; batches are
+   * closed.
+   *
+   * <pre>{@code
+   * Pipeline.concatenate(train2023, train2024).shuffle(10_000)
+   * }</pre>
+   */
+  public static <T> Pipeline<T> concatenate(Pipeline<T> a, Pipeline<T> b) {
+    Objects.requireNonNull(a, "a");
+    Objects.requireNonNull(b, "b");
+    return mixed(new ConcatenateSource<>(List.of(new PlannedPipeline<>(a), new PlannedPipeline<>(b))), List.of(a, b));
+  }
+
+  /** {@link #concatenate(Pipeline, Pipeline) concatenate(this, other)}. */
+  public Pipeline<T> concatenate(Pipeline<T> other) {
+    return concatenate(this, other);
+  }
+
+  private static <T> List<PlannedPipeline<T>> planned(List<Pipeline<T>> sources) {
+    List<PlannedPipeline<T>> out = new ArrayList<>(sources.size());
+    for (Pipeline<T> p : sources) {
+      out.add(new PlannedPipeline<>(Objects.requireNonNull(p, "sources contains null")));
+    }
+    return out;
+  }
+
+  private static <T> Pipeline<T> mixed(MixSource<T> mix, List<? extends Pipeline<?>> sources) {
+    Options first = sources.isEmpty() ? Options.defaults() : sources.get(0).options();
+    return new Pipeline<>(mix, List.of(), first);
+  }
+
   /**
    * tf.data's {@code padded_batch(batch_size)}: every field padded to the largest shape in the
    * batch with 0 ({@link PaddedBatch}); the true shapes stay with each column
@@ -901,10 +1117,13 @@ public final class Pipeline<T> implements Dataset<T> {
    * </pre>
    *
    * A stage written after {@code shard} that runs before it (a global shuffle) is listed where it
-   * runs.
+   * runs. Over a mix ({@link #sample}, {@link #choose}, {@link #zip}, {@link #concatenate}) the
+   * first line names the mix, and each source's own plan follows it, indented under
+   * {@code source i:} ({@code selector:} for {@code choose}).
    */
   public String explain() {
     StringBuilder out = new StringBuilder("Pipeline over ").append(source).append(" on the ").append(plan().path());
+    out.append(PlanBuilder.explainSources(source, "    "));
     for (Plan.Step step : plan().steps()) {
       out.append(System.lineSeparator()).append("  ").append(step);
     }

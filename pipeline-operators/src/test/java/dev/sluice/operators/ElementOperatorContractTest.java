@@ -43,6 +43,11 @@ class ElementOperatorContractTest {
             Interleave.<List<Long>, Batch>of(l -> Flux.fromIterable(l).map(ElementTestSupport::batchOf), 2, 3)))),
         Arguments.of("interleave(3, 2, parallel)", (Function<Flux<Batch>, Flux<Batch>>) (f -> indices(f).buffer(5).transform(
             Interleave.<List<Long>, Batch>of(l -> Flux.fromIterable(l).map(ElementTestSupport::batchOf), 3, 2, 2, true)))),
+        // The mixer behind sample, choose and concatenate, over the upstream as its one source.
+        Arguments.of("sample of one source", (Function<Flux<Batch>, Flux<Batch>>) (f -> Mixing.<Batch>sample(List.of(f),
+            new double[] {1}, 5))),
+        Arguments.of("choose(0, 0, ...) of one source", (Function<Flux<Batch>, Flux<Batch>>) (f -> Mixing.<Batch>choose(
+            Flux.range(0, Integer.MAX_VALUE).map(i -> 0), List.of(f)))),
         Arguments.of("shuffle(8) + map(3) + repeat(2)", (Function<Flux<Batch>, Flux<Batch>>) (f -> f
             .transform(Shuffle.<Batch>buffer(8)).transform(ParallelMap.<Batch, Batch>map(b -> b, 3))
             .transform(RepeatEpochs.repeat(2)))));

@@ -71,6 +71,8 @@ public record Plan(Dataset<?> source, Access access, RandomAccessDataset<?> rand
     COLUMNAR("columnar path"),
     /** The rank's row ranges of a split source read as elements ({@link SplitStages}). */
     SPLIT("split plan"),
+    /** Several pipelines combined ({@code sample}, {@code choose}, {@code zip}, {@code concatenate}), each on its own plan ({@link MixSource}). */
+    MIX("mix of its sources' plans"),
     /** Nothing fused: every stage on the element path. */
     PLAIN("element path");
 

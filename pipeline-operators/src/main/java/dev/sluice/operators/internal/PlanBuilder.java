@@ -85,6 +85,9 @@ public final class PlanBuilder {
       next = repeat + 1;
       inner = plan(source, List.copyOf(ordered.subList(0, repeat)), options);
       repeatCount = ((RepeatStage) ordered.get(repeat)).count();
+    } else if (source instanceof MixSource<?>) {
+      head = Head.MIX;
+      next = 0;
     } else if (access == Access.RANDOM) {
       head = Head.INDEX;
       next = IndexPlan.planned(ordered);
@@ -104,14 +107,14 @@ public final class PlanBuilder {
     boolean headPositional = switch (head) {
       case INDEX -> headBatch == null;
       case SPLIT -> prefix.buffers().isEmpty();
-      case REPEAT, COLUMNAR, PLAIN -> false;
+      case REPEAT, COLUMNAR, MIX, PLAIN -> false;
     };
 
     Schema schema = switch (head) {
       case REPEAT -> schemaAfter(Schemas.declared(source), ordered.subList(0, repeat));
       case INDEX -> headBatch == null ? Schemas.declared(source) : null;
       case COLUMNAR -> null;
-      case SPLIT, PLAIN -> Schemas.declared(source);
+      case SPLIT, MIX, PLAIN -> Schemas.declared(source);
     };
     List<Element> elements = new ArrayList<>(Collections.nCopies(ordered.size(), null));
     for (int i = next; i < ordered.size(); i++) {
@@ -126,12 +129,16 @@ public final class PlanBuilder {
       case INDEX -> SourceNames.of(source) + (headBatch != null ? " gather" : " read");
       case COLUMNAR -> SourceNames.of(source) + " decode";
       case SPLIT, PLAIN -> SourceNames.of(source) + " read";
+      case MIX -> ((MixSource<?>) source).operator();
     });
     for (int i = next; i < ordered.size(); i++) {
       probes.set(i + 1, ordered.get(i).operator());
     }
 
     ShardStage shard = firstShard(ordered);
+    if (shard == null && source instanceof MixSource<?> mix) {
+      shard = mix.shard(); // the rank a mix's sources read, which a checkpoint records
+    }
     String notRepartitionable = notRepartitionable(source, access, ordered, options);
     int shardAt = notRepartitionable == null ? ordered.indexOf(shard) : -1;
     List<Step> steps = new ArrayList<>();
@@ -139,9 +146,41 @@ public final class PlanBuilder {
     return new Plan(source, access, random, splits, counted, options, ordered, head, next, inner, repeatCount,
         columnar, prefix, headBatch, headPositional, Collections.unmodifiableList(elements),
         Collections.unmodifiableList(probes), threads(source, ordered), emitsBatches(ordered),
-        acceptsShuffle(access, ordered), shard, shapeKeys(ordered), unresumable(ordered, options),
+        acceptsShuffle(access, ordered), shard, shapeKeys(source, ordered), unresumable(source, ordered, options),
         notRepartitionable, shardAt, notRepartitionable == null ? elementsPerOutput(ordered, options) : 0,
         List.copyOf(steps));
+  }
+
+  /**
+   * The schema of the examples a pass of {@code plan} emits when the source declares one and the
+   * stages keep it known, else null (batches, or a stage that does not say).
+   */
+  public static Schema outputSchema(Plan plan) {
+    if (plan.headBatch() != null) {
+      return null;
+    }
+    if (plan.head() == Head.REPEAT) {
+      return schemaAfter(outputSchema(plan.inner()), plan.ordered().subList(plan.next(), plan.ordered().size()));
+    }
+    return schemaAfter(Schemas.declared(plan.source()), plan.ordered());
+  }
+
+  /** How the pipelines a mix source combines run, for {@code explain}, each line indented; empty for any other source. */
+  public static String explainSources(Dataset<?> source, String indent) {
+    return source instanceof MixSource<?> mix ? mix.explainSources(indent) : "";
+  }
+
+  /**
+   * Refuses a {@code shard(numShards, index)} appended to a pipeline over a {@code sample}: each rank
+   * draws its own mix, so striding it would partition nothing; each source is sharded instead.
+   */
+  public static void checkShard(Dataset<?> source, int numShards, int index) {
+    if (source instanceof SampleSource<?>) {
+      String shard = "shard(" + numShards + ", " + index + ")";
+      throw new IllegalArgumentException(shard + " after sample: each rank draws its own mix (from seed, epoch and "
+          + "rank), so striding it partitions nothing; shard each source instead: sample(List.of(a." + shard + ", b."
+          + shard + "), weights)");
+    }
   }
 
   /** The number of rows of {@code source} when its access is {@link Access#RANDOM}, else -1. */
@@ -288,6 +327,11 @@ public final class PlanBuilder {
     if (source instanceof BatchSplitDataset<?> b && b.decodeParallelism() > 1) {
       n += b.decodeParallelism();
     }
+    if (source instanceof MixSource<?> mix) {
+      for (PlannedDataset<?> s : mix.sources()) {
+        n += s.threads() - 1; // each source's own workers; the consumer is the mix's
+      }
+    }
     return n;
   }
 
@@ -323,8 +367,11 @@ public final class PlanBuilder {
   }
 
   /** The shape a state records: the stages in execution order, each as {@link Stage#shapeKey()}. */
-  private static List<String> shapeKeys(List<Stage> ordered) {
+  private static List<String> shapeKeys(Dataset<?> source, List<Stage> ordered) {
     List<String> out = new ArrayList<>();
+    if (source instanceof MixSource<?> mix) {
+      out.add(mix.shapeKey());
+    }
     for (Stage s : ordered) {
       String key = s.shapeKey();
       if (key != null) {
@@ -335,7 +382,13 @@ public final class PlanBuilder {
   }
 
   /** Why a position in the output cannot be resumed exactly, or null when it can. */
-  private static String unresumable(List<Stage> ordered, Options options) {
+  private static String unresumable(Dataset<?> source, List<Stage> ordered, Options options) {
+    if (source instanceof MixSource<?> mix) {
+      String why = mix.unresumable();
+      if (why != null) {
+        return why;
+      }
+    }
     for (Stage s : ordered) {
       String why = switch (s.kind()) {
         case ELEMENT, BUFFER_SHUFFLE -> ((FluxStage) s).unresumable(options);
@@ -436,7 +489,7 @@ public final class PlanBuilder {
           case BUFFER_SHUFFLE -> "buffer shuffle after the shard";
           case TAKE, SKIP, BATCH, REPEAT, ELEMENT -> "";
         }));
-        case PLAIN -> throw new IllegalStateException("the element path fuses no stage");
+        case MIX, PLAIN -> throw new IllegalStateException("the element path fuses no stage");
       }
     }
     for (int i = next; i < ordered.size(); i++) {

@@ -64,6 +64,7 @@ public final class PlanCompiler {
       case INDEX -> IndexPlan.length(plan.random(), plan.ordered(), ctx, offset);
       case COLUMNAR -> plan.columnar().length(ctx);
       case SPLIT -> SplitStages.length(plan.splits(), plan.prefix(), ctx);
+      case MIX -> ((MixSource<?>) plan.source()).cardinality(ctx);
       case REPEAT, PLAIN -> -1;
     };
     for (int i = plan.next(); i < end && n >= 0; i++) {
@@ -185,7 +186,7 @@ public final class PlanCompiler {
         return switch (plan.head()) {
           case INDEX -> IndexPlan.positional(plan.random(), ordered, ctx, offset);
           case SPLIT -> SplitStages.positional(plan.splits(), plan.prefix(), ctx);
-          case REPEAT, COLUMNAR, PLAIN -> null;
+          case REPEAT, COLUMNAR, MIX, PLAIN -> null;
         };
       }
       int i = end - 1;
@@ -265,6 +266,7 @@ public final class PlanCompiler {
         case INDEX -> IndexPlan.plan(plan.random(), ordered, options, ctx, skip, offset).flux();
         case COLUMNAR -> plan.columnar().flux(options, ctx, skip);
         case SPLIT -> SplitStages.plan(plan.splits(), plan.prefix(), options, ctx, skip).flux();
+        case MIX -> ((MixSource<?>) plan.source()).flux(ctx, skip);
         case PLAIN -> skip == 0 ? plan.source().flux(ctx) : plan.source().flux(ctx).skip(skip);
       };
       return plan.head() == Plan.Head.REPEAT ? probe(out, next) : probeSource(out);
