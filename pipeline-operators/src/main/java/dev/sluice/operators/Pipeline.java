@@ -11,6 +11,8 @@ import dev.sluice.core.PipelineState;
 import dev.sluice.core.Positioned;
 import dev.sluice.core.RandomAccessDataset;
 import dev.sluice.operators.internal.BatchStage;
+import dev.sluice.operators.internal.BucketOperator;
+import dev.sluice.operators.internal.BucketStage;
 import dev.sluice.operators.internal.BufferShuffleStage;
 import dev.sluice.operators.internal.FilterStage;
 import dev.sluice.operators.internal.InterleaveStage;
@@ -38,6 +40,7 @@ import java.util.Objects;
 import java.util.function.BiFunction;
 import java.util.function.Function;
 import java.util.function.Predicate;
+import java.util.function.ToIntFunction;
 import java.util.stream.Collectors;
 import reactor.core.publisher.Flux;
 
@@ -858,6 +861,59 @@ public final class Pipeline<T> implements Dataset<T> {
    */
   public Pipeline<Example> unbatch() {
     return with(new UnbatchStage());
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Element operators: bucketing, flat maps, scans, windows and groups
+
+  /**
+   * {@link #bucketBySequenceLength(ToIntFunction, int[], int[], Map, Map, boolean, boolean)} padding
+   * each batch to its longest row with 0 and keeping partial batches.
+   */
+  public Pipeline<Batch> bucketBySequenceLength(ToIntFunction<? super T> lengthFn, int[] boundaries, int[] batchSizes) {
+    return bucketBySequenceLength(lengthFn, boundaries, batchSizes, Map.of(), Map.of(), false, false);
+  }
+
+  /**
+   * tf.data's {@code bucket_by_sequence_length(element_length_func, bucket_boundaries,
+   * bucket_batch_sizes, padded_shapes, padding_values, pad_to_bucket_boundary, drop_remainder)}
+   * ({@link BucketBySequenceLength}): examples go to the bucket of their length (bucket {@code i}
+   * holds lengths in {@code [boundaries[i-1], boundaries[i])}), and each bucket is batched with its
+   * own batch size and padded as {@link #paddedBatch(int, Map, Map, boolean)} pads, so a batch of
+   * short sequences is not padded to the longest of the stream. After the last example the partial
+   * batches are emitted in bucket order. The order depends only on the input's order.
+   *
+   * <p><b>Reactive Streams semantics.</b> Emits a batch when a bucket is full; holds at most the
+   * sum of the batch sizes (minus one each) examples; errors when an example has a negative length
+   * or does not fit its padded shape.
+   *
+   * <p><b>Discard support.</b> Examples waiting in buckets go to the discard hook on cancel or error.
+   *
+   * <p><b>Resume.</b> Exact: a resumed pass reads the epoch's input again from its start to rebuild
+   * the buckets (nothing extra is saved in the state).
+   *
+   * <pre>{@code
+   * pipeline.bucketBySequenceLength(e -> (int) e.tensor("tokens").shape().dim(0),
+   *     new int[] {16, 64, 256}, new int[] {128, 64, 16, 4})
+   * }</pre>
+   *
+   * @param lengthFn the length of an example, &ge; 0
+   * @param boundaries bucket boundaries, &gt; 0 and strictly increasing
+   * @param batchSizes each bucket's batch size, &gt; 0, {@code boundaries.length + 1} of them
+   * @param paddedShapes per field, the shape to pad to ({@code -1}: the batch's largest, or the
+   *     bucket's boundary - 1 with {@code padToBucketBoundary})
+   * @param paddingValues per field, the pad value (default 0)
+   * @param padToBucketBoundary pad the {@code -1} dimensions of {@code paddedShapes} to the
+   *     bucket's boundary - 1; every example must then be shorter than the last boundary
+   * @param dropRemainder drop each bucket's last, partial batch
+   */
+  public Pipeline<Batch> bucketBySequenceLength(ToIntFunction<? super T> lengthFn, int[] boundaries, int[] batchSizes,
+      Map<String, Shape> paddedShapes, Map<String, ? extends Number> paddingValues, boolean padToBucketBoundary,
+      boolean dropRemainder) {
+    Objects.requireNonNull(lengthFn, "lengthFn");
+    BucketOperator.check(boundaries, batchSizes, paddedShapes, padToBucketBoundary);
+    return with(new BucketStage(e -> lengthFn.applyAsInt(cast(e)), boundaries.clone(), batchSizes.clone(),
+        Map.copyOf(paddedShapes), Map.copyOf(paddingValues), padToBucketBoundary, dropRemainder));
   }
 
   @SuppressWarnings("unchecked")

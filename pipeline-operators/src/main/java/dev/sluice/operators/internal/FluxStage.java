@@ -7,11 +7,12 @@ import reactor.core.publisher.Flux;
 
 /**
  * A stage that runs on the element path: a Flux transformer that may depend on the pass's context
- * and the pipeline's options: map, filter, buffer shuffle, prefetch, interleave, paddedBatch and
- * unbatch (the set is closed, see {@link Stage}).
+ * and the pipeline's options: map, filter, buffer shuffle, prefetch, interleave, paddedBatch,
+ * unbatch and the element operators after it in {@code Pipeline} (the set is closed, see {@link Stage}).
  */
 public sealed interface FluxStage extends Stage
-    permits BufferShuffleStage, MapStage, FilterStage, PrefetchStage, InterleaveStage, PaddedBatchStage, UnbatchStage {
+    permits BufferShuffleStage, MapStage, FilterStage, PrefetchStage, InterleaveStage, PaddedBatchStage, UnbatchStage,
+    BucketStage {
   /** Applies the stage to the elements of one pass. */
   Flux<?> apply(Flux<?> in, PipelineContext context, Options options);
 
