@@ -14,6 +14,8 @@ import dev.sluice.operators.internal.BatchStage;
 import dev.sluice.operators.internal.BucketOperator;
 import dev.sluice.operators.internal.BucketStage;
 import dev.sluice.operators.internal.BufferShuffleStage;
+import dev.sluice.operators.internal.EnumerateStage;
+import dev.sluice.operators.internal.ScanStage;
 import dev.sluice.operators.internal.FilterStage;
 import dev.sluice.operators.internal.InterleaveStage;
 import dev.sluice.operators.internal.PaddedBatchStage;
@@ -914,6 +916,83 @@ public final class Pipeline<T> implements Dataset<T> {
     BucketOperator.check(boundaries, batchSizes, paddedShapes, padToBucketBoundary);
     return with(new BucketStage(e -> lengthFn.applyAsInt(cast(e)), boundaries.clone(), batchSizes.clone(),
         Map.copyOf(paddedShapes), Map.copyOf(paddingValues), padToBucketBoundary, dropRemainder));
+  }
+
+  /**
+   * tf.data's {@code flat_map(map_func)}: each element becomes a dataset (a {@code Pipeline}, a
+   * source, or a lambda {@code ctx -> flux}), whose pass, for the same context, is emitted whole
+   * before the next element's. As in tf.data it is {@code interleave} with a cycle length of 1, and
+   * {@link #explain()} shows it so.
+   *
+   * <p><b>Reactive Streams semantics.</b> Opens one dataset at a time, when the previous completed;
+   * emits its elements on demand; completes after the last dataset; an error of {@code fn} or of a
+   * dataset ends the pass.
+   *
+   * <p><b>Discard support.</b> Elements the open dataset read ahead go to the discard hook on
+   * cancel or error; batches are closed.
+   *
+   * <p><b>Resume.</b> Exact: when the datasets' lengths are known without reading
+   * ({@link #cardinality}), the resumed pass opens the dataset holding the position and starts it
+   * there; otherwise it is replayed from the start of the epoch.
+   *
+   * <pre>{@code
+   * Pipeline.from(files).flatMap(f -> Npy.open(f.tensor("path").getString()))
+   * }</pre>
+   *
+   * @param fn element to dataset
+   */
+  public <R> Pipeline<R> flatMap(Function<? super T, ? extends Dataset<? extends R>> fn) {
+    return interleave(fn, 1, 1);
+  }
+
+  /**
+   * tf.data's {@code scan(initial_state, scan_func)} ({@link Scan}): a state carried from element to
+   * element; {@code fn(state, element)} gives the next state and the element to emit. Every pass
+   * starts from {@code initial}, so the state should be an immutable value that {@code fn} replaces.
+   *
+   * <p><b>Reactive Streams semantics.</b> One output per input, in order, on demand; an exception of
+   * {@code fn} ends the pass.
+   *
+   * <p><b>Discard support.</b> Holds nothing but the state.
+   *
+   * <p><b>Resume.</b> Exact, by replay: the state is not saved in the checkpoint (it need not be
+   * serializable); the resumed pass re-derives it by scanning the epoch's input again from its start,
+   * emitting from the state's position on.
+   *
+   * <pre>{@code
+   * pipeline.scan(0L, (Long seen, Example e) -> Scan.Step.of(seen + 1, e.with("seen", Tensor.scalar(seen))))
+   * }</pre>
+   *
+   * @param initial the state the first element of each pass is scanned with
+   * @param fn (state, element) to the next state and the element to emit (non-null)
+   */
+  @SuppressWarnings("unchecked")
+  public <S, R> Pipeline<R> scan(S initial, BiFunction<? super S, ? super T, ? extends Scan.Step<? extends S, ? extends R>> fn) {
+    Objects.requireNonNull(fn, "fn");
+    Function<Flux<T>, Flux<R>> scan = Scan.of(initial, fn);
+    return with(new ScanStage(in -> (Flux<Object>) (Flux<?>) scan.apply((Flux<T>) (Flux<?>) in)));
+  }
+
+  /** {@link #enumerate(long)} from 0. */
+  public Pipeline<Enumerated<T>> enumerate() {
+    return enumerate(0);
+  }
+
+  /**
+   * tf.data's {@code enumerate(start)} ({@link Enumerate}): each element paired with its position in
+   * the pass ({@link Enumerated}), {@code start} for the first; deterministic as the pass is.
+   *
+   * <p><b>Reactive Streams semantics.</b> One output per input, on demand.
+   *
+   * <p><b>Discard support.</b> Holds nothing; a dropped {@code Enumerated} holding a batch is closed.
+   *
+   * <p><b>Resume.</b> Exact, and nothing is read again: the resumed pass starts its input at the
+   * state's position and counts from there.
+   *
+   * @param start the position of the first element (tf.data default 0)
+   */
+  public Pipeline<Enumerated<T>> enumerate(long start) {
+    return with(new EnumerateStage(start, (i, t) -> new Enumerated<>(i, t)));
   }
 
   @SuppressWarnings("unchecked")

@@ -14,7 +14,7 @@ import reactor.core.publisher.Flux;
 
 /**
  * {@code bucketBySequenceLength} on the element path: examples go to the bucket of their length
- * ({@link KeyedWindows}, keyed by bucket), and each full bucket is padded into one batch by the
+ * ({@link KeyedWindowOperator}, keyed by bucket), and each full bucket is padded into one batch by the
  * bucket's {@link PaddedCollator}. The public {@code BucketBySequenceLength} and the planner's
  * bucket stage both build it.
  */
@@ -95,7 +95,7 @@ public final class BucketOperator {
       collators[b] = new PaddedCollator(shapes, values, pool);
     }
     ToIntFunction<Example> bucket = e -> bucket(e, lengthFn.applyAsInt(e), bounds, padToBucketBoundary);
-    return flux -> flux.transform(KeyedWindows.<Example>of(bucket::applyAsInt, b -> sizes[(int) b], dropRemainder))
+    return flux -> flux.transform(KeyedWindowOperator.<Example>of(bucket::applyAsInt, b -> sizes[(int) b], dropRemainder))
         .map(w -> collators[(int) w.key()].collate(w.elements()));
   }
 

@@ -12,7 +12,7 @@ import reactor.core.publisher.Flux;
  */
 public sealed interface FluxStage extends Stage
     permits BufferShuffleStage, MapStage, FilterStage, PrefetchStage, InterleaveStage, PaddedBatchStage, UnbatchStage,
-    BucketStage {
+    BucketStage, EnumerateStage, ScanStage {
   /** Applies the stage to the elements of one pass. */
   Flux<?> apply(Flux<?> in, PipelineContext context, Options options);
 
@@ -22,6 +22,23 @@ public sealed interface FluxStage extends Stage
    * Default: {@link #apply(Flux, PipelineContext, Options)}.
    */
   default Flux<?> apply(Flux<?> in, PipelineContext context, Options options, int busyThreads) {
+    return apply(in, context, options);
+  }
+
+  /**
+   * Whether this stage's outputs depend on their position in the pass ({@code enumerate}): a resume
+   * then starts its input at the position and tells it ({@link #applyFrom}) instead of replaying.
+   * Such a stage has one output per input ({@link #inputsPerOutput} 1). Default false.
+   */
+  default boolean countsPositions() {
+    return false;
+  }
+
+  /**
+   * The stage applied to the elements of a pass from output {@code position} on, its input starting
+   * at that position ({@link #countsPositions()}). Default: {@link #apply(Flux, PipelineContext, Options)}.
+   */
+  default Flux<?> applyFrom(Flux<?> in, long position, PipelineContext context, Options options) {
     return apply(in, context, options);
   }
 

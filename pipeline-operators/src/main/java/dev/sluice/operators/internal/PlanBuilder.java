@@ -218,7 +218,10 @@ public final class PlanBuilder {
       case ELEMENT -> {
         FluxStage f = (FluxStage) s;
         long per = f.inputsPerOutput(options);
-        if (per > 0) {
+        if (f.countsPositions()) {
+          pushdown = Pushdown.POSITION;
+          factor = 1;
+        } else if (per > 0) {
           pushdown = Pushdown.SCALE;
           factor = per;
         } else if (s instanceof UnbatchStage && batchRows > 0) {
@@ -233,7 +236,8 @@ public final class PlanBuilder {
       case SHUFFLE, SHARD, REPEAT -> count = in -> -1;
       default -> throw new IllegalStateException(s.describe());
     }
-    boolean oneToOne = s.kind() == Stage.Kind.ELEMENT && ((FluxStage) s).inputsPerOutput(options) == 1;
+    boolean oneToOne = s.kind() == Stage.Kind.ELEMENT && ((FluxStage) s).inputsPerOutput(options) == 1
+        && !((FluxStage) s).countsPositions();
     BatchStage batch = s instanceof BatchStage b && schema != null ? b : null;
     BufferShuffleStage buffer = s instanceof BufferShuffleStage b ? b : null;
     return new Element(s, schema, pushdown, factor, oneToOne, count, batch, buffer, interleave);

@@ -21,8 +21,8 @@ import reactor.util.context.Context;
  * <p>Holds at most the sum over open keys of their window size minus one elements. Elements of open
  * windows go to the discard hook on cancel and error.
  */
-public final class KeyedWindows {
-  private KeyedWindows() {}
+public final class KeyedWindowOperator {
+  private KeyedWindowOperator() {}
 
   /**
    * A window of consecutive elements of one key.
