@@ -15,6 +15,10 @@ import dev.sluice.operators.internal.BucketOperator;
 import dev.sluice.operators.internal.BucketStage;
 import dev.sluice.operators.internal.BufferShuffleStage;
 import dev.sluice.operators.internal.EnumerateStage;
+import dev.sluice.operators.internal.GroupByWindowStage;
+import dev.sluice.operators.internal.RebatchStage;
+import dev.sluice.operators.internal.WindowOperator;
+import dev.sluice.operators.internal.WindowStage;
 import dev.sluice.operators.internal.ScanStage;
 import dev.sluice.operators.internal.FilterStage;
 import dev.sluice.operators.internal.InterleaveStage;
@@ -43,6 +47,7 @@ import java.util.function.BiFunction;
 import java.util.function.Function;
 import java.util.function.Predicate;
 import java.util.function.ToIntFunction;
+import java.util.function.ToLongFunction;
 import java.util.stream.Collectors;
 import reactor.core.publisher.Flux;
 
@@ -993,6 +998,101 @@ public final class Pipeline<T> implements Dataset<T> {
    */
   public Pipeline<Enumerated<T>> enumerate(long start) {
     return with(new EnumerateStage(start, (i, t) -> new Enumerated<>(i, t)));
+  }
+
+  /** {@link #window(int, int, int, boolean)} of {@code size} consecutive elements, not overlapping, the last one kept. */
+  public Pipeline<List<T>> window(int size) {
+    return window(size, size, 1, false);
+  }
+
+  /**
+   * tf.data's {@code window(size, shift, stride, drop_remainder)} ({@link Window}): windows of
+   * elements, each a {@code List} (the element model's batches need examples of one schema; a list
+   * holds any element, and {@code Flux.fromIterable(window).transform(Batching.of(n))} makes it a
+   * batch). Window {@code w} holds the elements at positions {@code w·shift + k·stride},
+   * {@code k < size}; after the last element the windows that started are emitted even if not full,
+   * unless {@code dropRemainder}. Overlapping windows share elements, so a {@link Batch} element
+   * fails the pass (unbatch first, or {@link #rebatch(int)}).
+   *
+   * <p><b>Reactive Streams semantics.</b> Emits a window when its last element arrives; holds at
+   * most {@code (size - 1)·stride + 1} elements.
+   *
+   * <p><b>Discard support.</b> Elements of open windows go to the discard hook on cancel or error.
+   *
+   * <p><b>Resume.</b> Exact. With {@code shift > 1} (or windows of one element) the resumed pass
+   * starts the input at the next window's start and reads nothing before it; sliding windows of a
+   * one-element shift are replayed from the start of the epoch.
+   *
+   * @param size elements per window, &gt; 0
+   * @param shift elements between the starts of two windows, &gt; 0 (tf.data default: size)
+   * @param stride elements between two elements of a window, &gt; 0 (tf.data default 1)
+   * @param dropRemainder drop the windows that are not full at the end (tf.data default false)
+   */
+  public Pipeline<List<T>> window(int size, int shift, int stride, boolean dropRemainder) {
+    WindowOperator.check(size, shift, stride);
+    return with(new WindowStage(size, shift, stride, dropRemainder));
+  }
+
+  /** {@link #rebatch(int, boolean)} keeping the last, shorter batch. */
+  public Pipeline<Batch> rebatch(int batchSize) {
+    return rebatch(batchSize, false);
+  }
+
+  /**
+   * tf.data's {@code rebatch(batch_size, drop_remainder)} ({@link Rebatch}): the rows of the
+   * pipeline's batches re-cut into batches of {@code batchSize} rows by the same re-batcher as
+   * {@code unbatch().batch(n)}: a batch that is exactly one input batch is handed on, one inside an
+   * input batch of fixed-length fields is a view of its rows, the rest are copied once.
+   *
+   * <p><b>Reactive Streams semantics.</b> Requests one input batch at a time; emits the batches it
+   * completes.
+   *
+   * <p><b>Discard support.</b> Input batches taken and not handed on are closed, also on cancel or
+   * error.
+   *
+   * <p><b>Resume.</b> Exact. After batches of a known size ({@code batch}, {@code paddedBatch},
+   * {@code rebatch}) the resumed pass starts at the input batch holding the state's row; otherwise
+   * it is replayed from the start of the epoch.
+   *
+   * @param batchSize rows per batch, &gt; 0
+   * @param dropRemainder drop a last batch smaller than {@code batchSize}
+   */
+  public Pipeline<Batch> rebatch(int batchSize, boolean dropRemainder) {
+    RebatchStage.check(batchSize);
+    return with(new RebatchStage(batchSize, dropRemainder));
+  }
+
+  /**
+   * tf.data's {@code group_by_window(key_func, reduce_func, window_size)} ({@link GroupByWindow}):
+   * elements are grouped by {@code keyFn} into windows of {@code windowSize}; a full window is
+   * reduced at once, and after the last element the windows left are reduced in ascending key
+   * order. {@code reduceFn(key, window)} gives a dataset (opened for the pass's context, as
+   * {@link #flatMap} opens one) whose elements are emitted, one window after the other.
+   *
+   * <p><b>Reactive Streams semantics.</b> Holds at most {@code windowSize - 1} elements per open
+   * key; an error of {@code keyFn}, {@code reduceFn} or a reduced dataset ends the pass.
+   *
+   * <p><b>Discard support.</b> Elements of open windows go to the discard hook on cancel or error;
+   * batches are closed.
+   *
+   * <p><b>Resume.</b> Exact, by replay from the start of the epoch (the windows are rebuilt).
+   *
+   * <pre>{@code
+   * pipeline.groupByWindow(e -> e.tensor("label").getLong(0),
+   *     (key, window) -> Pipeline.from(ctx -> Flux.fromIterable(window)).batch(window.size()), 32)
+   * }</pre>
+   *
+   * @param keyFn the key of an element
+   * @param reduceFn (key, window) to the dataset of elements to emit
+   * @param windowSize elements per window, &gt; 0
+   */
+  public <R> Pipeline<R> groupByWindow(ToLongFunction<? super T> keyFn,
+      BiFunction<Long, List<T>, ? extends Dataset<? extends R>> reduceFn, int windowSize) {
+    Objects.requireNonNull(keyFn, "keyFn");
+    Objects.requireNonNull(reduceFn, "reduceFn");
+    GroupByWindowStage.check(windowSize);
+    return with(new GroupByWindowStage(t -> keyFn.applyAsLong(cast(t)),
+        (key, window, ctx) -> PlannedPipeline.of(reduceFn.apply(key, cast(window))).flux(ctx), windowSize));
   }
 
   @SuppressWarnings("unchecked")

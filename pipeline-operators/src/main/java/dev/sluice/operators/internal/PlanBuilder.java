@@ -224,6 +224,9 @@ public final class PlanBuilder {
         } else if (per > 0) {
           pushdown = Pushdown.SCALE;
           factor = per;
+        } else if (s instanceof RebatchStage && batchRows > 0) {
+          pushdown = Pushdown.REBATCH;
+          factor = batchRows;
         } else if (s instanceof UnbatchStage && batchRows > 0) {
           pushdown = Pushdown.UNBATCH;
           factor = batchRows;
@@ -249,7 +252,8 @@ public final class PlanBuilder {
 
   /**
    * The rows of the batches that stage {@code i} receives, when every batch but the last has that
-   * many (a {@code batch} or {@code paddedBatch} before it, through prefetch stages only), or 0.
+   * many (a {@code batch}, {@code paddedBatch} or {@code rebatch} before it, through prefetch stages
+   * only), or 0.
    */
   private static int batchRows(List<Stage> ordered, int next, BatchStage headBatch, int i) {
     int j = i - 1;
@@ -258,7 +262,8 @@ public final class PlanBuilder {
     }
     if (j >= next) {
       Stage s = ordered.get(j);
-      return s instanceof BatchStage b ? b.batchSize() : s instanceof PaddedBatchStage p ? p.batchSize() : 0;
+      return s instanceof BatchStage b ? b.batchSize() : s instanceof PaddedBatchStage p ? p.batchSize()
+          : s instanceof RebatchStage r ? r.batchSize() : 0;
     }
     return headBatch == null ? 0 : headBatch.batchSize();
   }
