@@ -16,6 +16,7 @@ import dev.sluice.operators.internal.BucketStage;
 import dev.sluice.operators.internal.BufferShuffleStage;
 import dev.sluice.operators.internal.EnumerateStage;
 import dev.sluice.operators.internal.GroupByWindowStage;
+import dev.sluice.operators.internal.IgnoreErrorsStage;
 import dev.sluice.operators.internal.RebatchStage;
 import dev.sluice.operators.internal.WindowOperator;
 import dev.sluice.operators.internal.WindowStage;
@@ -1093,6 +1094,29 @@ public final class Pipeline<T> implements Dataset<T> {
     GroupByWindowStage.check(windowSize);
     return with(new GroupByWindowStage(t -> keyFn.applyAsLong(cast(t)),
         (key, window, ctx) -> PlannedPipeline.of(reduceFn.apply(key, cast(window))).flux(ctx), windowSize));
+  }
+
+  /**
+   * tf.data's {@code ignore_errors()} ({@link IgnoreErrors}): an element whose function throws in a
+   * stage before this one ({@code map}, parallel or not, {@code filter}, {@code flatMap},
+   * {@code scan}, the key and length functions of {@code groupByWindow} and
+   * {@code bucketBySequenceLength}, a {@code paddedBatch} that cannot pad it) is dropped and the
+   * pass goes on. A source's data error ({@link dev.sluice.core.DatasetException}: a malformed file
+   * or record, an I/O error) and fatal errors are never skipped: they end the pass as without it.
+   * Skipped elements are logged (the first of a pass, then one in 1,000) and counted in the
+   * {@code sluice.pipeline.ignored.errors} meter when the options carry a registry.
+   *
+   * <p><b>Reactive Streams semantics.</b> Passes every signal on; a dropped element is replaced by a
+   * request for one more upstream.
+   *
+   * <p><b>Discard support.</b> Holds nothing; a dropped batch is closed.
+   *
+   * <p><b>Resume.</b> Exact, by replay: the stages before it may drop elements, so their counts no
+   * longer follow; the resumed pass reads the epoch again from its start (the same elements fail
+   * again and are dropped again).
+   */
+  public Pipeline<T> ignoreErrors() {
+    return with(new IgnoreErrorsStage());
   }
 
   @SuppressWarnings("unchecked")

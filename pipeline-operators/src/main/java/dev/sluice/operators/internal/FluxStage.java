@@ -12,7 +12,7 @@ import reactor.core.publisher.Flux;
  */
 public sealed interface FluxStage extends Stage
     permits BufferShuffleStage, MapStage, FilterStage, PrefetchStage, InterleaveStage, PaddedBatchStage, UnbatchStage,
-    BucketStage, EnumerateStage, ScanStage, WindowStage, RebatchStage, GroupByWindowStage {
+    BucketStage, EnumerateStage, ScanStage, WindowStage, RebatchStage, GroupByWindowStage, IgnoreErrorsStage {
   /** Applies the stage to the elements of one pass. */
   Flux<?> apply(Flux<?> in, PipelineContext context, Options options);
 
