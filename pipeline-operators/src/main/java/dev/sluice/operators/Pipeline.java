@@ -618,11 +618,16 @@ public final class Pipeline<T> implements Dataset<T> {
    * Pipeline.from(data).shuffle().batch(256).prefetch(4)
    * }</pre>
    *
-   * @param bufferSize elements ahead, &gt; 0 (no autotune: give a number)
+   * <p>With {@link Prefetch#AUTOTUNE} (tf.data's {@code prefetch(AUTOTUNE)}) the buffer starts at 2
+   * elements and doubles, up to {@link Prefetch#AUTOTUNE_MAX}, each time the consumer finds it empty
+   * (the producer fell behind) while the memory manager holds less than half its limit; the elements
+   * and their order are the same whatever the size.
+   *
+   * @param bufferSize elements ahead, &gt; 0, or {@link Prefetch#AUTOTUNE}
    */
   public Pipeline<T> prefetch(int bufferSize) {
-    if (bufferSize <= 0) {
-      throw new IllegalArgumentException("bufferSize > 0 required but it was " + bufferSize);
+    if (bufferSize <= 0 && bufferSize != Prefetch.AUTOTUNE) {
+      throw new IllegalArgumentException("bufferSize > 0 (or AUTOTUNE = -1) required but it was " + bufferSize);
     }
     return with(new PrefetchStage(bufferSize));
   }

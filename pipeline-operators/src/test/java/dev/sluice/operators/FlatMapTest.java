@@ -58,11 +58,11 @@ class FlatMapTest {
   void cancellingClosesTheBatchesOfTheOpenDataset() {
     Pipeline<Batch> p = Pipeline.from(Datasets.range(6)).flatMap(e -> Pipeline.from(Datasets.range(10 + e.index()))
         .batch(3).prefetch(2));
-    StepVerifier.create(p.flux(), 0)
-        .thenRequest(5)
-        .expectNextCount(5)
-        .thenCancel()
-        .verify(Duration.ofSeconds(10));
+    StepVerifier.Step<Batch> step = StepVerifier.create(p.flux(), 0).thenRequest(5);
+    for (int i = 0; i < 5; i++) {
+      step = step.consumeNextWith(Batch::close);
+    }
+    step.thenCancel().verify(Duration.ofSeconds(10));
     TestSources.awaitNoOutstanding();
   }
 
