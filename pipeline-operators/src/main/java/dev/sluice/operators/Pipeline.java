@@ -11,7 +11,16 @@ import dev.sluice.core.PipelineState;
 import dev.sluice.core.Positioned;
 import dev.sluice.core.RandomAccessDataset;
 import dev.sluice.operators.internal.BatchStage;
+import dev.sluice.operators.internal.BucketOperator;
+import dev.sluice.operators.internal.BucketStage;
 import dev.sluice.operators.internal.BufferShuffleStage;
+import dev.sluice.operators.internal.EnumerateStage;
+import dev.sluice.operators.internal.GroupByWindowStage;
+import dev.sluice.operators.internal.IgnoreErrorsStage;
+import dev.sluice.operators.internal.RebatchStage;
+import dev.sluice.operators.internal.WindowOperator;
+import dev.sluice.operators.internal.WindowStage;
+import dev.sluice.operators.internal.ScanStage;
 import dev.sluice.operators.internal.FilterStage;
 import dev.sluice.operators.internal.InterleaveStage;
 import dev.sluice.operators.internal.PaddedBatchStage;
@@ -43,6 +52,8 @@ import java.util.Objects;
 import java.util.function.BiFunction;
 import java.util.function.Function;
 import java.util.function.Predicate;
+import java.util.function.ToIntFunction;
+import java.util.function.ToLongFunction;
 import java.util.stream.Collectors;
 import reactor.core.publisher.Flux;
 
@@ -613,11 +624,16 @@ public final class Pipeline<T> implements Dataset<T> {
    * Pipeline.from(data).shuffle().batch(256).prefetch(4)
    * }</pre>
    *
-   * @param bufferSize elements ahead, &gt; 0 (no autotune: give a number)
+   * <p>With {@link Prefetch#AUTOTUNE} (tf.data's {@code prefetch(AUTOTUNE)}) the buffer starts at 2
+   * elements and doubles, up to {@link Prefetch#AUTOTUNE_MAX}, each time the consumer finds it empty
+   * (the producer fell behind) while the memory manager holds less than half its limit; the elements
+   * and their order are the same whatever the size.
+   *
+   * @param bufferSize elements ahead, &gt; 0, or {@link Prefetch#AUTOTUNE}
    */
   public Pipeline<T> prefetch(int bufferSize) {
-    if (bufferSize <= 0) {
-      throw new IllegalArgumentException("bufferSize > 0 required but it was " + bufferSize);
+    if (bufferSize <= 0 && bufferSize != Prefetch.AUTOTUNE) {
+      throw new IllegalArgumentException("bufferSize > 0 (or AUTOTUNE = -1) required but it was " + bufferSize);
     }
     return with(new PrefetchStage(bufferSize));
   }
@@ -1074,6 +1090,254 @@ public final class Pipeline<T> implements Dataset<T> {
    */
   public Pipeline<Example> unbatch() {
     return with(new UnbatchStage());
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Element operators: bucketing, flat maps, scans, windows and groups
+
+  /**
+   * {@link #bucketBySequenceLength(ToIntFunction, int[], int[], Map, Map, boolean, boolean)} padding
+   * each batch to its longest row with 0 and keeping partial batches.
+   */
+  public Pipeline<Batch> bucketBySequenceLength(ToIntFunction<? super T> lengthFn, int[] boundaries, int[] batchSizes) {
+    return bucketBySequenceLength(lengthFn, boundaries, batchSizes, Map.of(), Map.of(), false, false);
+  }
+
+  /**
+   * tf.data's {@code bucket_by_sequence_length(element_length_func, bucket_boundaries,
+   * bucket_batch_sizes, padded_shapes, padding_values, pad_to_bucket_boundary, drop_remainder)}
+   * ({@link BucketBySequenceLength}): examples go to the bucket of their length (bucket {@code i}
+   * holds lengths in {@code [boundaries[i-1], boundaries[i])}), and each bucket is batched with its
+   * own batch size and padded as {@link #paddedBatch(int, Map, Map, boolean)} pads, so a batch of
+   * short sequences is not padded to the longest of the stream. After the last example the partial
+   * batches are emitted in bucket order. The order depends only on the input's order.
+   *
+   * <p><b>Reactive Streams semantics.</b> Emits a batch when a bucket is full; holds at most the
+   * sum of the batch sizes (minus one each) examples; errors when an example has a negative length
+   * or does not fit its padded shape.
+   *
+   * <p><b>Discard support.</b> Examples waiting in buckets go to the discard hook on cancel or error.
+   *
+   * <p><b>Resume.</b> Exact: a resumed pass reads the epoch's input again from its start to rebuild
+   * the buckets (nothing extra is saved in the state).
+   *
+   * <pre>{@code
+   * pipeline.bucketBySequenceLength(e -> (int) e.tensor("tokens").shape().dim(0),
+   *     new int[] {16, 64, 256}, new int[] {128, 64, 16, 4})
+   * }</pre>
+   *
+   * @param lengthFn the length of an example, &ge; 0
+   * @param boundaries bucket boundaries, &gt; 0 and strictly increasing
+   * @param batchSizes each bucket's batch size, &gt; 0, {@code boundaries.length + 1} of them
+   * @param paddedShapes per field, the shape to pad to ({@code -1}: the batch's largest, or the
+   *     bucket's boundary - 1 with {@code padToBucketBoundary})
+   * @param paddingValues per field, the pad value (default 0)
+   * @param padToBucketBoundary pad the {@code -1} dimensions of {@code paddedShapes} to the
+   *     bucket's boundary - 1; every example must then be shorter than the last boundary
+   * @param dropRemainder drop each bucket's last, partial batch
+   */
+  public Pipeline<Batch> bucketBySequenceLength(ToIntFunction<? super T> lengthFn, int[] boundaries, int[] batchSizes,
+      Map<String, Shape> paddedShapes, Map<String, ? extends Number> paddingValues, boolean padToBucketBoundary,
+      boolean dropRemainder) {
+    Objects.requireNonNull(lengthFn, "lengthFn");
+    BucketOperator.check(boundaries, batchSizes, paddedShapes, padToBucketBoundary);
+    return with(new BucketStage(e -> lengthFn.applyAsInt(cast(e)), boundaries.clone(), batchSizes.clone(),
+        Map.copyOf(paddedShapes), Map.copyOf(paddingValues), padToBucketBoundary, dropRemainder));
+  }
+
+  /**
+   * tf.data's {@code flat_map(map_func)}: each element becomes a dataset (a {@code Pipeline}, a
+   * source, or a lambda {@code ctx -> flux}), whose pass, for the same context, is emitted whole
+   * before the next element's. As in tf.data it is {@code interleave} with a cycle length of 1, and
+   * {@link #explain()} shows it so.
+   *
+   * <p><b>Reactive Streams semantics.</b> Opens one dataset at a time, when the previous completed;
+   * emits its elements on demand; completes after the last dataset; an error of {@code fn} or of a
+   * dataset ends the pass.
+   *
+   * <p><b>Discard support.</b> Elements the open dataset read ahead go to the discard hook on
+   * cancel or error; batches are closed.
+   *
+   * <p><b>Resume.</b> Exact: when the datasets' lengths are known without reading
+   * ({@link #cardinality}), the resumed pass opens the dataset holding the position and starts it
+   * there; otherwise it is replayed from the start of the epoch.
+   *
+   * <pre>{@code
+   * Pipeline.from(files).flatMap(f -> Npy.open(f.tensor("path").getString()))
+   * }</pre>
+   *
+   * @param fn element to dataset
+   */
+  public <R> Pipeline<R> flatMap(Function<? super T, ? extends Dataset<? extends R>> fn) {
+    return interleave(fn, 1, 1);
+  }
+
+  /**
+   * tf.data's {@code scan(initial_state, scan_func)} ({@link Scan}): a state carried from element to
+   * element; {@code fn(state, element)} gives the next state and the element to emit. Every pass
+   * starts from {@code initial}, so the state should be an immutable value that {@code fn} replaces.
+   *
+   * <p><b>Reactive Streams semantics.</b> One output per input, in order, on demand; an exception of
+   * {@code fn} ends the pass.
+   *
+   * <p><b>Discard support.</b> Holds nothing but the state.
+   *
+   * <p><b>Resume.</b> Exact, by replay: the state is not saved in the checkpoint (it need not be
+   * serializable); the resumed pass re-derives it by scanning the epoch's input again from its start,
+   * emitting from the state's position on.
+   *
+   * <pre>{@code
+   * pipeline.scan(0L, (Long seen, Example e) -> Scan.Step.of(seen + 1, e.with("seen", Tensor.scalar(seen))))
+   * }</pre>
+   *
+   * @param initial the state the first element of each pass is scanned with
+   * @param fn (state, element) to the next state and the element to emit (non-null)
+   */
+  @SuppressWarnings("unchecked")
+  public <S, R> Pipeline<R> scan(S initial, BiFunction<? super S, ? super T, ? extends Scan.Step<? extends S, ? extends R>> fn) {
+    Objects.requireNonNull(fn, "fn");
+    Function<Flux<T>, Flux<R>> scan = Scan.of(initial, fn);
+    return with(new ScanStage(in -> (Flux<Object>) (Flux<?>) scan.apply((Flux<T>) (Flux<?>) in)));
+  }
+
+  /** {@link #enumerate(long)} from 0. */
+  public Pipeline<Enumerated<T>> enumerate() {
+    return enumerate(0);
+  }
+
+  /**
+   * tf.data's {@code enumerate(start)} ({@link Enumerate}): each element paired with its position in
+   * the pass ({@link Enumerated}), {@code start} for the first; deterministic as the pass is.
+   *
+   * <p><b>Reactive Streams semantics.</b> One output per input, on demand.
+   *
+   * <p><b>Discard support.</b> Holds nothing; a dropped {@code Enumerated} holding a batch is closed.
+   *
+   * <p><b>Resume.</b> Exact, and nothing is read again: the resumed pass starts its input at the
+   * state's position and counts from there.
+   *
+   * @param start the position of the first element (tf.data default 0)
+   */
+  public Pipeline<Enumerated<T>> enumerate(long start) {
+    return with(new EnumerateStage(start, (i, t) -> new Enumerated<>(i, t)));
+  }
+
+  /** {@link #window(int, int, int, boolean)} of {@code size} consecutive elements, not overlapping, the last one kept. */
+  public Pipeline<List<T>> window(int size) {
+    return window(size, size, 1, false);
+  }
+
+  /**
+   * tf.data's {@code window(size, shift, stride, drop_remainder)} ({@link Window}): windows of
+   * elements, each a {@code List} (the element model's batches need examples of one schema; a list
+   * holds any element, and {@code Flux.fromIterable(window).transform(Batching.of(n))} makes it a
+   * batch). Window {@code w} holds the elements at positions {@code w·shift + k·stride},
+   * {@code k < size}; after the last element the windows that started are emitted even if not full,
+   * unless {@code dropRemainder}. Overlapping windows share elements, so a {@link Batch} element
+   * fails the pass (unbatch first, or {@link #rebatch(int)}).
+   *
+   * <p><b>Reactive Streams semantics.</b> Emits a window when its last element arrives; holds at
+   * most {@code (size - 1)·stride + 1} elements.
+   *
+   * <p><b>Discard support.</b> Elements of open windows go to the discard hook on cancel or error.
+   *
+   * <p><b>Resume.</b> Exact. With {@code shift > 1} (or windows of one element) the resumed pass
+   * starts the input at the next window's start and reads nothing before it; sliding windows of a
+   * one-element shift are replayed from the start of the epoch.
+   *
+   * @param size elements per window, &gt; 0
+   * @param shift elements between the starts of two windows, &gt; 0 (tf.data default: size)
+   * @param stride elements between two elements of a window, &gt; 0 (tf.data default 1)
+   * @param dropRemainder drop the windows that are not full at the end (tf.data default false)
+   */
+  public Pipeline<List<T>> window(int size, int shift, int stride, boolean dropRemainder) {
+    WindowOperator.check(size, shift, stride);
+    return with(new WindowStage(size, shift, stride, dropRemainder));
+  }
+
+  /** {@link #rebatch(int, boolean)} keeping the last, shorter batch. */
+  public Pipeline<Batch> rebatch(int batchSize) {
+    return rebatch(batchSize, false);
+  }
+
+  /**
+   * tf.data's {@code rebatch(batch_size, drop_remainder)} ({@link Rebatch}): the rows of the
+   * pipeline's batches re-cut into batches of {@code batchSize} rows by the same re-batcher as
+   * {@code unbatch().batch(n)}: a batch that is exactly one input batch is handed on, one inside an
+   * input batch of fixed-length fields is a view of its rows, the rest are copied once.
+   *
+   * <p><b>Reactive Streams semantics.</b> Requests one input batch at a time; emits the batches it
+   * completes.
+   *
+   * <p><b>Discard support.</b> Input batches taken and not handed on are closed, also on cancel or
+   * error.
+   *
+   * <p><b>Resume.</b> Exact. After batches of a known size ({@code batch}, {@code paddedBatch},
+   * {@code rebatch}) the resumed pass starts at the input batch holding the state's row; otherwise
+   * it is replayed from the start of the epoch.
+   *
+   * @param batchSize rows per batch, &gt; 0
+   * @param dropRemainder drop a last batch smaller than {@code batchSize}
+   */
+  public Pipeline<Batch> rebatch(int batchSize, boolean dropRemainder) {
+    RebatchStage.check(batchSize);
+    return with(new RebatchStage(batchSize, dropRemainder));
+  }
+
+  /**
+   * tf.data's {@code group_by_window(key_func, reduce_func, window_size)} ({@link GroupByWindow}):
+   * elements are grouped by {@code keyFn} into windows of {@code windowSize}; a full window is
+   * reduced at once, and after the last element the windows left are reduced in ascending key
+   * order. {@code reduceFn(key, window)} gives a dataset (opened for the pass's context, as
+   * {@link #flatMap} opens one) whose elements are emitted, one window after the other.
+   *
+   * <p><b>Reactive Streams semantics.</b> Holds at most {@code windowSize - 1} elements per open
+   * key; an error of {@code keyFn}, {@code reduceFn} or a reduced dataset ends the pass.
+   *
+   * <p><b>Discard support.</b> Elements of open windows go to the discard hook on cancel or error;
+   * batches are closed.
+   *
+   * <p><b>Resume.</b> Exact, by replay from the start of the epoch (the windows are rebuilt).
+   *
+   * <pre>{@code
+   * pipeline.groupByWindow(e -> e.tensor("label").getLong(0),
+   *     (key, window) -> Pipeline.from(ctx -> Flux.fromIterable(window)).batch(window.size()), 32)
+   * }</pre>
+   *
+   * @param keyFn the key of an element
+   * @param reduceFn (key, window) to the dataset of elements to emit
+   * @param windowSize elements per window, &gt; 0
+   */
+  public <R> Pipeline<R> groupByWindow(ToLongFunction<? super T> keyFn,
+      BiFunction<Long, List<T>, ? extends Dataset<? extends R>> reduceFn, int windowSize) {
+    Objects.requireNonNull(keyFn, "keyFn");
+    Objects.requireNonNull(reduceFn, "reduceFn");
+    GroupByWindowStage.check(windowSize);
+    return with(new GroupByWindowStage(t -> keyFn.applyAsLong(cast(t)),
+        (key, window, ctx) -> PlannedPipeline.of(reduceFn.apply(key, cast(window))).flux(ctx), windowSize));
+  }
+
+  /**
+   * tf.data's {@code ignore_errors()} ({@link IgnoreErrors}): an element whose function throws in a
+   * stage before this one ({@code map}, parallel or not, {@code filter}, {@code flatMap},
+   * {@code scan}, the key and length functions of {@code groupByWindow} and
+   * {@code bucketBySequenceLength}, a {@code paddedBatch} that cannot pad it) is dropped and the
+   * pass goes on. A source's data error ({@link dev.sluice.core.DatasetException}: a malformed file
+   * or record, an I/O error) and fatal errors are never skipped: they end the pass as without it.
+   * Skipped elements are logged (the first of a pass, then one in 1,000) and counted in the
+   * {@code sluice.pipeline.ignored.errors} meter when the options carry a registry.
+   *
+   * <p><b>Reactive Streams semantics.</b> Passes every signal on; a dropped element is replaced by a
+   * request for one more upstream.
+   *
+   * <p><b>Discard support.</b> Holds nothing; a dropped batch is closed.
+   *
+   * <p><b>Resume.</b> Exact, by replay: the stages before it may drop elements, so their counts no
+   * longer follow; the resumed pass reads the epoch again from its start (the same elements fail
+   * again and are dropped again).
+   */
+  public Pipeline<T> ignoreErrors() {
+    return with(new IgnoreErrorsStage());
   }
 
   @SuppressWarnings("unchecked")

@@ -257,9 +257,15 @@ public final class PlanBuilder {
       case ELEMENT -> {
         FluxStage f = (FluxStage) s;
         long per = f.inputsPerOutput(options);
-        if (per > 0) {
+        if (f.countsPositions()) {
+          pushdown = Pushdown.POSITION;
+          factor = 1;
+        } else if (per > 0) {
           pushdown = Pushdown.SCALE;
           factor = per;
+        } else if (s instanceof RebatchStage && batchRows > 0) {
+          pushdown = Pushdown.REBATCH;
+          factor = batchRows;
         } else if (s instanceof UnbatchStage && batchRows > 0) {
           pushdown = Pushdown.UNBATCH;
           factor = batchRows;
@@ -272,7 +278,8 @@ public final class PlanBuilder {
       case SHUFFLE, SHARD, REPEAT -> count = in -> -1;
       default -> throw new IllegalStateException(s.describe());
     }
-    boolean oneToOne = s.kind() == Stage.Kind.ELEMENT && ((FluxStage) s).inputsPerOutput(options) == 1;
+    boolean oneToOne = s.kind() == Stage.Kind.ELEMENT && ((FluxStage) s).inputsPerOutput(options) == 1
+        && !((FluxStage) s).countsPositions();
     BatchStage batch = s instanceof BatchStage b && schema != null ? b : null;
     BufferShuffleStage buffer = s instanceof BufferShuffleStage b ? b : null;
     return new Element(s, schema, pushdown, factor, oneToOne, count, batch, buffer, interleave);
@@ -284,7 +291,8 @@ public final class PlanBuilder {
 
   /**
    * The rows of the batches that stage {@code i} receives, when every batch but the last has that
-   * many (a {@code batch} or {@code paddedBatch} before it, through prefetch stages only), or 0.
+   * many (a {@code batch}, {@code paddedBatch} or {@code rebatch} before it, through prefetch stages
+   * only), or 0.
    */
   private static int batchRows(List<Stage> ordered, int next, BatchStage headBatch, int i) {
     int j = i - 1;
@@ -293,7 +301,8 @@ public final class PlanBuilder {
     }
     if (j >= next) {
       Stage s = ordered.get(j);
-      return s instanceof BatchStage b ? b.batchSize() : s instanceof PaddedBatchStage p ? p.batchSize() : 0;
+      return s instanceof BatchStage b ? b.batchSize() : s instanceof PaddedBatchStage p ? p.batchSize()
+          : s instanceof RebatchStage r ? r.batchSize() : 0;
     }
     return headBatch == null ? 0 : headBatch.batchSize();
   }

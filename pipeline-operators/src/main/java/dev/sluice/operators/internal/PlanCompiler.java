@@ -77,8 +77,8 @@ public final class PlanCompiler {
    * One pass, compiled from its plan: the head, then the element path's stages. A pass that starts
    * after its first {@code k} elements ({@link #from}) pushes {@code k} back through the element
    * stages to the head as each stage's {@link Plan.Pushdown} says (take, skip, batch ×B, paddedBatch
-   * ×B, ordered map, prefetch, unbatch after a batch): the head then starts at that position without
-   * reading what comes before (the index path computes from a position, the columnar path decodes
+   * ×B, ordered map, prefetch, unbatch or rebatch after a batch, enumerate counting from {@code k}): the head
+   * then starts at that position without reading what comes before (the index path computes from a position, the columnar path decodes
    * from a row, a split source reads from a row). A buffer shuffle over an addressable stream is
    * recomputed from positions ({@link BufferShuffleResume}). A deterministic interleave whose
    * datasets' lengths are known runs its cycle on counts and resumes each open dataset from its
@@ -135,6 +135,16 @@ public final class PlanCompiler {
         }
         case UNBATCH -> {
           return apply(from(i, skip / e.factor()), i).skip(skip % e.factor());
+        }
+        case REBATCH -> {
+          checkBatches(i);
+          RebatchStage r = (RebatchStage) s;
+          long rows = Saturated.multiply(skip, r.batchSize());
+          return probe(r.applyFrom(from(i, rows / e.factor()), rows % e.factor(), options.memory().pool("batch")), i + 1);
+        }
+        case POSITION -> {
+          checkBatches(i);
+          return probe(((FluxStage) s).applyFrom(from(i, skip), skip, ctx, options), i + 1);
         }
         case BUFFER -> {
           Positional in = positional(i);
