@@ -11,8 +11,8 @@ import java.util.List;
 
 /**
  * A remote file read through a {@link FileCache}: until {@link #opened()} (the format's opener
- * reading headers and footers) reads go to the remote file, unless the cache already holds a
- * complete copy; from then on the first read downloads the whole file into the cache (or waits for
+ * reading headers and footers) reads go to the remote file and the copy is neither taken nor held;
+ * from then on the first read downloads the whole file into the cache (or waits for
  * the process that does) and every read is served from a mapping of the local copy. That first
  * read also starts the next files of the group downloading in the background.
  */
@@ -72,7 +72,7 @@ public final class CachedFile implements RemoteInput {
     if (m != null) {
       return m;
     }
-    if (!dataPhase && !cache.holdsComplete(name)) {
+    if (!dataPhase) {
       return remote;
     }
     return local();

@@ -76,7 +76,7 @@ public final class FileCache {
   private FileCache(Path dir, RemoteCache spec) throws IOException {
     this.dir = dir;
     this.spec = spec;
-    this.global = FileChannel.open(dir.resolve(GLOBAL_LOCK), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+    this.global = FileChannel.open(dir.resolve(GLOBAL_LOCK), StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.READ);
   }
 
   /**
@@ -169,7 +169,7 @@ public final class FileCache {
     Entry e = entries.get(name);
     if (e == null) {
       try {
-        e = new Entry(FileChannel.open(dir.resolve(name + ".lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE));
+        e = new Entry(FileChannel.open(dir.resolve(name + ".lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.READ));
       } catch (IOException x) {
         throw new DatasetIOException(dir.resolve(name + ".lock").toString(), "cannot open: " + x.getMessage(), x);
       }
@@ -435,7 +435,7 @@ public final class FileCache {
     if (entries.containsKey(name)) {
       return false;
     }
-    try (FileChannel ch = FileChannel.open(dir.resolve(name + ".lock"), StandardOpenOption.CREATE,
+    try (FileChannel ch = FileChannel.open(dir.resolve(name + ".lock"), StandardOpenOption.CREATE, StandardOpenOption.READ,
         StandardOpenOption.WRITE)) {
       FileLock l;
       try {
