@@ -181,4 +181,14 @@ class S3DatasetsTest {
     assertThat(copies.stream().filter(p -> p.getFileName().toString().endsWith("-x.arrow")).findFirst().orElseThrow())
         .hasSameBinaryContentAs(arrow);
   }
+
+  @Test
+  void aFilePublishedToS3ReadsBack() throws IOException {
+    Path x = RemoteCacheTest.writeNpy(local.resolve("pub/x.npy"), 100);
+    URI to = s3("published/x.npy");
+    RemoteFiles.publish(x, to, false);
+    try (NpyDataset l = Npy.open(x); NpyDataset r = Npy.open(to)) {
+      assertEquals(Checksums.sha256(l), Checksums.sha256(r));
+    }
+  }
 }
