@@ -222,7 +222,7 @@ public final class FileCache {
       }
       if (valid(file, copy)) {
         try {
-          Files.setLastModifiedTime(copy, FileTime.fromMillis(System.currentTimeMillis()));
+          Files.setLastModifiedTime(copy, FileTime.from(java.time.Instant.now()));
           MappedFile m = MappedFile.open(copy, CHUNK);
           m.detach();
           return m;
@@ -380,7 +380,7 @@ public final class FileCache {
       Path part = dir.resolve(name + ".part");
       Files.deleteIfExists(part);
       long budget = spec.maxBytes();
-      record Held(Path path, long bytes, long lastUse) { }
+      record Held(Path path, long bytes, FileTime lastUse) { }
       List<Held> copies = new ArrayList<>();
       long used = 0;
       try (Stream<Path> all = Files.list(dir)) {
@@ -390,10 +390,10 @@ public final class FileCache {
             continue;
           }
           long bytes;
-          long lastUse;
+          FileTime lastUse;
           try {
             bytes = Files.size(p);
-            lastUse = Files.getLastModifiedTime(p).toMillis();
+            lastUse = Files.getLastModifiedTime(p);
           } catch (NoSuchFileException x) {
             continue;
           }
@@ -401,7 +401,7 @@ public final class FileCache {
           copies.add(new Held(p, bytes, lastUse));
         }
       }
-      copies.sort(Comparator.comparingLong(Held::lastUse));
+      copies.sort(Comparator.comparing(Held::lastUse));
       for (Held h : copies) {
         if (used + size <= budget) {
           break;
