@@ -14,6 +14,7 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParseResult;
@@ -47,6 +48,9 @@ final class BenchCommand implements Callable<Integer> {
       + "(repeatable), over core-site.xml and HADOOP_CONF_DIR; values of keys naming a secret, password, token or key "
       + "are never printed.")
   Map<String, String> conf = new java.util.LinkedHashMap<>();
+
+  @Mixin
+  RemoteCacheOptions remoteCache = new RemoteCacheOptions();
 
   private Path path;
   private URI remote;
@@ -199,7 +203,7 @@ final class BenchCommand implements Callable<Integer> {
     }
     Access access = access(f.name());
     BenchRun run = new BenchRun(data, f, access, take, shuffle, seed, numWorkers, batch, prefetch,
-        warmup, epochs, columns, null);
+        warmup, epochs, columns, null, null);
     if (fixedLength && !DatasetRun.isStdin(path)) {
       checkFixedLength(run);
     }
@@ -218,7 +222,7 @@ final class BenchCommand implements Callable<Integer> {
     }
     DatasetFormat f = Formats.named(DatasetRun.formatName(pathArg, format));
     BenchRun run = new BenchRun(Path.of(remote.getPath()), f, Access.READ, numSamples, shuffle, seed, numWorkers,
-        batch, prefetch, warmup, epochs, columns, remote);
+        batch, prefetch, warmup, epochs, columns, remote, remoteCache.cache());
     if (fixedLength) {
       checkFixedLength(run);
     }

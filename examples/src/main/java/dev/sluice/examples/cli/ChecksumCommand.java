@@ -10,6 +10,7 @@ import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
@@ -32,6 +33,9 @@ final class ChecksumCommand implements Callable<Integer> {
       + "are never printed.")
   Map<String, String> conf = new java.util.LinkedHashMap<>();
 
+  @Mixin
+  RemoteCacheOptions remoteCache = new RemoteCacheOptions();
+
   @Option(names = "--columns", split = ",", paramLabel = "a,b",
       description = "Only these fields (default: all); the others are not read.")
   List<String> columns = List.of();
@@ -53,10 +57,10 @@ final class ChecksumCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     DatasetRun.configure(conf);
-    Dataset<Example> ds = DatasetRun.open(path, format, columns, io);
+    Dataset<Example> ds = DatasetRun.open(path, format, columns, io, remoteCache.cache());
     try {
       if (verify) {
-        Dataset<Example> whole = columns.isEmpty() ? ds : DatasetRun.open(path, format, List.of(), io); // the stored checksums cover every field
+        Dataset<Example> whole = columns.isEmpty() ? ds : DatasetRun.open(path, format, List.of(), io, remoteCache.cache()); // the stored checksums cover every field
         try {
           if (!(whole instanceof Verifiable v)) {
             throw new UnsupportedOperationException("note: " + path + ": the " + DatasetRun.formatName(path, format) + " format stores no checksums;"

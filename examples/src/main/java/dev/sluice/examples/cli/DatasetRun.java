@@ -21,6 +21,7 @@ import java.io.IOException;
 import java.math.BigDecimal;
 import java.math.RoundingMode;
 import java.nio.file.Files;
+import dev.sluice.io.RemoteCache;
 import dev.sluice.io.internal.RemoteFiles;
 import java.net.URI;
 import java.nio.file.Path;
@@ -173,6 +174,15 @@ final class DatasetRun {
    * @throws IllegalArgumentException for {@code --io mmap} on a remote URI
    */
   static Dataset<Example> open(String arg, String format, List<String> columns, String io) {
+    return open(arg, format, columns, io, null);
+  }
+
+  /**
+   * {@link #open(String, String, List, String)} with a remote shard set, Arrow file or Parquet
+   * dataset read through the node-local {@code cache} ({@code --remote-cache}; null: none). A
+   * local path ignores it.
+   */
+  static Dataset<Example> open(String arg, String format, List<String> columns, String io, RemoteCache cache) {
     URI uri = remote(arg);
     if (uri == null) {
       return open(localPath(arg), format, columns, io);
@@ -181,7 +191,7 @@ final class DatasetRun {
       throw new IllegalArgumentException("--io " + io + ": " + uri + " is remote and cannot be memory-mapped;"
           + " remote URIs are read with positioned reads (--io read)");
     }
-    return Formats.openRemote(uri, format, columns);
+    return Formats.openRemote(uri, format, columns, cache);
   }
 
   /** The name of the format of the dataset {@code arg} names ({@code format} when given). */

@@ -26,6 +26,7 @@ import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
@@ -48,6 +49,9 @@ final class ReadCommand implements Callable<Integer> {
       + "(repeatable), over core-site.xml and HADOOP_CONF_DIR; values of keys naming a secret, password, token or key "
       + "are never printed.")
   Map<String, String> conf = new java.util.LinkedHashMap<>();
+
+  @Mixin
+  RemoteCacheOptions remoteCache = new RemoteCacheOptions();
 
   @Option(names = "--format", paramLabel = "F", completionCandidates = DatasetRun.FormatNames.class,
       description = "Format (${COMPLETION-CANDIDATES}); default: recognized from the contents.")
@@ -248,7 +252,7 @@ final class ReadCommand implements Callable<Integer> {
 
   private int read(PipelineContext ctx, PipelineState from, EqualLength policy, PrintWriter out) {
     DatasetRun.configure(conf);
-    Dataset<Example> data = DatasetRun.open(path, format, columns, io);
+    Dataset<Example> data = DatasetRun.open(path, format, columns, io, remoteCache.cache());
     try {
       Pipeline<Example> p = Pipeline.from(data);
       CacheMonitor monitor = new CacheMonitor();
