@@ -10,7 +10,6 @@ import java.net.URI;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -44,10 +43,8 @@ final class BenchCommand implements Callable<Integer> {
           + "generated and kept for later runs).")
   String pathArg;
 
-  @Option(names = "--conf", paramLabel = "key=value", description = "A Hadoop setting for hdfs://, s3a://, ... URIs "
-      + "(repeatable), over core-site.xml and HADOOP_CONF_DIR; values of keys naming a secret, password, token or key "
-      + "are never printed.")
-  Map<String, String> conf = new java.util.LinkedHashMap<>();
+  @Mixin
+  HadoopConfOptions hadoop = new HadoopConfOptions();
 
   @Mixin
   RemoteCacheOptions remoteCache = new RemoteCacheOptions();
@@ -153,7 +150,7 @@ final class BenchCommand implements Callable<Integer> {
     PrintWriter out = spec.commandLine().getOut();
     remote = DatasetRun.remote(pathArg);
     path = remote == null ? DatasetRun.localPath(pathArg) : null;
-    DatasetRun.configure(conf);
+    hadoop.apply();
     if (matrix && remote != null) {
       throw new IllegalArgumentException("--matrix generates and keeps its datasets in a local directory, but "
           + remote + " is remote");

@@ -5,7 +5,6 @@ import dev.sluice.core.Example;
 import dev.sluice.io.Checksums;
 import dev.sluice.io.Verifiable;
 import java.util.List;
-import java.util.Map;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -28,10 +27,8 @@ final class ChecksumCommand implements Callable<Integer> {
       + "Arrow IPC stream from standard input.")
   String path;
 
-  @Option(names = "--conf", paramLabel = "key=value", description = "A Hadoop setting for hdfs://, s3a://, ... URIs "
-      + "(repeatable), over core-site.xml and HADOOP_CONF_DIR; values of keys naming a secret, password, token or key "
-      + "are never printed.")
-  Map<String, String> conf = new java.util.LinkedHashMap<>();
+  @Mixin
+  HadoopConfOptions hadoop = new HadoopConfOptions();
 
   @Mixin
   RemoteCacheOptions remoteCache = new RemoteCacheOptions();
@@ -56,7 +53,7 @@ final class ChecksumCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    DatasetRun.configure(conf);
+    hadoop.apply();
     Dataset<Example> ds = DatasetRun.open(path, format, columns, io, remoteCache.cache());
     try {
       if (verify) {

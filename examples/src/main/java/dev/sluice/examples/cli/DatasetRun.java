@@ -27,7 +27,6 @@ import java.net.URI;
 import java.nio.file.Path;
 import java.util.Iterator;
 import java.util.List;
-import java.util.Map;
 import java.util.function.IntSupplier;
 
 /** What the commands share: opening PATH (with {@code --format}), counting bytes, the JSON line. */
@@ -204,16 +203,6 @@ final class DatasetRun {
   /** A local PATH argument: a plain path or a {@code file:} URI. */
   static Path localPath(String arg) {
     return arg.startsWith("file:") ? Path.of(URI.create(arg)) : Path.of(arg);
-  }
-
-  /**
-   * Applies {@code --conf key=value} settings to the Hadoop configuration remote URIs use; no
-   * message shows a credential's value.
-   */
-  static void configure(Map<String, String> conf) {
-    if (conf != null && !conf.isEmpty()) {
-      Formats.configureHadoop(conf);
-    }
   }
 
   /** Closes the dataset when it holds files. */

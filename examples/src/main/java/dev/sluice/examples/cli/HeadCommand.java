@@ -54,10 +54,8 @@ final class HeadCommand implements Callable<Integer> {
       + "Arrow IPC stream from standard input.")
   String path;
 
-  @Option(names = "--conf", paramLabel = "key=value", description = "A Hadoop setting for hdfs://, s3a://, ... URIs "
-      + "(repeatable), over core-site.xml and HADOOP_CONF_DIR; values of keys naming a secret, password, token or key "
-      + "are never printed.")
-  Map<String, String> conf = new java.util.LinkedHashMap<>();
+  @Mixin
+  HadoopConfOptions hadoop = new HadoopConfOptions();
 
   @Mixin
   RemoteCacheOptions remoteCache = new RemoteCacheOptions();
@@ -91,7 +89,7 @@ final class HeadCommand implements Callable<Integer> {
     if (spec.commandLine().getParseResult().hasMatchedOption("--seed") && !shuffle) {
       throw new IllegalArgumentException("--seed " + seed + " needs --shuffle");
     }
-    DatasetRun.configure(conf);
+    hadoop.apply();
     Dataset<Example> data = DatasetRun.open(path, format, columns, null, remoteCache.cache());
     try {
       Pipeline<Example> p = Pipeline.from(data);

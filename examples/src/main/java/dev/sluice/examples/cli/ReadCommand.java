@@ -21,7 +21,6 @@ import dev.sluice.operators.internal.cache.CacheAdmin;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.Map;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -45,10 +44,8 @@ final class ReadCommand implements Callable<Integer> {
       + "Arrow IPC stream from standard input.")
   String path;
 
-  @Option(names = "--conf", paramLabel = "key=value", description = "A Hadoop setting for hdfs://, s3a://, ... URIs "
-      + "(repeatable), over core-site.xml and HADOOP_CONF_DIR; values of keys naming a secret, password, token or key "
-      + "are never printed.")
-  Map<String, String> conf = new java.util.LinkedHashMap<>();
+  @Mixin
+  HadoopConfOptions hadoop = new HadoopConfOptions();
 
   @Mixin
   RemoteCacheOptions remoteCache = new RemoteCacheOptions();
@@ -251,7 +248,7 @@ final class ReadCommand implements Callable<Integer> {
   }
 
   private int read(PipelineContext ctx, PipelineState from, EqualLength policy, PrintWriter out) {
-    DatasetRun.configure(conf);
+    hadoop.apply();
     Dataset<Example> data = DatasetRun.open(path, format, columns, io, remoteCache.cache());
     try {
       Pipeline<Example> p = Pipeline.from(data);
