@@ -52,6 +52,19 @@ public interface StageCounters {
    */
   void add(String name, long amount);
 
+  /**
+   * Adds {@code amount} to the counter {@code sluice.stage.<name>} of this stage that carries one
+   * more tag, {@code tagKey=tagValue}, besides the stage's: counts per part of a stage, such as a
+   * mixer's elements per source ({@code add("mix.elements", "source", "2", 1)}). A name is always
+   * used with the same tag key. The default records nothing.
+   *
+   * @param name a dotted lower-case name
+   * @param tagKey the extra tag's key
+   * @param tagValue the extra tag's value
+   * @param amount what to add, &ge; 0
+   */
+  default void add(String name, String tagKey, String tagValue, long amount) {}
+
   /** Whether anything is recorded ({@code false} for {@link #NONE}), to skip work that only feeds the counters. */
   boolean isRecording();
 

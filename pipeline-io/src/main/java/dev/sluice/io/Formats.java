@@ -163,6 +163,26 @@ public final class Formats {
   }
 
   /**
+   * {@link #openRemote(URI, String, List)} with shard sets, Arrow files and Parquet datasets read
+   * through the node-local {@code cache} (null: read remotely); npy and HDF5 ignore it.
+   *
+   * @throws IllegalArgumentException when {@code format} cannot be read from a remote URI
+   */
+  public static Dataset<Example> openRemote(URI uri, String format, List<String> columns, RemoteCache cache) {
+    if (cache == null) {
+      return openRemote(uri, format, columns);
+    }
+    String f = format != null ? named(format).name() : detectRemote(uri);
+    return switch (f) {
+      case "arrow" -> Arrow.open(uri, ArrowOptions.builder().columns(columns).build(), cache);
+      case "parquet" -> Parquet.open(uri, ParquetOptions.builder().columns(columns).build(), cache);
+      case "shards" -> columns.isEmpty() ? Shards.open(uri, cache)
+          : dev.sluice.io.internal.Projection.of(Shards.open(uri, cache), columns);
+      default -> openRemote(uri, f, columns);
+    };
+  }
+
+  /**
    * Opens the remote dataset {@code uri} in {@code format} (null: {@link #detectRemote recognized
    * from its contents}), reading only {@code columns} (every one when empty), with positioned reads
    * through Hadoop's {@code FileSystem}.

@@ -11,14 +11,28 @@ import dev.sluice.core.PipelineState;
 import dev.sluice.core.Positioned;
 import dev.sluice.core.RandomAccessDataset;
 import dev.sluice.operators.internal.BatchStage;
+import dev.sluice.operators.internal.BucketOperator;
+import dev.sluice.operators.internal.BucketStage;
 import dev.sluice.operators.internal.BufferShuffleStage;
+import dev.sluice.operators.internal.EnumerateStage;
+import dev.sluice.operators.internal.GroupByWindowStage;
+import dev.sluice.operators.internal.IgnoreErrorsStage;
+import dev.sluice.operators.internal.RebatchStage;
+import dev.sluice.operators.internal.WindowOperator;
+import dev.sluice.operators.internal.WindowStage;
+import dev.sluice.operators.internal.ScanStage;
 import dev.sluice.operators.internal.FilterStage;
 import dev.sluice.operators.internal.InterleaveStage;
 import dev.sluice.operators.internal.PaddedBatchStage;
 import dev.sluice.operators.internal.UnbatchStage;
 import dev.sluice.operators.internal.cache.CachedDataset;
 import dev.sluice.operators.internal.cache.CachedPasses;
+import dev.sluice.operators.internal.ChooseSource;
+import dev.sluice.operators.internal.ConcatenateSource;
 import dev.sluice.operators.internal.MapStage;
+import dev.sluice.operators.internal.MixSource;
+import dev.sluice.operators.internal.SampleSource;
+import dev.sluice.operators.internal.ZipSource;
 import dev.sluice.operators.internal.Plan;
 import dev.sluice.operators.internal.PlanBuilder;
 import dev.sluice.operators.internal.PlanCompiler;
@@ -38,6 +52,8 @@ import java.util.Objects;
 import java.util.function.BiFunction;
 import java.util.function.Function;
 import java.util.function.Predicate;
+import java.util.function.ToIntFunction;
+import java.util.function.ToLongFunction;
 import java.util.stream.Collectors;
 import reactor.core.publisher.Flux;
 
@@ -127,7 +143,7 @@ public final class Pipeline<T> implements Dataset<T> {
   }
 
   /** The plan of this pipeline, built once. */
-  private Plan plan() {
+  Plan plan() {
     Plan p = plan;
     if (p == null) {
       p = PlanBuilder.build(source, stages, options);
@@ -489,6 +505,7 @@ public final class Pipeline<T> implements Dataset<T> {
   public Pipeline<T> shard(int numShards, int index, EqualLength policy) {
     ShardOperator.checkShard(numShards, index);
     Objects.requireNonNull(policy, "policy");
+    PlanBuilder.checkShard(source, numShards, index);
     return with(new ShardStage(numShards, index, policy));
   }
 
@@ -607,11 +624,16 @@ public final class Pipeline<T> implements Dataset<T> {
    * Pipeline.from(data).shuffle().batch(256).prefetch(4)
    * }</pre>
    *
-   * @param bufferSize elements ahead, &gt; 0 (no autotune: give a number)
+   * <p>With {@link Prefetch#AUTOTUNE} (tf.data's {@code prefetch(AUTOTUNE)}) the buffer starts at 2
+   * elements and doubles, up to {@link Prefetch#AUTOTUNE_MAX}, each time the consumer finds it empty
+   * (the producer fell behind) while the memory manager holds less than half its limit; the elements
+   * and their order are the same whatever the size.
+   *
+   * @param bufferSize elements ahead, &gt; 0, or {@link Prefetch#AUTOTUNE}
    */
   public Pipeline<T> prefetch(int bufferSize) {
-    if (bufferSize <= 0) {
-      throw new IllegalArgumentException("bufferSize > 0 required but it was " + bufferSize);
+    if (bufferSize <= 0 && bufferSize != Prefetch.AUTOTUNE) {
+      throw new IllegalArgumentException("bufferSize > 0 (or AUTOTUNE = -1) required but it was " + bufferSize);
     }
     return with(new PrefetchStage(bufferSize));
   }
@@ -751,6 +773,216 @@ public final class Pipeline<T> implements Dataset<T> {
     return interleave(fn, cycleLength, blockLength, 1, true);
   }
 
+  // ---------------------------------------------------------------------------------------------
+  // Mixing and combining pipelines: sample, choose, zip, concatenate
+
+  /**
+   * tf.data's {@code sample_from_datasets(datasets, weights)}: {@link #sample(List, double[], MixOptions)}
+   * with the context's seed and {@code stopOnEmptyDataset = false} (an exhausted source's weight is
+   * removed and the others renormalized).
+   */
+  public static <T> Pipeline<T> sample(List<Pipeline<T>> sources, double[] weights) {
+    return sample(sources, weights, MixOptions.defaults());
+  }
+
+  /**
+   * tf.data's {@code sample_from_datasets(datasets, weights, seed, stop_on_empty_dataset)}.
+   *
+   * @param seed the draws' seed (wins over the context's)
+   * @param stopOnEmptyDataset end the pass when the drawn source is exhausted (tf.data default false)
+   * @see #sample(List, double[], MixOptions)
+   */
+  public static <T> Pipeline<T> sample(List<Pipeline<T>> sources, double[] weights, long seed,
+      boolean stopOnEmptyDataset) {
+    return sample(sources, weights, MixOptions.defaults().withSeed(seed).withStopOnEmptyDataset(stopOnEmptyDataset));
+  }
+
+  /**
+   * tf.data's {@code sample_from_datasets}: each element comes from source {@code i} with
+   * probability {@code weights[i] / sum(weights)}. The draws come from a {@code SplittableRandom} of
+   * (seed, epoch, rank), the seed being the options' or else the context's, so a pass is the same
+   * sequence for the same triple and every epoch draws anew. Each source runs its own plan (index,
+   * columnar or element path) for the pass's context, and is read only as far as it is drawn.
+   *
+   * <p><b>An exhausted source.</b> With {@code stopOnEmptyDataset} the pass ends when the drawn
+   * source has no element left. Without it (the default, as tf.data), the exhausted source's weight
+   * is removed, the remaining weights are renormalized and the draw is made again, until every source
+   * is exhausted; a source with weight 0 is never drawn.
+   *
+   * <p><b>Per-source epochs.</b> A source cycled by {@link MixOptions#withCycled} starts its pass for
+   * its next epoch (its own shuffle) whenever its pass ends, so a small source repeats while a large
+   * one is read once; a pass then ends when the sources read once end (the first drawn exhausted one
+   * with {@code stopOnEmptyDataset}, the last one without). A pass whose sources all cycle never ends
+   * ({@code take} bounds it).
+   *
+   * <p><b>Sharding.</b> Shard each source ({@code source.shuffle().shard(world, rank)}): each rank then
+   * reads its own part of every source and mixes it with its own draws, and the ranks together read
+   * each source's rows in the weights' proportions, none twice in an epoch of that source. A
+   * {@code shard} after {@code sample} is refused: each rank's draws differ, so striding the mixed
+   * sequence would not partition anything.
+   *
+   * <p><b>Resume.</b> A checkpoint records the position; a resumed pass runs the draws of the
+   * elements before it on counts (no element read) to recover the generator's state and each
+   * source's position, and resumes every source from its own position. Where a draw could find a
+   * source exhausted (rebalancing, cycled sources) the sources' lengths are needed
+   * ({@link #cardinality}); when one is unknown the pass is replayed from its start.
+   *
+   * <p><b>Metrics.</b> The mix is the pipeline's stage 0 (operator {@code sample}); its counter
+   * {@code sluice.stage.mix.elements}, tagged {@code source}, counts the elements taken from each
+   * source: the realized proportions.
+   *
+   * <p><b>Reactive Streams semantics.</b> Opens a source when it is first drawn and keeps up to 2 of
+   * its elements queued; emits on demand, one draw per element; completes as above; a source's error ends
+   * the pass where that source's next element would have come (after every element before it, so
+   * the elements before an error do not depend on timing) and cancels the others; cancel cancels
+   * every open source.
+   *
+   * <p><b>Discard support.</b> Elements queued from the sources go to the discard hook on cancel,
+   * error or end; batches are closed.
+   *
+   * <pre>{@code
+   * Pipeline<Example> web = Pipeline.from(webData).shuffle().shard(world, rank);
+   * Pipeline<Example> code = Pipeline.from(codeData).shuffle().shard(world, rank);
+   * Pipeline<Batch> mixed = Pipeline.sample(List.of(web, code), new double[] {0.7, 0.3},
+   *     MixOptions.defaults().withCycled(1)).batch(256);
+   * }</pre>
+   *
+   * <p>The mixed pipeline takes the first source's {@link Options}.
+   *
+   * @param sources the pipelines to draw from, at least one
+   * @param weights one per source, finite and &ge; 0, not all 0; normalized by their sum
+   * @param options seed, {@code stopOnEmptyDataset} and the cycled sources
+   * @throws IllegalArgumentException on bad weights, a cycled index out of range, or sources whose
+   *     declared schemas differ (naming the field and both types)
+   */
+  public static <T> Pipeline<T> sample(List<Pipeline<T>> sources, double[] weights, MixOptions options) {
+    Objects.requireNonNull(sources, "sources");
+    Objects.requireNonNull(weights, "weights");
+    Objects.requireNonNull(options, "options");
+    if (options.cycledLength() > sources.size()) {
+      throw new IllegalArgumentException("cycled source " + (options.cycledLength() - 1) + " must be in [0, "
+          + sources.size() + ")");
+    }
+    boolean[] cycled = new boolean[sources.size()];
+    for (int i = 0; i < cycled.length; i++) {
+      cycled[i] = options.isCycled(i);
+    }
+    return mixed(new SampleSource<>(planned(sources), weights, options.seedOrNull(), options.stopOnEmptyDataset(),
+        cycled), sources);
+  }
+
+  /**
+   * tf.data's {@code choose_from_datasets(datasets, choice_dataset)}: element {@code k} is the next
+   * element of source {@code selector[k]}. The pass ends when the selector ends or a chosen source
+   * is exhausted (tf.data's {@code stop_on_empty_dataset=True}). A selector value outside
+   * {@code [0, sources.size())} fails the pass with a {@link dev.sluice.core.DatasetException}
+   * naming the value and its position in the selector.
+   *
+   * <p><b>Resume.</b> A resumed pass reads the selector's values before its position again (no
+   * source element), counts each source's elements and resumes every source from its count.
+   *
+   * <p><b>Reactive Streams semantics.</b> Opens a source when it is first chosen and keeps up to 2
+   * of its elements queued; emits on demand; an error of the selector or a source ends the pass where
+   * its next value or element would have come, and cancels the others; cancel cancels every open source. Each source's elements are counted as for
+   * {@link #sample(List, double[], MixOptions)} (operator {@code choose}).
+   *
+   * <p><b>Discard support.</b> Elements queued from the sources go to the discard hook on cancel,
+   * error or end; batches are closed.
+   *
+   * <pre>{@code
+   * Pipeline<Integer> roundRobin = Pipeline.from(Datasets.range(300)).map(e -> (int) (e.index() % 3));
+   * Pipeline.choose(roundRobin, List.of(a, b, c))
+   * }</pre>
+   *
+   * @param selector the source index of each element
+   * @param sources the pipelines to take from, at least one
+   * @throws IllegalArgumentException when sources declare different schemas
+   */
+  public static <T> Pipeline<T> choose(Pipeline<? extends Number> selector, List<Pipeline<T>> sources) {
+    Objects.requireNonNull(selector, "selector");
+    Objects.requireNonNull(sources, "sources");
+    return mixed(new ChooseSource<>(new PlannedPipeline<>(selector), planned(sources)), sources);
+  }
+
+  /** tf.data's {@code Dataset.zip((a, b))}: {@link #zip(Pipeline, Pipeline, String, String)} keeping the field names. */
+  public static Pipeline<Example> zip(Pipeline<Example> a, Pipeline<Example> b) {
+    return zip(a, b, "", "");
+  }
+
+  /**
+   * tf.data's {@code Dataset.zip((a, b))} for examples: example {@code k} has the fields of
+   * example {@code k} of {@code a}, each name prefixed with {@code prefixA}, then those of
+   * {@code b}'s, prefixed with {@code prefixB}, and {@code a}'s index; the pass ends when the
+   * shorter ends. A field name that appears on both sides (after the prefixes) is an
+   * {@link IllegalArgumentException} naming it: at assembly when both pipelines declare their
+   * schemas, else the pass fails on its first example; give prefixes (or rename with a
+   * {@code map}) to resolve it. Zip examples, then {@code batch}.
+   *
+   * <p><b>Resume.</b> A resumed pass resumes both pipelines from its position.
+   *
+   * <p><b>Reactive Streams semantics.</b> Reactor's {@code zip}: requests up to 32 examples ahead
+   * from each side; emits a pair when both sides have one; completes when either side completes;
+   * an error of either side ends the pass; cancel cancels both.
+   *
+   * <pre>{@code
+   * Pipeline.zip(images, captions, "image_", "caption_").batch(64)
+   * }</pre>
+   *
+   * @param prefixA prepended to each field name of {@code a} ("" keeps the names)
+   * @param prefixB prepended to each field name of {@code b}
+   */
+  public static Pipeline<Example> zip(Pipeline<Example> a, Pipeline<Example> b, String prefixA, String prefixB) {
+    Objects.requireNonNull(a, "a");
+    Objects.requireNonNull(b, "b");
+    Objects.requireNonNull(prefixA, "prefixA");
+    Objects.requireNonNull(prefixB, "prefixB");
+    return mixed(new ZipSource(new PlannedPipeline<>(a), new PlannedPipeline<>(b), prefixA, prefixB), List.of(a, b));
+  }
+
+  /**
+   * tf.data's {@code a.concatenate(b)}: the elements of {@code a}'s pass, then those of
+   * {@code b}'s, for the same context; {@code b} is opened when {@code a} ends. Where both declare a
+   * schema the schemas must be equal: otherwise an {@link IllegalArgumentException} names the first
+   * differing field and both its types.
+   *
+   * <p><b>Resume.</b> A resumed pass starts in the pipeline that holds its position, from its offset
+   * there, when the first pipeline's length is known ({@link #cardinality}); else it is replayed.
+   *
+   * <p><b>Reactive Streams semantics.</b> Emits on demand, keeping up to 2 elements of the open
+   * pipeline queued; completes after {@code b}; an error ends the pass; cancel cancels the open
+   * pipeline. Elements are counted per source as for {@link #sample(List, double[], MixOptions)}.
+   *
+   * <p><b>Discard support.</b> Queued elements go to the discard hook on cancel or error; batches are
+   * closed.
+   *
+   * <pre>{@code
+   * Pipeline.concatenate(train2023, train2024).shuffle(10_000)
+   * }</pre>
+   */
+  public static <T> Pipeline<T> concatenate(Pipeline<T> a, Pipeline<T> b) {
+    Objects.requireNonNull(a, "a");
+    Objects.requireNonNull(b, "b");
+    return mixed(new ConcatenateSource<>(List.of(new PlannedPipeline<>(a), new PlannedPipeline<>(b))), List.of(a, b));
+  }
+
+  /** {@link #concatenate(Pipeline, Pipeline) concatenate(this, other)}. */
+  public Pipeline<T> concatenate(Pipeline<T> other) {
+    return concatenate(this, other);
+  }
+
+  private static <T> List<PlannedPipeline<T>> planned(List<Pipeline<T>> sources) {
+    List<PlannedPipeline<T>> out = new ArrayList<>(sources.size());
+    for (Pipeline<T> p : sources) {
+      out.add(new PlannedPipeline<>(Objects.requireNonNull(p, "sources contains null")));
+    }
+    return out;
+  }
+
+  private static <T> Pipeline<T> mixed(MixSource<T> mix, List<? extends Pipeline<?>> sources) {
+    Options first = sources.isEmpty() ? Options.defaults() : sources.get(0).options();
+    return new Pipeline<>(mix, List.of(), first);
+  }
+
   /**
    * tf.data's {@code padded_batch(batch_size)}: every field padded to the largest shape in the
    * batch with 0 ({@link PaddedBatch}); the true shapes stay with each column
@@ -860,6 +1092,254 @@ public final class Pipeline<T> implements Dataset<T> {
     return with(new UnbatchStage());
   }
 
+  // ---------------------------------------------------------------------------------------------
+  // Element operators: bucketing, flat maps, scans, windows and groups
+
+  /**
+   * {@link #bucketBySequenceLength(ToIntFunction, int[], int[], Map, Map, boolean, boolean)} padding
+   * each batch to its longest row with 0 and keeping partial batches.
+   */
+  public Pipeline<Batch> bucketBySequenceLength(ToIntFunction<? super T> lengthFn, int[] boundaries, int[] batchSizes) {
+    return bucketBySequenceLength(lengthFn, boundaries, batchSizes, Map.of(), Map.of(), false, false);
+  }
+
+  /**
+   * tf.data's {@code bucket_by_sequence_length(element_length_func, bucket_boundaries,
+   * bucket_batch_sizes, padded_shapes, padding_values, pad_to_bucket_boundary, drop_remainder)}
+   * ({@link BucketBySequenceLength}): examples go to the bucket of their length (bucket {@code i}
+   * holds lengths in {@code [boundaries[i-1], boundaries[i])}), and each bucket is batched with its
+   * own batch size and padded as {@link #paddedBatch(int, Map, Map, boolean)} pads, so a batch of
+   * short sequences is not padded to the longest of the stream. After the last example the partial
+   * batches are emitted in bucket order. The order depends only on the input's order.
+   *
+   * <p><b>Reactive Streams semantics.</b> Emits a batch when a bucket is full; holds at most the
+   * sum of the batch sizes (minus one each) examples; errors when an example has a negative length
+   * or does not fit its padded shape.
+   *
+   * <p><b>Discard support.</b> Examples waiting in buckets go to the discard hook on cancel or error.
+   *
+   * <p><b>Resume.</b> Exact: a resumed pass reads the epoch's input again from its start to rebuild
+   * the buckets (nothing extra is saved in the state).
+   *
+   * <pre>{@code
+   * pipeline.bucketBySequenceLength(e -> (int) e.tensor("tokens").shape().dim(0),
+   *     new int[] {16, 64, 256}, new int[] {128, 64, 16, 4})
+   * }</pre>
+   *
+   * @param lengthFn the length of an example, &ge; 0
+   * @param boundaries bucket boundaries, &gt; 0 and strictly increasing
+   * @param batchSizes each bucket's batch size, &gt; 0, {@code boundaries.length + 1} of them
+   * @param paddedShapes per field, the shape to pad to ({@code -1}: the batch's largest, or the
+   *     bucket's boundary - 1 with {@code padToBucketBoundary})
+   * @param paddingValues per field, the pad value (default 0)
+   * @param padToBucketBoundary pad the {@code -1} dimensions of {@code paddedShapes} to the
+   *     bucket's boundary - 1; every example must then be shorter than the last boundary
+   * @param dropRemainder drop each bucket's last, partial batch
+   */
+  public Pipeline<Batch> bucketBySequenceLength(ToIntFunction<? super T> lengthFn, int[] boundaries, int[] batchSizes,
+      Map<String, Shape> paddedShapes, Map<String, ? extends Number> paddingValues, boolean padToBucketBoundary,
+      boolean dropRemainder) {
+    Objects.requireNonNull(lengthFn, "lengthFn");
+    BucketOperator.check(boundaries, batchSizes, paddedShapes, padToBucketBoundary);
+    return with(new BucketStage(e -> lengthFn.applyAsInt(cast(e)), boundaries.clone(), batchSizes.clone(),
+        Map.copyOf(paddedShapes), Map.copyOf(paddingValues), padToBucketBoundary, dropRemainder));
+  }
+
+  /**
+   * tf.data's {@code flat_map(map_func)}: each element becomes a dataset (a {@code Pipeline}, a
+   * source, or a lambda {@code ctx -> flux}), whose pass, for the same context, is emitted whole
+   * before the next element's. As in tf.data it is {@code interleave} with a cycle length of 1, and
+   * {@link #explain()} shows it so.
+   *
+   * <p><b>Reactive Streams semantics.</b> Opens one dataset at a time, when the previous completed;
+   * emits its elements on demand; completes after the last dataset; an error of {@code fn} or of a
+   * dataset ends the pass.
+   *
+   * <p><b>Discard support.</b> Elements the open dataset read ahead go to the discard hook on
+   * cancel or error; batches are closed.
+   *
+   * <p><b>Resume.</b> Exact: when the datasets' lengths are known without reading
+   * ({@link #cardinality}), the resumed pass opens the dataset holding the position and starts it
+   * there; otherwise it is replayed from the start of the epoch.
+   *
+   * <pre>{@code
+   * Pipeline.from(files).flatMap(f -> Npy.open(f.tensor("path").getString()))
+   * }</pre>
+   *
+   * @param fn element to dataset
+   */
+  public <R> Pipeline<R> flatMap(Function<? super T, ? extends Dataset<? extends R>> fn) {
+    return interleave(fn, 1, 1);
+  }
+
+  /**
+   * tf.data's {@code scan(initial_state, scan_func)} ({@link Scan}): a state carried from element to
+   * element; {@code fn(state, element)} gives the next state and the element to emit. Every pass
+   * starts from {@code initial}, so the state should be an immutable value that {@code fn} replaces.
+   *
+   * <p><b>Reactive Streams semantics.</b> One output per input, in order, on demand; an exception of
+   * {@code fn} ends the pass.
+   *
+   * <p><b>Discard support.</b> Holds nothing but the state.
+   *
+   * <p><b>Resume.</b> Exact, by replay: the state is not saved in the checkpoint (it need not be
+   * serializable); the resumed pass re-derives it by scanning the epoch's input again from its start,
+   * emitting from the state's position on.
+   *
+   * <pre>{@code
+   * pipeline.scan(0L, (Long seen, Example e) -> Scan.Step.of(seen + 1, e.with("seen", Tensor.scalar(seen))))
+   * }</pre>
+   *
+   * @param initial the state the first element of each pass is scanned with
+   * @param fn (state, element) to the next state and the element to emit (non-null)
+   */
+  @SuppressWarnings("unchecked")
+  public <S, R> Pipeline<R> scan(S initial, BiFunction<? super S, ? super T, ? extends Scan.Step<? extends S, ? extends R>> fn) {
+    Objects.requireNonNull(fn, "fn");
+    Function<Flux<T>, Flux<R>> scan = Scan.of(initial, fn);
+    return with(new ScanStage(in -> (Flux<Object>) (Flux<?>) scan.apply((Flux<T>) (Flux<?>) in)));
+  }
+
+  /** {@link #enumerate(long)} from 0. */
+  public Pipeline<Enumerated<T>> enumerate() {
+    return enumerate(0);
+  }
+
+  /**
+   * tf.data's {@code enumerate(start)} ({@link Enumerate}): each element paired with its position in
+   * the pass ({@link Enumerated}), {@code start} for the first; deterministic as the pass is.
+   *
+   * <p><b>Reactive Streams semantics.</b> One output per input, on demand.
+   *
+   * <p><b>Discard support.</b> Holds nothing; a dropped {@code Enumerated} holding a batch is closed.
+   *
+   * <p><b>Resume.</b> Exact, and nothing is read again: the resumed pass starts its input at the
+   * state's position and counts from there.
+   *
+   * @param start the position of the first element (tf.data default 0)
+   */
+  public Pipeline<Enumerated<T>> enumerate(long start) {
+    return with(new EnumerateStage(start, (i, t) -> new Enumerated<>(i, t)));
+  }
+
+  /** {@link #window(int, int, int, boolean)} of {@code size} consecutive elements, not overlapping, the last one kept. */
+  public Pipeline<List<T>> window(int size) {
+    return window(size, size, 1, false);
+  }
+
+  /**
+   * tf.data's {@code window(size, shift, stride, drop_remainder)} ({@link Window}): windows of
+   * elements, each a {@code List} (the element model's batches need examples of one schema; a list
+   * holds any element, and {@code Flux.fromIterable(window).transform(Batching.of(n))} makes it a
+   * batch). Window {@code w} holds the elements at positions {@code w·shift + k·stride},
+   * {@code k < size}; after the last element the windows that started are emitted even if not full,
+   * unless {@code dropRemainder}. Overlapping windows share elements, so a {@link Batch} element
+   * fails the pass (unbatch first, or {@link #rebatch(int)}).
+   *
+   * <p><b>Reactive Streams semantics.</b> Emits a window when its last element arrives; holds at
+   * most {@code (size - 1)·stride + 1} elements.
+   *
+   * <p><b>Discard support.</b> Elements of open windows go to the discard hook on cancel or error.
+   *
+   * <p><b>Resume.</b> Exact. With {@code shift > 1} (or windows of one element) the resumed pass
+   * starts the input at the next window's start and reads nothing before it; sliding windows of a
+   * one-element shift are replayed from the start of the epoch.
+   *
+   * @param size elements per window, &gt; 0
+   * @param shift elements between the starts of two windows, &gt; 0 (tf.data default: size)
+   * @param stride elements between two elements of a window, &gt; 0 (tf.data default 1)
+   * @param dropRemainder drop the windows that are not full at the end (tf.data default false)
+   */
+  public Pipeline<List<T>> window(int size, int shift, int stride, boolean dropRemainder) {
+    WindowOperator.check(size, shift, stride);
+    return with(new WindowStage(size, shift, stride, dropRemainder));
+  }
+
+  /** {@link #rebatch(int, boolean)} keeping the last, shorter batch. */
+  public Pipeline<Batch> rebatch(int batchSize) {
+    return rebatch(batchSize, false);
+  }
+
+  /**
+   * tf.data's {@code rebatch(batch_size, drop_remainder)} ({@link Rebatch}): the rows of the
+   * pipeline's batches re-cut into batches of {@code batchSize} rows by the same re-batcher as
+   * {@code unbatch().batch(n)}: a batch that is exactly one input batch is handed on, one inside an
+   * input batch of fixed-length fields is a view of its rows, the rest are copied once.
+   *
+   * <p><b>Reactive Streams semantics.</b> Requests one input batch at a time; emits the batches it
+   * completes.
+   *
+   * <p><b>Discard support.</b> Input batches taken and not handed on are closed, also on cancel or
+   * error.
+   *
+   * <p><b>Resume.</b> Exact. After batches of a known size ({@code batch}, {@code paddedBatch},
+   * {@code rebatch}) the resumed pass starts at the input batch holding the state's row; otherwise
+   * it is replayed from the start of the epoch.
+   *
+   * @param batchSize rows per batch, &gt; 0
+   * @param dropRemainder drop a last batch smaller than {@code batchSize}
+   */
+  public Pipeline<Batch> rebatch(int batchSize, boolean dropRemainder) {
+    RebatchStage.check(batchSize);
+    return with(new RebatchStage(batchSize, dropRemainder));
+  }
+
+  /**
+   * tf.data's {@code group_by_window(key_func, reduce_func, window_size)} ({@link GroupByWindow}):
+   * elements are grouped by {@code keyFn} into windows of {@code windowSize}; a full window is
+   * reduced at once, and after the last element the windows left are reduced in ascending key
+   * order. {@code reduceFn(key, window)} gives a dataset (opened for the pass's context, as
+   * {@link #flatMap} opens one) whose elements are emitted, one window after the other.
+   *
+   * <p><b>Reactive Streams semantics.</b> Holds at most {@code windowSize - 1} elements per open
+   * key; an error of {@code keyFn}, {@code reduceFn} or a reduced dataset ends the pass.
+   *
+   * <p><b>Discard support.</b> Elements of open windows go to the discard hook on cancel or error;
+   * batches are closed.
+   *
+   * <p><b>Resume.</b> Exact, by replay from the start of the epoch (the windows are rebuilt).
+   *
+   * <pre>{@code
+   * pipeline.groupByWindow(e -> e.tensor("label").getLong(0),
+   *     (key, window) -> Pipeline.from(ctx -> Flux.fromIterable(window)).batch(window.size()), 32)
+   * }</pre>
+   *
+   * @param keyFn the key of an element
+   * @param reduceFn (key, window) to the dataset of elements to emit
+   * @param windowSize elements per window, &gt; 0
+   */
+  public <R> Pipeline<R> groupByWindow(ToLongFunction<? super T> keyFn,
+      BiFunction<Long, List<T>, ? extends Dataset<? extends R>> reduceFn, int windowSize) {
+    Objects.requireNonNull(keyFn, "keyFn");
+    Objects.requireNonNull(reduceFn, "reduceFn");
+    GroupByWindowStage.check(windowSize);
+    return with(new GroupByWindowStage(t -> keyFn.applyAsLong(cast(t)),
+        (key, window, ctx) -> PlannedPipeline.of(reduceFn.apply(key, cast(window))).flux(ctx), windowSize));
+  }
+
+  /**
+   * tf.data's {@code ignore_errors()} ({@link IgnoreErrors}): an element whose function throws in a
+   * stage before this one ({@code map}, parallel or not, {@code filter}, {@code flatMap},
+   * {@code scan}, the key and length functions of {@code groupByWindow} and
+   * {@code bucketBySequenceLength}, a {@code paddedBatch} that cannot pad it) is dropped and the
+   * pass goes on. A source's data error ({@link dev.sluice.core.DatasetException}: a malformed file
+   * or record, an I/O error) and fatal errors are never skipped: they end the pass as without it.
+   * Skipped elements are logged (the first of a pass, then one in 1,000) and counted in the
+   * {@code sluice.pipeline.ignored.errors} meter when the options carry a registry.
+   *
+   * <p><b>Reactive Streams semantics.</b> Passes every signal on; a dropped element is replaced by a
+   * request for one more upstream.
+   *
+   * <p><b>Discard support.</b> Holds nothing; a dropped batch is closed.
+   *
+   * <p><b>Resume.</b> Exact, by replay: the stages before it may drop elements, so their counts no
+   * longer follow; the resumed pass reads the epoch again from its start (the same elements fail
+   * again and are dropped again).
+   */
+  public Pipeline<T> ignoreErrors() {
+    return with(new IgnoreErrorsStage());
+  }
+
   @SuppressWarnings("unchecked")
   private static <T> T cast(Object o) {
     return (T) o;
@@ -901,10 +1381,13 @@ public final class Pipeline<T> implements Dataset<T> {
    * </pre>
    *
    * A stage written after {@code shard} that runs before it (a global shuffle) is listed where it
-   * runs.
+   * runs. Over a mix ({@link #sample}, {@link #choose}, {@link #zip}, {@link #concatenate}) the
+   * first line names the mix, and each source's own plan follows it, indented under
+   * {@code source i:} ({@code selector:} for {@code choose}).
    */
   public String explain() {
     StringBuilder out = new StringBuilder("Pipeline over ").append(source).append(" on the ").append(plan().path());
+    out.append(PlanBuilder.explainSources(source, "    "));
     for (Plan.Step step : plan().steps()) {
       out.append(System.lineSeparator()).append("  ").append(step);
     }

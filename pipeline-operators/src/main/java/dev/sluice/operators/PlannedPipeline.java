@@ -2,11 +2,15 @@ package dev.sluice.operators;
 
 import dev.sluice.core.Dataset;
 import dev.sluice.core.PipelineContext;
+import dev.sluice.core.Schema;
+import dev.sluice.operators.internal.Checkpoints;
+import dev.sluice.operators.internal.PlanBuilder;
 import dev.sluice.operators.internal.PlannedDataset;
+import dev.sluice.operators.internal.ShardStage;
 import reactor.core.publisher.Flux;
 
 /**
- * A pipeline opened by an interleave, as the planner reads it: a pass from a position on and its
+ * A pipeline opened by an interleave or combined by a mix, as the planner reads it: a pass from a position on and its
  * length, through the pipeline's public API only, so the planner resumes into it without it.
  *
  * @param <T> the element type
@@ -31,6 +35,36 @@ record PlannedPipeline<T>(Pipeline<T> pipeline) implements PlannedDataset<T> {
   @Override
   public long cardinality(PipelineContext context) {
     return pipeline.cardinality(context);
+  }
+
+  @Override
+  public String explain() {
+    return pipeline.explain();
+  }
+
+  @Override
+  public String shapeKey() {
+    return Checkpoints.identify(pipeline.plan()) + " " + pipeline.plan().shapeKeys();
+  }
+
+  @Override
+  public Schema schema() {
+    return PlanBuilder.outputSchema(pipeline.plan());
+  }
+
+  @Override
+  public String unresumable() {
+    return pipeline.plan().unresumable();
+  }
+
+  @Override
+  public int threads() {
+    return pipeline.plan().threads();
+  }
+
+  @Override
+  public ShardStage shard() {
+    return pipeline.plan().shard();
   }
 
   @Override

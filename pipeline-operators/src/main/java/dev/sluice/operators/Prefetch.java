@@ -41,18 +41,29 @@ import reactor.core.scheduler.Schedulers;
  * }</pre>
  */
 public final class Prefetch {
+  /**
+   * tf.data's {@code AUTOTUNE} as a buffer size: the buffer starts at 2 elements and doubles, up to
+   * {@link #AUTOTUNE_MAX}, each time the consumer finds it empty while it has demand (the producer
+   * fell behind), as long as the memory manager of the options holds less than half its limit; it
+   * never shrinks within a pass. The elements and their order do not depend on the size.
+   */
+  public static final int AUTOTUNE = PrefetchOperator.AUTOTUNE;
+
+  /** The most elements an autotuned prefetch produces ahead. */
+  public static final int AUTOTUNE_MAX = PrefetchOperator.AUTOTUNE_MAX;
+
   private Prefetch() {}
 
   /**
-   * @param bufferSize elements produced ahead of demand, &gt; 0 (tf.data's {@code buffer_size};
-   *     Sluice has no autotune, so give a number)
+   * @param bufferSize elements produced ahead of demand, &gt; 0 (tf.data's {@code buffer_size}), or
+   *     {@link #AUTOTUNE}
    */
   public static <T> Function<Flux<T>, Flux<T>> of(int bufferSize) {
     return of(bufferSize, Schedulers.boundedElastic(), Schedulers.boundedElastic());
   }
 
   /**
-   * @param bufferSize elements produced ahead of demand, &gt; 0
+   * @param bufferSize elements produced ahead of demand, &gt; 0, or {@link #AUTOTUNE}
    * @param producer the scheduler the upstream runs on
    * @param consumer the scheduler the downstream is called on
    */
@@ -61,7 +72,7 @@ public final class Prefetch {
   }
 
   /**
-   * @param bufferSize elements produced ahead of demand, &gt; 0
+   * @param bufferSize elements produced ahead of demand, &gt; 0, or {@link #AUTOTUNE}
    * @param producer the scheduler the upstream runs on
    * @param consumer the scheduler the downstream is called on
    * @param options how the idle consumer waits ({@link Options#prefetchPark()},

@@ -224,7 +224,9 @@ public final class StageReport {
         case StageMeter.DECODE_ROWS -> { } // the rows are the stage's elements' business
         default -> {
           if (m instanceof Counter c) {
-            counters.merge(name.substring(StageMeter.PREFIX.length()), c.count(), Double::sum);
+            String source = m.getId().getTag("source"); // a mix's count per source
+            counters.merge(name.substring(StageMeter.PREFIX.length()) + (source == null ? "" : "[" + source + "]"),
+                c.count(), Double::sum);
           }
         }
       }

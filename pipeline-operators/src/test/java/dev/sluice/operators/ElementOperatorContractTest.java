@@ -24,7 +24,8 @@ import reactor.test.StepVerifier;
 /**
  * The contract every element-path operator keeps (Reactor's {@code FluxOperatorTest} idea), run
  * over pooled batches so a leak fails the test: normal pass, backpressure one at a time, upstream
- * error, cancel (synchronous and asynchronous), and resubscription with the same context.
+ * error, cancel (synchronous and asynchronous), and resubscription with the same context. Operators that
+ * turn batches into other elements (bucketing, windows, enumerate) have the same cases in their own tests.
  */
 @ExtendWith(NoLeaks.class)
 class ElementOperatorContractTest {
@@ -43,6 +44,19 @@ class ElementOperatorContractTest {
             Interleave.<List<Long>, Batch>of(l -> Flux.fromIterable(l).map(ElementTestSupport::batchOf), 2, 3)))),
         Arguments.of("interleave(3, 2, parallel)", (Function<Flux<Batch>, Flux<Batch>>) (f -> indices(f).buffer(5).transform(
             Interleave.<List<Long>, Batch>of(l -> Flux.fromIterable(l).map(ElementTestSupport::batchOf), 3, 2, 2, true)))),
+        // The mixer behind sample, choose and concatenate, over the upstream as its one source.
+        Arguments.of("sample of one source", (Function<Flux<Batch>, Flux<Batch>>) (f -> Mixing.<Batch>sample(List.of(f),
+            new double[] {1}, 5))),
+        Arguments.of("choose(0, 0, ...) of one source", (Function<Flux<Batch>, Flux<Batch>>) (f -> Mixing.<Batch>choose(
+            Flux.range(0, Integer.MAX_VALUE).map(i -> 0), List.of(f)))),
+        Arguments.of("rebatch(1)", (Function<Flux<Batch>, Flux<Batch>>) Rebatch.of(1)),
+        Arguments.of("prefetch(AUTOTUNE)", (Function<Flux<Batch>, Flux<Batch>>) Prefetch.<Batch>of(Prefetch.AUTOTUNE)),
+        Arguments.of("groupByWindow(index % 3, 4)", (Function<Flux<Batch>, Flux<Batch>>) GroupByWindow.<Batch, Batch>of(
+            b -> b.index(0) % 3, (key, window) -> Flux.fromIterable(window), 4)),
+        Arguments.of("scan", (Function<Flux<Batch>, Flux<Batch>>) Scan.<Integer, Batch, Batch>of(0,
+            (n, b) -> Scan.Step.of(n + 1, b))),
+        Arguments.of("map(identity, 3) + ignoreErrors", (Function<Flux<Batch>, Flux<Batch>>) (f -> f.transform(
+            ParallelMap.<Batch, Batch>map(b -> b, 3, true, 4, Schedulers.parallel())).transform(IgnoreErrors.of()))),
         Arguments.of("shuffle(8) + map(3) + repeat(2)", (Function<Flux<Batch>, Flux<Batch>>) (f -> f
             .transform(Shuffle.<Batch>buffer(8)).transform(ParallelMap.<Batch, Batch>map(b -> b, 3))
             .transform(RepeatEpochs.repeat(2)))));

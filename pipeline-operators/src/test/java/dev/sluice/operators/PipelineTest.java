@@ -276,7 +276,7 @@ class PipelineTest {
     assertEquals("batchSize > 0 required but it was 0", assertThrows(IllegalArgumentException.class, () -> p.batch(0)).getMessage());
     assertEquals("index in [0, 4) required but it was 4", assertThrows(IllegalArgumentException.class, () -> p.shard(4, 4)).getMessage());
     assertEquals("numShards > 0 required but it was 0", assertThrows(IllegalArgumentException.class, () -> p.shard(0, 0)).getMessage());
-    assertEquals("bufferSize > 0 required but it was 0", assertThrows(IllegalArgumentException.class, () -> p.prefetch(0)).getMessage());
+    assertEquals("bufferSize > 0 (or AUTOTUNE = -1) required but it was 0", assertThrows(IllegalArgumentException.class, () -> p.prefetch(0)).getMessage());
     assertThrows(IllegalArgumentException.class, () -> p.take(-1));
     assertThrows(IllegalArgumentException.class, () -> p.batch(2, false, 0));
   }

@@ -10,10 +10,10 @@ import java.net.URI;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParseResult;
@@ -43,10 +43,11 @@ final class BenchCommand implements Callable<Integer> {
           + "generated and kept for later runs).")
   String pathArg;
 
-  @Option(names = "--conf", paramLabel = "key=value", description = "A Hadoop setting for hdfs://, s3a://, ... URIs "
-      + "(repeatable), over core-site.xml and HADOOP_CONF_DIR; values of keys naming a secret, password, token or key "
-      + "are never printed.")
-  Map<String, String> conf = new java.util.LinkedHashMap<>();
+  @Mixin
+  HadoopConfOptions hadoop = new HadoopConfOptions();
+
+  @Mixin
+  RemoteCacheOptions remoteCache = new RemoteCacheOptions();
 
   private Path path;
   private URI remote;
@@ -149,7 +150,7 @@ final class BenchCommand implements Callable<Integer> {
     PrintWriter out = spec.commandLine().getOut();
     remote = DatasetRun.remote(pathArg);
     path = remote == null ? DatasetRun.localPath(pathArg) : null;
-    DatasetRun.configure(conf);
+    hadoop.apply();
     if (matrix && remote != null) {
       throw new IllegalArgumentException("--matrix generates and keeps its datasets in a local directory, but "
           + remote + " is remote");
@@ -199,7 +200,7 @@ final class BenchCommand implements Callable<Integer> {
     }
     Access access = access(f.name());
     BenchRun run = new BenchRun(data, f, access, take, shuffle, seed, numWorkers, batch, prefetch,
-        warmup, epochs, columns, null);
+        warmup, epochs, columns, null, null);
     if (fixedLength && !DatasetRun.isStdin(path)) {
       checkFixedLength(run);
     }
@@ -218,7 +219,7 @@ final class BenchCommand implements Callable<Integer> {
     }
     DatasetFormat f = Formats.named(DatasetRun.formatName(pathArg, format));
     BenchRun run = new BenchRun(Path.of(remote.getPath()), f, Access.READ, numSamples, shuffle, seed, numWorkers,
-        batch, prefetch, warmup, epochs, columns, remote);
+        batch, prefetch, warmup, epochs, columns, remote, remoteCache.cache());
     if (fixedLength) {
       checkFixedLength(run);
     }

@@ -36,9 +36,11 @@ import java.util.Locale;
  * @param epochs measured epochs, &ge; 1
  * @param columns the fields read (empty: all)
  * @param remote the dataset's Hadoop URI ({@code hdfs://…}), read with positioned reads; null for a local path
+ * @param remoteCache the node-local cache a remote dataset is read through ({@code --remote-cache}); null: none
  */
 record BenchRun(Path path, DatasetFormat format, Access access, Long numSamples, boolean shuffle, long seed,
-    int workers, int batch, int prefetch, int warmup, int epochs, List<String> columns, URI remote) {
+    int workers, int batch, int prefetch, int warmup, int epochs, List<String> columns, URI remote,
+    dev.sluice.io.RemoteCache remoteCache) {
 
   /**
    * The figures of a run.
@@ -119,7 +121,7 @@ record BenchRun(Path path, DatasetFormat format, Access access, Long numSamples,
       throw BenchData.accessNotAChoice("--io " + access.label, format.name());
     }
     if (remote != null) {
-      return Formats.openRemote(remote, format.name(), columns);
+      return Formats.openRemote(remote, format.name(), columns, remoteCache);
     }
     if (DatasetRun.isStdin(path) || !format.ioModes().contains(access.io)) {
       return format.open(path, columns);

@@ -5,11 +5,11 @@ import dev.sluice.core.Example;
 import dev.sluice.io.Checksums;
 import dev.sluice.io.Verifiable;
 import java.util.List;
-import java.util.Map;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
@@ -27,10 +27,11 @@ final class ChecksumCommand implements Callable<Integer> {
       + "Arrow IPC stream from standard input.")
   String path;
 
-  @Option(names = "--conf", paramLabel = "key=value", description = "A Hadoop setting for hdfs://, s3a://, ... URIs "
-      + "(repeatable), over core-site.xml and HADOOP_CONF_DIR; values of keys naming a secret, password, token or key "
-      + "are never printed.")
-  Map<String, String> conf = new java.util.LinkedHashMap<>();
+  @Mixin
+  HadoopConfOptions hadoop = new HadoopConfOptions();
+
+  @Mixin
+  RemoteCacheOptions remoteCache = new RemoteCacheOptions();
 
   @Option(names = "--columns", split = ",", paramLabel = "a,b",
       description = "Only these fields (default: all); the others are not read.")
@@ -52,11 +53,11 @@ final class ChecksumCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    DatasetRun.configure(conf);
-    Dataset<Example> ds = DatasetRun.open(path, format, columns, io);
+    hadoop.apply();
+    Dataset<Example> ds = DatasetRun.open(path, format, columns, io, remoteCache.cache());
     try {
       if (verify) {
-        Dataset<Example> whole = columns.isEmpty() ? ds : DatasetRun.open(path, format, List.of(), io); // the stored checksums cover every field
+        Dataset<Example> whole = columns.isEmpty() ? ds : DatasetRun.open(path, format, List.of(), io, remoteCache.cache()); // the stored checksums cover every field
         try {
           if (!(whole instanceof Verifiable v)) {
             throw new UnsupportedOperationException("note: " + path + ": the " + DatasetRun.formatName(path, format) + " format stores no checksums;"

@@ -11,11 +11,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicLong;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
@@ -62,10 +62,8 @@ final class ConvertCommand implements Callable<Integer> {
   @Option(names = "--force", description = "Replace an existing dataset at OUT.")
   boolean force;
 
-  @Option(names = "--conf", paramLabel = "key=value", description = "A Hadoop setting for hdfs://, s3a://, ... URIs "
-      + "(repeatable), over core-site.xml and HADOOP_CONF_DIR; values of keys naming a secret, password, token or key "
-      + "are never printed.")
-  Map<String, String> conf = new java.util.LinkedHashMap<>();
+  @Mixin
+  HadoopConfOptions hadoop = new HadoopConfOptions();
 
   @Spec CommandSpec spec;
 
@@ -79,7 +77,7 @@ final class ConvertCommand implements Callable<Integer> {
       throw new UnsupportedOperationException("format '" + target.name() + "' cannot write; formats that can: "
           + Formats.all().stream().filter(DatasetFormat::canWrite).map(DatasetFormat::name).toList());
     }
-    DatasetRun.configure(conf);
+    hadoop.apply();
     URI remoteIn = DatasetRun.remote(in);
     Path inPath = remoteIn == null ? DatasetRun.localPath(in) : null;
     boolean stdin = inPath != null && DatasetRun.isStdin(inPath);

@@ -21,12 +21,12 @@ import java.io.IOException;
 import java.math.BigDecimal;
 import java.math.RoundingMode;
 import java.nio.file.Files;
+import dev.sluice.io.RemoteCache;
 import dev.sluice.io.internal.RemoteFiles;
 import java.net.URI;
 import java.nio.file.Path;
 import java.util.Iterator;
 import java.util.List;
-import java.util.Map;
 import java.util.function.IntSupplier;
 
 /** What the commands share: opening PATH (with {@code --format}), counting bytes, the JSON line. */
@@ -173,6 +173,15 @@ final class DatasetRun {
    * @throws IllegalArgumentException for {@code --io mmap} on a remote URI
    */
   static Dataset<Example> open(String arg, String format, List<String> columns, String io) {
+    return open(arg, format, columns, io, null);
+  }
+
+  /**
+   * {@link #open(String, String, List, String)} with a remote shard set, Arrow file or Parquet
+   * dataset read through the node-local {@code cache} ({@code --remote-cache}; null: none). A
+   * local path ignores it.
+   */
+  static Dataset<Example> open(String arg, String format, List<String> columns, String io, RemoteCache cache) {
     URI uri = remote(arg);
     if (uri == null) {
       return open(localPath(arg), format, columns, io);
@@ -181,7 +190,7 @@ final class DatasetRun {
       throw new IllegalArgumentException("--io " + io + ": " + uri + " is remote and cannot be memory-mapped;"
           + " remote URIs are read with positioned reads (--io read)");
     }
-    return Formats.openRemote(uri, format, columns);
+    return Formats.openRemote(uri, format, columns, cache);
   }
 
   /** The name of the format of the dataset {@code arg} names ({@code format} when given). */
@@ -194,16 +203,6 @@ final class DatasetRun {
   /** A local PATH argument: a plain path or a {@code file:} URI. */
   static Path localPath(String arg) {
     return arg.startsWith("file:") ? Path.of(URI.create(arg)) : Path.of(arg);
-  }
-
-  /**
-   * Applies {@code --conf key=value} settings to the Hadoop configuration remote URIs use; no
-   * message shows a credential's value.
-   */
-  static void configure(Map<String, String> conf) {
-    if (conf != null && !conf.isEmpty()) {
-      Formats.configureHadoop(conf);
-    }
   }
 
   /** Closes the dataset when it holds files. */

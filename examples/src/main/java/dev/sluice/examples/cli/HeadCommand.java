@@ -28,6 +28,7 @@ import java.util.Set;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
@@ -53,10 +54,11 @@ final class HeadCommand implements Callable<Integer> {
       + "Arrow IPC stream from standard input.")
   String path;
 
-  @Option(names = "--conf", paramLabel = "key=value", description = "A Hadoop setting for hdfs://, s3a://, ... URIs "
-      + "(repeatable), over core-site.xml and HADOOP_CONF_DIR; values of keys naming a secret, password, token or key "
-      + "are never printed.")
-  Map<String, String> conf = new java.util.LinkedHashMap<>();
+  @Mixin
+  HadoopConfOptions hadoop = new HadoopConfOptions();
+
+  @Mixin
+  RemoteCacheOptions remoteCache = new RemoteCacheOptions();
 
   @Option(names = "-n", paramLabel = "N", defaultValue = "10", description = "Rows to print (default: ${DEFAULT-VALUE}).")
   long rows;
@@ -87,8 +89,8 @@ final class HeadCommand implements Callable<Integer> {
     if (spec.commandLine().getParseResult().hasMatchedOption("--seed") && !shuffle) {
       throw new IllegalArgumentException("--seed " + seed + " needs --shuffle");
     }
-    DatasetRun.configure(conf);
-    Dataset<Example> data = DatasetRun.open(path, format, columns, null);
+    hadoop.apply();
+    Dataset<Example> data = DatasetRun.open(path, format, columns, null, remoteCache.cache());
     try {
       Pipeline<Example> p = Pipeline.from(data);
       if (shuffle && (data instanceof RandomAccessDataset || data instanceof SplitDataset)) {

@@ -11,10 +11,10 @@ import dev.sluice.core.SplitDataset;
 import dev.sluice.core.TensorSpec;
 import dev.sluice.io.hdf5.Hdf5Dataset;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
@@ -32,10 +32,8 @@ final class InspectCommand implements Callable<Integer> {
       + "Arrow IPC stream from standard input.")
   String path;
 
-  @Option(names = "--conf", paramLabel = "key=value", description = "A Hadoop setting for hdfs://, s3a://, ... URIs "
-      + "(repeatable), over core-site.xml and HADOOP_CONF_DIR; values of keys naming a secret, password, token or key "
-      + "are never printed.")
-  Map<String, String> conf = new java.util.LinkedHashMap<>();
+  @Mixin
+  HadoopConfOptions hadoop = new HadoopConfOptions();
 
   @Option(names = "--format", paramLabel = "F", completionCandidates = DatasetRun.FormatNames.class,
       description = "Format (${COMPLETION-CANDIDATES}); default: recognized from the contents.")
@@ -49,7 +47,7 @@ final class InspectCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    DatasetRun.configure(conf);
+    hadoop.apply();
     String formatName = DatasetRun.formatName(path, format);
     Dataset<Example> ds = DatasetRun.open(path, formatName, columns, null);
     try {

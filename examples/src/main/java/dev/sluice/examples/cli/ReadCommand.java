@@ -21,11 +21,11 @@ import dev.sluice.operators.internal.cache.CacheAdmin;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.Map;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
@@ -44,10 +44,11 @@ final class ReadCommand implements Callable<Integer> {
       + "Arrow IPC stream from standard input.")
   String path;
 
-  @Option(names = "--conf", paramLabel = "key=value", description = "A Hadoop setting for hdfs://, s3a://, ... URIs "
-      + "(repeatable), over core-site.xml and HADOOP_CONF_DIR; values of keys naming a secret, password, token or key "
-      + "are never printed.")
-  Map<String, String> conf = new java.util.LinkedHashMap<>();
+  @Mixin
+  HadoopConfOptions hadoop = new HadoopConfOptions();
+
+  @Mixin
+  RemoteCacheOptions remoteCache = new RemoteCacheOptions();
 
   @Option(names = "--format", paramLabel = "F", completionCandidates = DatasetRun.FormatNames.class,
       description = "Format (${COMPLETION-CANDIDATES}); default: recognized from the contents.")
@@ -247,8 +248,8 @@ final class ReadCommand implements Callable<Integer> {
   }
 
   private int read(PipelineContext ctx, PipelineState from, EqualLength policy, PrintWriter out) {
-    DatasetRun.configure(conf);
-    Dataset<Example> data = DatasetRun.open(path, format, columns, io);
+    hadoop.apply();
+    Dataset<Example> data = DatasetRun.open(path, format, columns, io, remoteCache.cache());
     try {
       Pipeline<Example> p = Pipeline.from(data);
       CacheMonitor monitor = new CacheMonitor();

@@ -3,6 +3,7 @@ package dev.sluice.examples.cli;
 import dev.sluice.core.DatasetException;
 import dev.sluice.core.FatalErrorException;
 import dev.sluice.core.MemoryLimitException;
+import dev.sluice.core.MissingDependencyException;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
@@ -150,6 +151,9 @@ public final class SluiceCommand implements Runnable {
     if (t instanceof NoSuchFileException n) {
       return oneLine(n.getFile() + ": no such file or directory");
     }
+    if (t instanceof MissingDependencyException d && d.coordinates().stream().anyMatch(c -> c.startsWith("org.apache.hadoop:"))) {
+      return oneLine(d.getMessage()) + HADOOP_BESIDE_JAR;
+    }
     String m = t.getMessage();
     return m == null || m.isBlank() ? t.getClass().getSimpleName() : oneLine(m);
   }
@@ -171,6 +175,13 @@ public final class SluiceCommand implements Runnable {
     }
     return message;
   }
+
+  /**
+   * Where the {@code sluice} jar finds Hadoop's client: its manifest's {@code Class-Path} names these
+   * files in a {@code lib} directory beside it (docs/cli.md).
+   */
+  static final String HADOOP_BESIDE_JAR = "; for sluice.jar, put them beside it as lib/hadoop-client-api.jar and "
+      + "lib/hadoop-client-runtime.jar (s3a:// also lib/hadoop-aws.jar and lib/bundle.jar)";
 
   /** Options whose values set how much memory a command needs, as the user may type them. */
   private static final List<String> MEMORY_OPTIONS = List.of("--batch", "--buffer", "--prefetch", "--parallelism",

@@ -62,4 +62,30 @@ class RemoteUriCommandsTest {
     assertEquals(2, mmap.exitCode());
     assertThat(mmap.err().lines()).singleElement().asString().contains("cannot be memory-mapped");
   }
+
+  @Test
+  void remoteCacheOptionsLeaveLocalReadsAloneAndAreCheckedTogether() {
+    Path out = dir.resolve("d.npy");
+    assertEquals(0, CliRun.of("generate", "--rows", "50", "--dim", "3", out.toString()).exitCode());
+    String expected = CliRun.of("checksum", out.toString()).out();
+    Path cache = dir.resolve("remote-cache");
+    for (String cmd : new String[] {"checksum", "read", "head"}) {
+      CliRun cached = CliRun.of(cmd, "--remote-cache", cache.toString(), "--remote-cache-max-bytes", "1g", out.toString());
+      assertEquals(0, cached.exitCode(), cached.err());
+      if (cmd.equals("checksum")) {
+        assertEquals(expected, cached.out());
+      }
+      CliRun alone = CliRun.of(cmd, "--remote-cache-max-bytes", "1g", out.toString());
+      assertEquals(2, alone.exitCode());
+      assertThat(alone.err().lines()).singleElement().asString().startsWith("sluice: ")
+          .contains("--remote-cache-max-bytes").contains("--remote-cache DIR");
+    }
+    CliRun bad = CliRun.of("checksum", "--remote-cache", cache.toString(), "--remote-cache-max-bytes", "lots",
+        out.toString());
+    assertEquals(2, bad.exitCode());
+    assertThat(bad.err().lines()).singleElement().asString().startsWith("sluice: ").contains("lots");
+    CliRun missing = CliRun.of("bench", "--remote-cache", cache.toString(), "hdfs://namenode:8020/data/set");
+    assertEquals(2, missing.exitCode());
+    assertThat(missing.err().lines()).singleElement().asString().contains("org.apache.hadoop:hadoop-client-runtime");
+  }
 }

@@ -13,7 +13,11 @@ import dev.sluice.io.arrow.internal.ArrowFileDataset;
 import dev.sluice.io.arrow.internal.ArrowSink;
 import dev.sluice.io.arrow.internal.ArrowStreamDataset;
 import dev.sluice.io.internal.Outputs;
+import dev.sluice.io.RemoteCache;
 import dev.sluice.io.internal.RemoteFiles;
+import dev.sluice.io.internal.cache.CachedFile;
+import dev.sluice.io.internal.cache.CopyCheck;
+import dev.sluice.io.internal.cache.FileCache;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -97,6 +101,30 @@ public final class Arrow {
     }
     OptionalLibrary.ARROW.require(uri.toString());
     return ArrowFileDataset.open(RemoteFiles.open(uri), options);
+  }
+
+  /**
+   * {@link #open(URI, ArrowOptions)} with a remote file read through the node-local {@code cache}:
+   * its schema and footer are read remotely on open; the first read of its record batches downloads
+   * it whole into the cache (an IPC file checked for {@code ARROW1} at both ends and a footer length
+   * that fits before it is published), and every read is then served from a mapping of the local copy. A
+   * local URI ignores the cache.
+   *
+   * @throws dev.sluice.core.DatasetIOException naming the URI when it cannot be read or cached
+   */
+  public static ArrowDataset open(URI uri, ArrowOptions options, RemoteCache cache) {
+    Objects.requireNonNull(uri, "uri");
+    Objects.requireNonNull(options, "options");
+    Objects.requireNonNull(cache, "cache");
+    if (!RemoteFiles.isRemote(uri)) {
+      return open(RemoteFiles.localPath(uri), options);
+    }
+    OptionalLibrary.ARROW.require(uri.toString());
+    CachedFile file = FileCache.of(cache).open(uri, CopyCheck.whenStartsWith("ARROW1",
+        CopyCheck.magicAndFooter("Arrow IPC", "ARROW1", 8)));
+    ArrowDataset ds = ArrowFileDataset.open(file, options);
+    file.opened();
+    return ds;
   }
 
   /**

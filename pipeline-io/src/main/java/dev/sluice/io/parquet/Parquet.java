@@ -6,6 +6,7 @@ import dev.sluice.core.internal.OptionalLibrary;
 import dev.sluice.io.parquet.internal.HadoopFiles;
 import dev.sluice.io.parquet.internal.ParquetFileInfo;
 import java.io.IOException;
+import dev.sluice.io.RemoteCache;
 import java.net.URI;
 import java.nio.file.DirectoryStream;
 import java.nio.file.FileSystems;
@@ -113,6 +114,27 @@ public final class Parquet {
     } catch (NoClassDefFoundError e) { // hadoop-client-api without hadoop-client-runtime
       throw new UnsupportedFormatException(uri.toString(), null, needs + " (missing " + e.getMessage() + ")", e);
     }
+  }
+
+  /**
+   * {@link #open(URI, ParquetOptions)} with a remote dataset's files read through the node-local
+   * {@code cache}: every file's footer is read remotely on open; the first read of a file's row
+   * groups downloads it whole into the cache (checked for {@code PAR1} at both ends and a footer
+   * length that fits before it is published), the next {@link RemoteCache#lookahead()} files start
+   * downloading in the background, and row groups are then read from a mapping of the local copy.
+   * Closing the dataset lets go of the copies. A {@code file:} URI ignores the cache.
+   *
+   * @throws dev.sluice.core.DatasetIOException naming the URI when it cannot be read or cached
+   */
+  public static ParquetDataset open(URI uri, ParquetOptions options, RemoteCache cache) {
+    Objects.requireNonNull(uri, "uri");
+    Objects.requireNonNull(cache, "cache");
+    if (!dev.sluice.io.internal.RemoteFiles.isRemote(uri)) {
+      return open(uri, options);
+    }
+    OptionalLibrary.PARQUET.require(uri.toString());
+    dev.sluice.io.internal.RemoteFiles.requireHadoop(uri);
+    return new ParquetDataset(HadoopFiles.open(uri, cache), options);
   }
 
   static boolean hidden(String name) {

@@ -5,6 +5,7 @@ import dev.sluice.core.DatasetIOException;
 import dev.sluice.core.Example;
 import dev.sluice.core.IoMode;
 import dev.sluice.io.WriteOptions;
+import dev.sluice.io.RemoteCache;
 import dev.sluice.io.internal.RemoteFiles;
 import dev.sluice.io.shards.internal.ShardMetadata;
 import dev.sluice.io.shards.internal.ShardSetDataset;
@@ -97,6 +98,25 @@ public final class Shards {
       return open(RemoteFiles.localPath(uri));
     }
     return ShardSetDataset.open(uri, DEFAULT_MAX_CHUNK_BYTES);
+  }
+
+  /**
+   * {@link #open(URI)} with a remote set's shards read through the node-local {@code cache}: each
+   * shard's header and footer are read remotely on open; the first read of a shard's rows downloads
+   * it whole into the cache (its footer checked against {@code metadata.json} before it is
+   * published), the next {@link RemoteCache#lookahead()} shards start downloading in the
+   * background, and its rows are read from a mapping of the local copy, each block's CRC32C checked
+   * as for any shard. A local URI ignores the cache.
+   *
+   * @throws dev.sluice.core.MissingDependencyException for a remote URI without Hadoop on the class path
+   * @throws DatasetIOException naming the URI when a file is missing or cannot be read or cached
+   */
+  public static ShardSet open(URI uri, RemoteCache cache) {
+    Objects.requireNonNull(cache, "cache");
+    if (!RemoteFiles.isRemote(uri)) {
+      return open(RemoteFiles.localPath(uri));
+    }
+    return ShardSetDataset.open(uri, DEFAULT_MAX_CHUNK_BYTES, cache);
   }
 
   /**

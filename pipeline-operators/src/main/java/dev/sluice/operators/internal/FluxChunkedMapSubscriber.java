@@ -206,23 +206,34 @@ final class FluxChunkedMapSubscriber<T, R> implements CoreSubscriber<T>, Subscri
     Object[] in = c.inputs;
     Object[] out = in; // results replace inputs in place: no second array per chunk
     int i = 0;
+    int k = 0; // results so far: an element skipped under onErrorContinue leaves none
     Throwable failure = null;
-    try {
-      for (; i < c.size; i++) {
-        Object r = fn.apply((T) in[i]);
+    for (; i < c.size; i++) {
+      Object r;
+      try {
+        r = fn.apply((T) in[i]);
         if (r == null) {
           throw new NullPointerException("The mapper returned a null value."); // as Flux.map says it
         }
-        out[i] = r;
+      } catch (RuntimeException | Error e) {
+        Throwable stop = e instanceof RuntimeException ? Operators.onNextError(in[i], e, ctx) : e;
+        in[i] = null; // element i went to fn
+        if (stop == null) {
+          continue; // onErrorContinue downstream dropped it
+        }
+        failure = Fatal.signalable(stop, "map"); // a JVM error too: Reactor would rethrow it on this worker
+        for (int j = i + 1; j < c.size; j++) {
+          Operators.onDiscard(in[j], ctx);
+          in[j] = null;
+        }
+        break;
       }
-    } catch (RuntimeException | Error e) {
-      failure = Fatal.signalable(e, "map"); // a JVM error too: Reactor would rethrow it on this worker
-      in[i] = null; // element i went to fn
-      for (int j = i + 1; j < c.size; j++) {
-        Operators.onDiscard(in[j], ctx);
-        in[j] = null;
-      }
+      out[k++] = r;
     }
+    for (int j = k; j < i; j++) {
+      out[j] = null;
+    }
+    i = k;
     if (tuner.adaptive || meter != null) {
       long took = System.nanoTime() - start;
       if (tuner.adaptive) {

@@ -2,6 +2,7 @@ package dev.sluice.operators.internal;
 
 import dev.sluice.core.Options.PrefetchSpin;
 import dev.sluice.core.internal.TrackedScheduler;
+import java.util.function.BooleanSupplier;
 import java.util.concurrent.RejectedExecutionException;
 import org.reactivestreams.Publisher;
 import reactor.core.CoreSubscriber;
@@ -67,6 +68,11 @@ public final class FluxPrefetch<T> extends Flux<T> implements Scannable {
   private final long parkNanos;
   /** Whether the producer and the consumer run on one scheduler (then a cheap consumer may be served inline). */
   private final boolean oneScheduler;
+  /** Null: {@code bufferSize} elements ahead; else autotuned up to it, growing while this allows. */
+  private final BooleanSupplier mayGrow;
+
+  /** The elements an autotuned prefetch asks ahead at first. */
+  static final int AUTOTUNE_START = 2;
 
   /** How long an idle consumer parks unless given: {@code Options.prefetchPark()}'s default. */
   static final long DEFAULT_PARK_NANOS = 1_000_000L;
@@ -114,6 +120,38 @@ public final class FluxPrefetch<T> extends Flux<T> implements Scannable {
    */
   public FluxPrefetch(Publisher<? extends T> source, int bufferSize, Scheduler producer, Scheduler consumer,
       long spinNanos, boolean adaptiveSpin, long parkNanos) {
+    this(source, bufferSize, producer, consumer, spinNanos, adaptiveSpin, parkNanos, null);
+  }
+
+  /**
+   * This prefetch autotuned: it asks {@link #AUTOTUNE_START} elements ahead at first and doubles
+   * that, up to its buffer size, each time the consumer finds the queue empty while it has demand
+   * (the producer fell behind) and {@code mayGrow} allows (the memory budget has room); it never
+   * shrinks within a pass. The order of the elements is the same whatever the size.
+   *
+   * @param mayGrow whether the buffer may grow now
+   * @return the autotuned prefetch
+   */
+  public FluxPrefetch<T> autotuned(BooleanSupplier mayGrow) {
+    return new FluxPrefetch<>(source, bufferSize, producer, consumer, spinNanos, adaptiveSpin, parkNanos,
+        java.util.Objects.requireNonNull(mayGrow, "mayGrow"), oneScheduler);
+  }
+
+  private FluxPrefetch(Publisher<? extends T> source, int bufferSize, Scheduler producer, Scheduler consumer,
+      long spinNanos, boolean adaptiveSpin, long parkNanos, BooleanSupplier mayGrow, boolean oneScheduler) {
+    this.source = source;
+    this.bufferSize = bufferSize;
+    this.oneScheduler = oneScheduler;
+    this.producer = producer;
+    this.consumer = consumer;
+    this.spinNanos = spinNanos;
+    this.adaptiveSpin = adaptiveSpin;
+    this.parkNanos = parkNanos;
+    this.mayGrow = mayGrow;
+  }
+
+  private FluxPrefetch(Publisher<? extends T> source, int bufferSize, Scheduler producer, Scheduler consumer,
+      long spinNanos, boolean adaptiveSpin, long parkNanos, BooleanSupplier mayGrow) {
     if (bufferSize <= 0) {
       throw new IllegalArgumentException("bufferSize > 0 required but it was " + bufferSize);
     }
@@ -131,6 +169,7 @@ public final class FluxPrefetch<T> extends Flux<T> implements Scannable {
     this.spinNanos = spinNanos;
     this.adaptiveSpin = adaptiveSpin;
     this.parkNanos = parkNanos;
+    this.mayGrow = mayGrow;
   }
 
   /** The most an idle consumer spins, ns (test hook). */
@@ -163,7 +202,7 @@ public final class FluxPrefetch<T> extends Flux<T> implements Scannable {
       return;
     }
     FluxPrefetchSubscriber<T> parent = new FluxPrefetchSubscriber<>(actual, bufferSize, producerWorker, consumerWorker,
-        new FluxPrefetchSpin(spinNanos, adaptiveSpin), parkNanos, oneScheduler);
+        new FluxPrefetchSpin(spinNanos, adaptiveSpin), parkNanos, oneScheduler, mayGrow);
     actual.onSubscribe(parent);
     try {
       producerWorker.schedule(() -> {

@@ -3,6 +3,7 @@ package dev.sluice.operators.internal;
 import dev.sluice.core.internal.Fatal;
 import dev.sluice.core.internal.metrics.StageMeter;
 import java.util.Queue;
+import java.util.function.BooleanSupplier;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.concurrent.atomic.AtomicLongFieldUpdater;
@@ -29,7 +30,14 @@ final class FluxPrefetchSubscriber<T> implements CoreSubscriber<T>, Subscription
   final CoreSubscriber<? super T> actual;
   final Context ctx;
   final int bufferSize;
-  final int limit;
+  /** Null: {@code bufferSize} ahead; else autotuned ({@link FluxPrefetch#autotuned}). */
+  final BooleanSupplier mayGrow;
+  /** Elements the upstream is asked for when subscribed. */
+  final int initial;
+  /** Elements asked ahead of the consumer, at most {@code bufferSize}; drain-loop only after the start. */
+  int target;
+  /** Emitted elements that trigger a replenishment: {@code target - target/4}; drain-loop only after the start. */
+  int limit;
   final Scheduler.Worker producerWorker;
   final Scheduler.Worker consumerWorker;
   final FluxPrefetchSpin spin;
@@ -80,11 +88,15 @@ final class FluxPrefetchSubscriber<T> implements CoreSubscriber<T>, Subscription
   long produced;
 
   FluxPrefetchSubscriber(CoreSubscriber<? super T> actual, int bufferSize, Scheduler.Worker producerWorker,
-      Scheduler.Worker consumerWorker, FluxPrefetchSpin spin, long parkNanos, boolean mayInline) {
+      Scheduler.Worker consumerWorker, FluxPrefetchSpin spin, long parkNanos, boolean mayInline,
+      BooleanSupplier mayGrow) {
     this.actual = actual;
     this.ctx = actual.currentContext();
     this.bufferSize = bufferSize;
-    this.limit = bufferSize - (bufferSize >> 2);
+    this.mayGrow = mayGrow;
+    this.initial = mayGrow == null ? bufferSize : Math.min(bufferSize, FluxPrefetch.AUTOTUNE_START);
+    this.target = initial;
+    this.limit = target - (target >> 2);
     this.producerWorker = producerWorker;
     this.consumerWorker = consumerWorker;
     this.spin = spin;
@@ -105,7 +117,7 @@ final class FluxPrefetchSubscriber<T> implements CoreSubscriber<T>, Subscription
   @Override
   public void onSubscribe(Subscription s) {
     if (Operators.setOnce(UPSTREAM, this, s)) {
-      s.request(bufferSize); // on the producer worker: a synchronous source starts producing here
+      s.request(initial); // on the producer worker: a synchronous source starts producing here
     }
   }
 
@@ -360,6 +372,21 @@ final class FluxPrefetchSubscriber<T> implements CoreSubscriber<T>, Subscription
     return true;
   }
 
+  /**
+   * An autotuned prefetch whose consumer found the queue empty while it has demand: asks the
+   * upstream for as many more elements ahead again (up to the buffer size) when the budget allows.
+   * Drain loop only.
+   */
+  void grow(boolean inline) {
+    if (target >= bufferSize || upstream == null || !mayGrow.getAsBoolean()) {
+      return; // before the upstream is subscribed, a request would be lost
+    }
+    int add = Math.min(target, bufferSize - target);
+    target += add;
+    limit = target - (target >> 2);
+    requestUpstream(add, inline);
+  }
+
   /** The drain loop, on the consumer worker. */
   @Override
   public void run() {
@@ -381,6 +408,9 @@ final class FluxPrefetchSubscriber<T> implements CoreSubscriber<T>, Subscription
           return;
         }
         if (empty) {
+          if (!d && mayGrow != null) {
+            grow(inline);
+          }
           if (!d && awaitNext(inline)) {
             continue;
           }
@@ -474,7 +504,7 @@ final class FluxPrefetchSubscriber<T> implements CoreSubscriber<T>, Subscription
       return error;
     }
     if (key == Attr.PREFETCH) {
-      return bufferSize;
+      return target; // the buffer size, or where autotuning has taken it
     }
     if (key == Attr.BUFFERED) {
       return queue.size();

@@ -7,11 +7,12 @@ import reactor.core.publisher.Flux;
 
 /**
  * A stage that runs on the element path: a Flux transformer that may depend on the pass's context
- * and the pipeline's options: map, filter, buffer shuffle, prefetch, interleave, paddedBatch and
- * unbatch (the set is closed, see {@link Stage}).
+ * and the pipeline's options: map, filter, buffer shuffle, prefetch, interleave, paddedBatch,
+ * unbatch and the element operators after it in {@code Pipeline} (the set is closed, see {@link Stage}).
  */
 public sealed interface FluxStage extends Stage
-    permits BufferShuffleStage, MapStage, FilterStage, PrefetchStage, InterleaveStage, PaddedBatchStage, UnbatchStage {
+    permits BufferShuffleStage, MapStage, FilterStage, PrefetchStage, InterleaveStage, PaddedBatchStage, UnbatchStage,
+    BucketStage, EnumerateStage, ScanStage, WindowStage, RebatchStage, GroupByWindowStage, IgnoreErrorsStage {
   /** Applies the stage to the elements of one pass. */
   Flux<?> apply(Flux<?> in, PipelineContext context, Options options);
 
@@ -21,6 +22,23 @@ public sealed interface FluxStage extends Stage
    * Default: {@link #apply(Flux, PipelineContext, Options)}.
    */
   default Flux<?> apply(Flux<?> in, PipelineContext context, Options options, int busyThreads) {
+    return apply(in, context, options);
+  }
+
+  /**
+   * Whether this stage's outputs depend on their position in the pass ({@code enumerate}): a resume
+   * then starts its input at the position and tells it ({@link #applyFrom}) instead of replaying.
+   * Such a stage has one output per input ({@link #inputsPerOutput} 1). Default false.
+   */
+  default boolean countsPositions() {
+    return false;
+  }
+
+  /**
+   * The stage applied to the elements of a pass from output {@code position} on, its input starting
+   * at that position ({@link #countsPositions()}). Default: {@link #apply(Flux, PipelineContext, Options)}.
+   */
+  default Flux<?> applyFrom(Flux<?> in, long position, PipelineContext context, Options options) {
     return apply(in, context, options);
   }
 

@@ -71,6 +71,8 @@ public record Plan(Dataset<?> source, Access access, RandomAccessDataset<?> rand
     COLUMNAR("columnar path"),
     /** The rank's row ranges of a split source read as elements ({@link SplitStages}). */
     SPLIT("split plan"),
+    /** Several pipelines combined ({@code sample}, {@code choose}, {@code zip}, {@code concatenate}), each on its own plan ({@link MixSource}). */
+    MIX("mix of its sources' plans"),
     /** Nothing fused: every stage on the element path. */
     PLAIN("element path");
 
@@ -113,6 +115,10 @@ public record Plan(Dataset<?> source, Access access, RandomAccessDataset<?> rand
     SCALE,
     /** An unbatch of batches of {@code n} rows: the input starts after {@code k / n} batches, then {@code k mod n} rows are dropped. */
     UNBATCH,
+    /** A one-to-one stage that counts positions ({@code enumerate}): its input starts after {@code k}, and it counts from {@code k}. */
+    POSITION,
+    /** A {@code rebatch(m)} of batches of {@code n} rows: the input starts after {@code k·m / n} batches, then {@code k·m mod n} rows are dropped. */
+    REBATCH,
     /** A buffer shuffle: recomputed from positions when its input is addressable, else replayed. */
     BUFFER,
     /** A deterministic interleave: its cycle recomputed from the datasets' lengths ({@link InterleaveResume}). */

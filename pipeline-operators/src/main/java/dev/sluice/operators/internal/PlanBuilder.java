@@ -85,6 +85,9 @@ public final class PlanBuilder {
       next = repeat + 1;
       inner = plan(source, List.copyOf(ordered.subList(0, repeat)), options);
       repeatCount = ((RepeatStage) ordered.get(repeat)).count();
+    } else if (source instanceof MixSource<?>) {
+      head = Head.MIX;
+      next = 0;
     } else if (access == Access.RANDOM) {
       head = Head.INDEX;
       next = IndexPlan.planned(ordered);
@@ -104,14 +107,14 @@ public final class PlanBuilder {
     boolean headPositional = switch (head) {
       case INDEX -> headBatch == null;
       case SPLIT -> prefix.buffers().isEmpty();
-      case REPEAT, COLUMNAR, PLAIN -> false;
+      case REPEAT, COLUMNAR, MIX, PLAIN -> false;
     };
 
     Schema schema = switch (head) {
       case REPEAT -> schemaAfter(Schemas.declared(source), ordered.subList(0, repeat));
       case INDEX -> headBatch == null ? Schemas.declared(source) : null;
       case COLUMNAR -> null;
-      case SPLIT, PLAIN -> Schemas.declared(source);
+      case SPLIT, MIX, PLAIN -> Schemas.declared(source);
     };
     List<Element> elements = new ArrayList<>(Collections.nCopies(ordered.size(), null));
     for (int i = next; i < ordered.size(); i++) {
@@ -126,12 +129,16 @@ public final class PlanBuilder {
       case INDEX -> SourceNames.of(source) + (headBatch != null ? " gather" : " read");
       case COLUMNAR -> SourceNames.of(source) + " decode";
       case SPLIT, PLAIN -> SourceNames.of(source) + " read";
+      case MIX -> ((MixSource<?>) source).operator();
     });
     for (int i = next; i < ordered.size(); i++) {
       probes.set(i + 1, ordered.get(i).operator());
     }
 
     ShardStage shard = firstShard(ordered);
+    if (shard == null && source instanceof MixSource<?> mix) {
+      shard = mix.shard(); // the rank a mix's sources read, which a checkpoint records
+    }
     String notRepartitionable = notRepartitionable(source, access, ordered, options);
     int shardAt = notRepartitionable == null ? ordered.indexOf(shard) : -1;
     List<Step> steps = new ArrayList<>();
@@ -139,9 +146,41 @@ public final class PlanBuilder {
     return new Plan(source, access, random, splits, counted, options, ordered, head, next, inner, repeatCount,
         columnar, prefix, headBatch, headPositional, Collections.unmodifiableList(elements),
         Collections.unmodifiableList(probes), threads(source, ordered), emitsBatches(ordered),
-        acceptsShuffle(access, ordered), shard, shapeKeys(ordered), unresumable(ordered, options),
+        acceptsShuffle(access, ordered), shard, shapeKeys(source, ordered), unresumable(source, ordered, options),
         notRepartitionable, shardAt, notRepartitionable == null ? elementsPerOutput(ordered, options) : 0,
         List.copyOf(steps));
+  }
+
+  /**
+   * The schema of the examples a pass of {@code plan} emits when the source declares one and the
+   * stages keep it known, else null (batches, or a stage that does not say).
+   */
+  public static Schema outputSchema(Plan plan) {
+    if (plan.headBatch() != null) {
+      return null;
+    }
+    if (plan.head() == Head.REPEAT) {
+      return schemaAfter(outputSchema(plan.inner()), plan.ordered().subList(plan.next(), plan.ordered().size()));
+    }
+    return schemaAfter(Schemas.declared(plan.source()), plan.ordered());
+  }
+
+  /** How the pipelines a mix source combines run, for {@code explain}, each line indented; empty for any other source. */
+  public static String explainSources(Dataset<?> source, String indent) {
+    return source instanceof MixSource<?> mix ? mix.explainSources(indent) : "";
+  }
+
+  /**
+   * Refuses a {@code shard(numShards, index)} appended to a pipeline over a {@code sample}: each rank
+   * draws its own mix, so striding it would partition nothing; each source is sharded instead.
+   */
+  public static void checkShard(Dataset<?> source, int numShards, int index) {
+    if (source instanceof SampleSource<?>) {
+      String shard = "shard(" + numShards + ", " + index + ")";
+      throw new IllegalArgumentException(shard + " after sample: each rank draws its own mix (from seed, epoch and "
+          + "rank), so striding it partitions nothing; shard each source instead: sample(List.of(a." + shard + ", b."
+          + shard + "), weights)");
+    }
   }
 
   /** The number of rows of {@code source} when its access is {@link Access#RANDOM}, else -1. */
@@ -218,9 +257,15 @@ public final class PlanBuilder {
       case ELEMENT -> {
         FluxStage f = (FluxStage) s;
         long per = f.inputsPerOutput(options);
-        if (per > 0) {
+        if (f.countsPositions()) {
+          pushdown = Pushdown.POSITION;
+          factor = 1;
+        } else if (per > 0) {
           pushdown = Pushdown.SCALE;
           factor = per;
+        } else if (s instanceof RebatchStage && batchRows > 0) {
+          pushdown = Pushdown.REBATCH;
+          factor = batchRows;
         } else if (s instanceof UnbatchStage && batchRows > 0) {
           pushdown = Pushdown.UNBATCH;
           factor = batchRows;
@@ -233,7 +278,8 @@ public final class PlanBuilder {
       case SHUFFLE, SHARD, REPEAT -> count = in -> -1;
       default -> throw new IllegalStateException(s.describe());
     }
-    boolean oneToOne = s.kind() == Stage.Kind.ELEMENT && ((FluxStage) s).inputsPerOutput(options) == 1;
+    boolean oneToOne = s.kind() == Stage.Kind.ELEMENT && ((FluxStage) s).inputsPerOutput(options) == 1
+        && !((FluxStage) s).countsPositions();
     BatchStage batch = s instanceof BatchStage b && schema != null ? b : null;
     BufferShuffleStage buffer = s instanceof BufferShuffleStage b ? b : null;
     return new Element(s, schema, pushdown, factor, oneToOne, count, batch, buffer, interleave);
@@ -245,7 +291,8 @@ public final class PlanBuilder {
 
   /**
    * The rows of the batches that stage {@code i} receives, when every batch but the last has that
-   * many (a {@code batch} or {@code paddedBatch} before it, through prefetch stages only), or 0.
+   * many (a {@code batch}, {@code paddedBatch} or {@code rebatch} before it, through prefetch stages
+   * only), or 0.
    */
   private static int batchRows(List<Stage> ordered, int next, BatchStage headBatch, int i) {
     int j = i - 1;
@@ -254,7 +301,8 @@ public final class PlanBuilder {
     }
     if (j >= next) {
       Stage s = ordered.get(j);
-      return s instanceof BatchStage b ? b.batchSize() : s instanceof PaddedBatchStage p ? p.batchSize() : 0;
+      return s instanceof BatchStage b ? b.batchSize() : s instanceof PaddedBatchStage p ? p.batchSize()
+          : s instanceof RebatchStage r ? r.batchSize() : 0;
     }
     return headBatch == null ? 0 : headBatch.batchSize();
   }
@@ -287,6 +335,11 @@ public final class PlanBuilder {
     }
     if (source instanceof BatchSplitDataset<?> b && b.decodeParallelism() > 1) {
       n += b.decodeParallelism();
+    }
+    if (source instanceof MixSource<?> mix) {
+      for (PlannedDataset<?> s : mix.sources()) {
+        n += s.threads() - 1; // each source's own workers; the consumer is the mix's
+      }
     }
     return n;
   }
@@ -323,8 +376,11 @@ public final class PlanBuilder {
   }
 
   /** The shape a state records: the stages in execution order, each as {@link Stage#shapeKey()}. */
-  private static List<String> shapeKeys(List<Stage> ordered) {
+  private static List<String> shapeKeys(Dataset<?> source, List<Stage> ordered) {
     List<String> out = new ArrayList<>();
+    if (source instanceof MixSource<?> mix) {
+      out.add(mix.shapeKey());
+    }
     for (Stage s : ordered) {
       String key = s.shapeKey();
       if (key != null) {
@@ -335,7 +391,13 @@ public final class PlanBuilder {
   }
 
   /** Why a position in the output cannot be resumed exactly, or null when it can. */
-  private static String unresumable(List<Stage> ordered, Options options) {
+  private static String unresumable(Dataset<?> source, List<Stage> ordered, Options options) {
+    if (source instanceof MixSource<?> mix) {
+      String why = mix.unresumable();
+      if (why != null) {
+        return why;
+      }
+    }
     for (Stage s : ordered) {
       String why = switch (s.kind()) {
         case ELEMENT, BUFFER_SHUFFLE -> ((FluxStage) s).unresumable(options);
@@ -436,7 +498,7 @@ public final class PlanBuilder {
           case BUFFER_SHUFFLE -> "buffer shuffle after the shard";
           case TAKE, SKIP, BATCH, REPEAT, ELEMENT -> "";
         }));
-        case PLAIN -> throw new IllegalStateException("the element path fuses no stage");
+        case MIX, PLAIN -> throw new IllegalStateException("the element path fuses no stage");
       }
     }
     for (int i = next; i < ordered.size(); i++) {

@@ -64,6 +64,7 @@ public final class PlanCompiler {
       case INDEX -> IndexPlan.length(plan.random(), plan.ordered(), ctx, offset);
       case COLUMNAR -> plan.columnar().length(ctx);
       case SPLIT -> SplitStages.length(plan.splits(), plan.prefix(), ctx);
+      case MIX -> ((MixSource<?>) plan.source()).cardinality(ctx);
       case REPEAT, PLAIN -> -1;
     };
     for (int i = plan.next(); i < end && n >= 0; i++) {
@@ -76,8 +77,8 @@ public final class PlanCompiler {
    * One pass, compiled from its plan: the head, then the element path's stages. A pass that starts
    * after its first {@code k} elements ({@link #from}) pushes {@code k} back through the element
    * stages to the head as each stage's {@link Plan.Pushdown} says (take, skip, batch ×B, paddedBatch
-   * ×B, ordered map, prefetch, unbatch after a batch): the head then starts at that position without
-   * reading what comes before (the index path computes from a position, the columnar path decodes
+   * ×B, ordered map, prefetch, unbatch or rebatch after a batch, enumerate counting from {@code k}): the head
+   * then starts at that position without reading what comes before (the index path computes from a position, the columnar path decodes
    * from a row, a split source reads from a row). A buffer shuffle over an addressable stream is
    * recomputed from positions ({@link BufferShuffleResume}). A deterministic interleave whose
    * datasets' lengths are known runs its cycle on counts and resumes each open dataset from its
@@ -135,6 +136,16 @@ public final class PlanCompiler {
         case UNBATCH -> {
           return apply(from(i, skip / e.factor()), i).skip(skip % e.factor());
         }
+        case REBATCH -> {
+          checkBatches(i);
+          RebatchStage r = (RebatchStage) s;
+          long rows = Saturated.multiply(skip, r.batchSize());
+          return probe(r.applyFrom(from(i, rows / e.factor()), rows % e.factor(), options.memory().pool("batch")), i + 1);
+        }
+        case POSITION -> {
+          checkBatches(i);
+          return probe(((FluxStage) s).applyFrom(from(i, skip), skip, ctx, options), i + 1);
+        }
         case BUFFER -> {
           Positional in = positional(i);
           if (in != null) {
@@ -185,7 +196,7 @@ public final class PlanCompiler {
         return switch (plan.head()) {
           case INDEX -> IndexPlan.positional(plan.random(), ordered, ctx, offset);
           case SPLIT -> SplitStages.positional(plan.splits(), plan.prefix(), ctx);
-          case REPEAT, COLUMNAR, PLAIN -> null;
+          case REPEAT, COLUMNAR, MIX, PLAIN -> null;
         };
       }
       int i = end - 1;
@@ -265,6 +276,7 @@ public final class PlanCompiler {
         case INDEX -> IndexPlan.plan(plan.random(), ordered, options, ctx, skip, offset).flux();
         case COLUMNAR -> plan.columnar().flux(options, ctx, skip);
         case SPLIT -> SplitStages.plan(plan.splits(), plan.prefix(), options, ctx, skip).flux();
+        case MIX -> ((MixSource<?>) plan.source()).flux(ctx, skip);
         case PLAIN -> skip == 0 ? plan.source().flux(ctx) : plan.source().flux(ctx).skip(skip);
       };
       return plan.head() == Plan.Head.REPEAT ? probe(out, next) : probeSource(out);

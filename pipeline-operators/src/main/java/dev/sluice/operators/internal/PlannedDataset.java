@@ -2,6 +2,7 @@ package dev.sluice.operators.internal;
 
 import dev.sluice.core.Dataset;
 import dev.sluice.core.PipelineContext;
+import dev.sluice.core.Schema;
 import reactor.core.publisher.Flux;
 
 /**
@@ -28,4 +29,37 @@ public interface PlannedDataset<T> extends Dataset<T> {
    * @return the count, or -1
    */
   long cardinality(PipelineContext context);
+
+  /** How a pass runs, for {@code explain} (one or more lines). Default: {@link #toString()}. */
+  default String explain() {
+    return toString();
+  }
+
+  /**
+   * What a checkpoint compares of this dataset: its source and the shape of its stages. Default:
+   * {@link #toString()}.
+   */
+  default String shapeKey() {
+    return toString();
+  }
+
+  /** The schema of the examples a pass emits when it is declared, else null (the default). */
+  default Schema schema() {
+    return null;
+  }
+
+  /** Why a position in its pass cannot be resumed exactly, or null (the default). */
+  default String unresumable() {
+    return null;
+  }
+
+  /** The threads its pass may keep busy at once, its consumer's included (default 1). */
+  default int threads() {
+    return 1;
+  }
+
+  /** The shard its pass takes, or null (the default). */
+  default ShardStage shard() {
+    return null;
+  }
 }

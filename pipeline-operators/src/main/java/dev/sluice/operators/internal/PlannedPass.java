@@ -5,13 +5,15 @@ import dev.sluice.core.Dataset;
 import dev.sluice.core.Options;
 import dev.sluice.core.PipelineContext;
 import dev.sluice.core.internal.FluxPass;
+import dev.sluice.operators.Enumerated;
 import java.util.List;
 import reactor.core.observability.micrometer.Micrometer;
 import reactor.core.publisher.Flux;
 
 /**
  * What surrounds a compiled pass: the pass's metrics, the boundary that turns whatever a stage
- * throws into {@code onError}, the closing of dropped batches and the context in the Reactor
+ * throws into {@code onError}, the closing of dropped batches (also inside an
+ * {@link Enumerated}) and the context in the Reactor
  * context. A pipeline's pass and the pass of a dataset an interleave resumes both go through it.
  */
 public final class PlannedPass {
@@ -38,7 +40,15 @@ public final class PlannedPass {
     // the boundary: whatever a stage throws, on any thread, ends the pass as onError (never a hang)
     return FluxPass.of(pass)
         .doOnDiscard(Batch.class, Batch::close)
+        .doOnDiscard(Enumerated.class, PlannedPass::release)
         .contextWrite(context.asReactorContext());
+  }
+
+  /** Closes the batch a dropped {@link Enumerated} holds. */
+  private static void release(Enumerated<?> e) {
+    if (e.element() instanceof Batch b) {
+      b.close();
+    }
   }
 
   /**

@@ -51,6 +51,6 @@ public record PrefetchStage(int bufferSize) implements FluxStage {
 
   @Override
   public String describe() {
-    return "prefetch(" + bufferSize + ")";
+    return "prefetch(" + (bufferSize == PrefetchOperator.AUTOTUNE ? "AUTOTUNE" : bufferSize) + ")";
   }
 }

@@ -10,7 +10,9 @@ import java.nio.channels.ClosedChannelException;
 import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
 import java.lang.ref.Cleaner;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * The boundary of every read from a file: a truncated file turns into a data error, never a JVM
@@ -40,14 +42,41 @@ public final class MappedReads {
    */
   public static MappedByteBuffer map(FileChannel channel, long offset, long length) throws IOException {
     long since = SINCE_COLLECT.incrementAndGet();
-    if (LIVE_MAPPINGS.get() >= COLLECT_ABOVE && since >= COLLECT_ABOVE / 4
-        && SINCE_COLLECT.compareAndSet(since, 0)) {
+    long live = LIVE_MAPPINGS.get();
+    if (live >= COLLECT_ABOVE && since >= COLLECT_ABOVE / 4 && SINCE_COLLECT.compareAndSet(since, 0)) {
       System.gc();
+      if (live >= WAIT_ABOVE) {
+        awaitCollection();
+      }
     }
     MappedByteBuffer m = channel.map(FileChannel.MapMode.READ_ONLY, offset, length);
     LIVE_MAPPINGS.incrementAndGet();
     MAPPINGS.register(m, LIVE_MAPPINGS::decrementAndGet);
     return m;
+  }
+
+  /**
+   * Past twice {@link #COLLECT_ABOVE} mappings not yet collected when a collection is asked for, the
+   * earlier ones may not have been processed yet (the threads that release collected buffers are
+   * behind, as on a saturated machine): the mapping that asked waits while the count keeps falling,
+   * as the JDK waits for reference processing before it refuses direct memory, and stops once it
+   * falls below the bound or has not fallen for {@link #STALL_NANOS} (the mappings are in use). A
+   * wait is cheap next to the JVM dying at the kernel's limit.
+   */
+  static final long WAIT_ABOVE = 2 * COLLECT_ABOVE;
+  private static final long STALL_NANOS = TimeUnit.MILLISECONDS.toNanos(250);
+
+  private static void awaitCollection() {
+    long lowest = LIVE_MAPPINGS.get();
+    long since = System.nanoTime();
+    while (lowest >= WAIT_ABOVE && System.nanoTime() - since < STALL_NANOS) {
+      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
+      long now = LIVE_MAPPINGS.get();
+      if (now < lowest) {
+        lowest = now;
+        since = System.nanoTime();
+      }
+    }
   }
 
   /** Mappings made by {@link #map} whose buffers have not been collected yet. */

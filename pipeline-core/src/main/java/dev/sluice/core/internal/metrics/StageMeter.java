@@ -152,6 +152,15 @@ public final class StageMeter implements StageCounters {
   }
 
   @Override
+  public void add(String name, String tagKey, String tagValue, long amount) {
+    if (registry == null || amount == 0) {
+      return;
+    }
+    counters.computeIfAbsent(name + '\u0000' + tagKey + '\u0000' + tagValue,
+        n -> Counter.builder(PREFIX + name).tags(tags.and(tagKey, tagValue)).register(registry)).increment(amount);
+  }
+
+  @Override
   public boolean isRecording() {
     return registry != null;
   }

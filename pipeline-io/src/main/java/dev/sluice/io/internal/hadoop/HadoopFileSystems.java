@@ -109,6 +109,17 @@ public final class HadoopFileSystems {
   }
 
   /**
+   * Writes the local file {@code from} to {@code to} through {@code fs.create}: S3A's own
+   * {@code copyFromLocalFile} needs an unshaded commons-collections4 that hadoop-client-runtime
+   * does not provide.
+   */
+  private static void upload(FileSystem fs, java.nio.file.Path from, Path to) throws IOException {
+    try (org.apache.hadoop.fs.FSDataOutputStream out = fs.create(to, true)) {
+      java.nio.file.Files.copy(from, out);
+    }
+  }
+
+  /**
    * Copies the local file or directory {@code local} to {@code target} so that no reader ever sees
    * it half-written: into a hidden temporary beside the target ({@code .<name>.tmp-<random>}), a
    * directory's {@code metadata.json} last, then renamed into place. With {@code force} an existing
@@ -138,10 +149,10 @@ public final class HadoopFileSystems {
         }
         for (java.nio.file.Path f : files) {
           Path dst = new Path(temp, local.relativize(f).toString().replace(java.io.File.separatorChar, '/'));
-          fs.copyFromLocalFile(false, true, new Path(f.toUri()), dst);
+          upload(fs, f, dst);
         }
       } else {
-        fs.copyFromLocalFile(false, true, new Path(local.toUri()), temp);
+        upload(fs, local, temp);
       }
       if (force && fs.exists(to) && !fs.delete(to, true)) {
         throw new IOException("cannot delete the existing " + to);

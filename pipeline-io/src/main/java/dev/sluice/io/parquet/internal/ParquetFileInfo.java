@@ -312,6 +312,8 @@ public final class ParquetFileInfo {
   public void release() {
     if (input instanceof MappedInputFile m) {
       m.release();
+    } else if (input instanceof CachedInputFile c) {
+      c.file().close();
     }
   }
 

@@ -21,6 +21,10 @@ import dev.sluice.core.internal.shardfile.ShardRows;
 import dev.sluice.io.internal.JsonFiles;
 import dev.sluice.io.internal.RemoteFiles;
 import dev.sluice.io.internal.RemoteInput;
+import dev.sluice.io.internal.cache.CachedFile;
+import dev.sluice.io.internal.cache.CopyCheck;
+import dev.sluice.io.internal.cache.FileCache;
+import dev.sluice.io.RemoteCache;
 import dev.sluice.io.shards.ShardInfo;
 import dev.sluice.io.shards.ShardSet;
 import java.net.URI;
@@ -100,6 +104,15 @@ public final class ShardSetDataset implements ShardSet {
    * @param maxChunkBytes the largest single read, in [1, {@link Integer#MAX_VALUE}]
    */
   public static ShardSetDataset open(URI dir, long maxChunkBytes) {
+    return open(dir, maxChunkBytes, null);
+  }
+
+  /**
+   * {@link #open(URI, long)} with the shards read through the node-local {@code cache} (null: read
+   * remotely): each shard's header and footer are checked remotely on open; its first row read
+   * downloads it whole (its frame checked against {@code metadata.json} before it is published).
+   */
+  public static ShardSetDataset open(URI dir, long maxChunkBytes, RemoteCache cache) {
     String base = dir.toString().endsWith("/") ? dir.toString().substring(0, dir.toString().length() - 1)
         : dir.toString();
     URI metaUri = URI.create(base + "/" + ShardMetadata.FILE_NAME);
@@ -115,18 +128,33 @@ public final class ShardSetDataset implements ShardSet {
         JsonFiles.readObject(metaUri.toString(), json));
     List<FieldLayout> layouts = FieldLayout.of(meta.schema().fields());
     List<ShardFileReader> readers = new ArrayList<>(meta.shards().size());
+    List<CachedFile> cached = List.of();
     try {
       List<ShardInfo> shards = meta.shards();
+      if (cache != null) {
+        List<URI> uris = new ArrayList<>();
+        List<CopyCheck> checks = new ArrayList<>();
+        for (int k = 0; k < shards.size(); k++) {
+          uris.add(URI.create(base + "/" + shards.get(k).file()));
+          Listed listed = new Listed(shards.get(k), k, shards.size());
+          checks.add((resource, ch, size) -> listed.checkFrame(resource, ShardFile.read(resource, ch, size)));
+        }
+        cached = FileCache.of(cache).open(uris, checks);
+      }
       for (int k = 0; k < shards.size(); k++) {
         String name = shards.get(k).file();
-        RemoteInput in = RemoteFiles.open(URI.create(base + "/" + name));
+        RemoteInput in = cache != null ? cached.get(k) : RemoteFiles.open(URI.create(base + "/" + name));
         fingerprint.append(in.fingerprint());
         readers.add(ShardFileReader.open(in.resource(), name, in, in.size(), in, layouts, maxChunkBytes,
             new Listed(shards.get(k), k, shards.size())));
+        if (in instanceof CachedFile c) {
+          c.opened();
+        }
       }
       return new ShardSetDataset(Path.of(dir.getPath()), base, fingerprint.toString(), meta, List.copyOf(readers));
     } catch (RuntimeException e) {
       Resources.closeAfter(e, readers);
+      Resources.closeAfter(e, cached.subList(readers.size(), cached.size()));
       throw e;
     }
   }

@@ -1,0 +1,79 @@
+package dev.sluice.io;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * A node-local directory that holds whole copies of remote files ({@code hdfs://}, {@code s3a://},
+ * ...), shared by every process of the node that names it. Passed to the URI {@code open}
+ * overloads ({@code Shards.open(URI, RemoteCache)}, {@code Arrow.open(URI, ArrowOptions,
+ * RemoteCache)}, {@code Parquet.open(URI, ParquetOptions, RemoteCache)},
+ * {@link Formats#openRemote(java.net.URI, String, java.util.List, RemoteCache)}): the dataset's
+ * headers and footers are read remotely when it opens, and the first read of a file's rows
+ * downloads the whole file into the directory, after which every read of it is a local, mapped
+ * read. When file {@code k} starts downloading, the next {@link #lookahead()} files in the
+ * dataset's order start downloading in the background.
+ *
+ * <p>Guarantees:
+ * <ul>
+ *   <li><b>One download per file per node.</b> A process downloads a file only while it holds an
+ *       exclusive lock on {@code <name>.lock}; the others wait (polling the lock with a backoff up
+ *       to 100 ms) and then read the published copy.
+ *   <li><b>Atomic publish.</b> A file is downloaded to {@code <name>.part}, forced to disk, checked
+ *       (size; the format's own cheap checks: a shard's header and footer checksums, Parquet's and
+ *       Arrow's magic bytes and footer length) and renamed to {@code <name>} atomically. A
+ *       {@code .part} is never read: a process killed mid-download leaves one, and the next process
+ *       that needs the file downloads it again.
+ *   <li><b>Budget.</b> Before a download that would take the directory past {@link #maxBytes()},
+ *       the least recently used complete files that no process holds open are deleted (a process
+ *       reading a file holds a shared lock on its {@code <name>.lock}); when that is not enough the
+ *       open fails with a {@link dev.sluice.core.DatasetIOException} naming the budget and the
+ *       need.
+ *   <li><b>Never stale.</b> A copy's name holds a hash of the URI, size and modification time of
+ *       the remote file: a rewritten remote file is a new copy.
+ * </ul>
+ *
+ * @param directory the cache directory, created when missing
+ * @param maxBytes the most bytes of copies (complete and being downloaded) the directory holds, &gt; 0
+ * @param lookahead files downloaded ahead of the reader, in [0, 16]; 2 by default
+ * @param stallTimeout how long a process waits for another one's download that makes no progress
+ *     before failing; 2 minutes by default
+ */
+public record RemoteCache(Path directory, long maxBytes, int lookahead, Duration stallTimeout) {
+  /** Files downloaded ahead of the reader by default. */
+  public static final int DEFAULT_LOOKAHEAD = 2;
+
+  /** Checks the arguments. */
+  public RemoteCache {
+    Objects.requireNonNull(directory, "directory");
+    Objects.requireNonNull(stallTimeout, "stallTimeout");
+    if (maxBytes <= 0) {
+      throw new IllegalArgumentException("maxBytes > 0 required but it was " + maxBytes);
+    }
+    if (lookahead < 0 || lookahead > 16) {
+      throw new IllegalArgumentException("lookahead in [0, 16] required but it was " + lookahead);
+    }
+    if (stallTimeout.isNegative() || stallTimeout.isZero()) {
+      throw new IllegalArgumentException("stallTimeout > 0 required but it was " + stallTimeout);
+    }
+  }
+
+  /**
+   * The cache in {@code directory} holding at most {@code maxBytes} bytes of copies, downloading
+   * {@link #DEFAULT_LOOKAHEAD} files ahead.
+   */
+  public static RemoteCache at(Path directory, long maxBytes) {
+    return new RemoteCache(directory, maxBytes, DEFAULT_LOOKAHEAD, Duration.ofMinutes(2));
+  }
+
+  /** This cache downloading {@code files} files ahead of the reader (0: only what is read). */
+  public RemoteCache withLookahead(int files) {
+    return new RemoteCache(directory, maxBytes, files, stallTimeout);
+  }
+
+  /** This cache waiting at most {@code timeout} for another process's download that makes no progress. */
+  public RemoteCache withStallTimeout(Duration timeout) {
+    return new RemoteCache(directory, maxBytes, lookahead, timeout);
+  }
+}

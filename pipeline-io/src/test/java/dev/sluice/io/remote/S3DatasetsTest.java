@@ -1,0 +1,194 @@
+package dev.sluice.io.remote;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import dev.sluice.core.MemoryManager;
+import dev.sluice.io.Checksums;
+import dev.sluice.io.Formats;
+import dev.sluice.io.RemoteCache;
+import dev.sluice.io.WriteOptions;
+import dev.sluice.io.arrow.Arrow;
+import dev.sluice.io.arrow.ArrowDataset;
+import dev.sluice.io.arrow.ArrowOptions;
+import dev.sluice.io.arrow.ArrowWriteOptions;
+import dev.sluice.io.internal.RemoteFiles;
+import dev.sluice.io.npy.Npy;
+import dev.sluice.io.npy.NpyDataset;
+import dev.sluice.io.parquet.Parquet;
+import dev.sluice.io.parquet.ParquetDataset;
+import dev.sluice.io.parquet.ParquetOptions;
+import dev.sluice.io.parquet.internal.ParquetWriting;
+import dev.sluice.io.shards.ShardSet;
+import dev.sluice.io.shards.Shards;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Every cacheable format written to a real S3 server (s3proxy over a local directory, started from
+ * its own jar in a child JVM: its Jetty, Guava and Jackson would clash with Hadoop's on one class
+ * path) through Hadoop's {@code s3a://} (hadoop-aws, AWS SDK v2, path-style access, fake
+ * credentials), then read back with and without the node-local remote cache: the same rows as the
+ * local files, and through a pipeline with shuffle, 4 shards, batches and a resumed checkpoint
+ * every row once per epoch.
+ */
+class S3DatasetsTest {
+  static final String BUCKET = "sluice-test";
+
+  @TempDir
+  static Path local;
+  static Process s3proxy;
+
+  @BeforeAll
+  static void startS3() throws Exception {
+    int port;
+    try (ServerSocket s = new ServerSocket(0)) {
+      port = s.getLocalPort();
+    }
+    Path store = local.resolve("s3");
+    Files.createDirectories(store.resolve(BUCKET)); // the filesystem backend's containers are directories
+    Path props = local.resolve("s3proxy.properties");
+    Files.writeString(props, String.join("\n",
+        "s3proxy.endpoint=http://127.0.0.1:" + port,
+        "s3proxy.authorization=aws-v2-or-v4",
+        "s3proxy.identity=test-identity",
+        "s3proxy.credential=test-credential",
+        "jclouds.provider=filesystem",
+        "jclouds.filesystem.basedir=" + store, ""));
+    Path jar = Path.of("target", "s3proxy", "s3proxy.jar").toAbsolutePath();
+    s3proxy = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx256m",
+        "-jar", jar.toString(), "--properties", props.toString())
+        .redirectErrorStream(true).redirectOutput(local.resolve("s3proxy.log").toFile()).start();
+    int p = port;
+    await().atMost(Duration.ofSeconds(60)).until(() -> {
+      if (!s3proxy.isAlive()) {
+        throw new AssertionError("s3proxy exited: " + Files.readString(local.resolve("s3proxy.log")));
+      }
+      try (Socket c = new Socket()) {
+        c.connect(new InetSocketAddress("127.0.0.1", p), 1000);
+        return true;
+      } catch (IOException e) {
+        return false;
+      }
+    });
+    RemoteFiles.configure(Map.of(
+        "fs.s3a.endpoint", "http://127.0.0.1:" + port,
+        "fs.s3a.endpoint.region", "us-east-1",
+        "fs.s3a.path.style.access", "true",
+        "fs.s3a.connection.ssl.enabled", "false",
+        "fs.s3a.aws.credentials.provider", "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider",
+        "fs.s3a.access.key", "test-identity",
+        "fs.s3a.secret.key", "test-credential"));
+  }
+
+  @AfterAll
+  static void stopS3() throws InterruptedException {
+    if (s3proxy != null) {
+      s3proxy.destroy();
+      s3proxy.waitFor(30, TimeUnit.SECONDS);
+    }
+    MemoryManager.shared().checkNoOutstanding();
+  }
+
+  /**
+   * Writes a local file, or a directory's files, under {@code key} through s3a. (Not
+   * {@code RemoteFiles.publish}: its rename is a CopyObject and DeleteObjects, which s3proxy answers
+   * with 501 to the checksum headers of the AWS SDK hadoop-aws uses.)
+   */
+  static void upload(Path from, String key) throws IOException {
+    org.apache.hadoop.fs.FileSystem fs = org.apache.hadoop.fs.FileSystem.get(s3(key),
+        dev.sluice.io.internal.hadoop.HadoopFileSystems.conf());
+    List<Path> files;
+    try (Stream<Path> all = Files.walk(from)) {
+      files = all.filter(Files::isRegularFile).sorted().toList();
+    }
+    for (Path f : files) {
+      String rel = from.relativize(f).toString();
+      URI to = rel.isEmpty() ? s3(key) : s3(key + "/" + rel);
+      try (var out = fs.create(new org.apache.hadoop.fs.Path(to), true)) {
+        Files.copy(f, out);
+      }
+    }
+  }
+
+  static URI s3(String key) {
+    return URI.create("s3a://" + BUCKET + "/" + key);
+  }
+
+  @Test
+  void shardsArrowAndParquetOnS3ReadLikeTheLocalFilesWithAndWithoutTheCache() throws IOException {
+    int rows = RemoteCacheTest.ROWS;
+    Path x = RemoteCacheTest.writeNpy(local.resolve("src/x.npy"), rows);
+    Path set = local.resolve("set");
+    Path arrow = local.resolve("x.arrow");
+    Path parquet = local.resolve("pq/x.parquet");
+    Files.createDirectories(parquet.getParent());
+    try (NpyDataset src = Npy.open(x)) {
+      Shards.write(src, set, WriteOptions.defaults().withNumShards(4));
+      Arrow.write(src, arrow, ArrowWriteOptions.defaults());
+      ParquetWriting.write(src, parquet, WriteOptions.defaults());
+    }
+    upload(set, "set");
+    upload(arrow, "x.arrow");
+    upload(parquet.getParent(), "pq");
+    assertEquals("shards", Formats.detectRemote(s3("set")));
+    Path cacheDir = local.resolve("cache");
+    RemoteCache cache = RemoteCache.at(cacheDir, 64L << 20);
+    try (ShardSet l = Shards.open(set); ShardSet plain = Shards.open(s3("set")); ShardSet cached = Shards.open(s3("set"), cache)) {
+      String sha = Checksums.sha256(l);
+      assertEquals(sha, Checksums.sha256(plain));
+      assertEquals(sha, Checksums.sha256(cached));
+      RemoteCacheTest.everyRowOncePerEpoch(plain, rows);
+      RemoteCacheTest.everyRowOncePerEpoch(cached, rows);
+    }
+    try (ArrowDataset l = Arrow.open(arrow); ArrowDataset plain = Arrow.open(s3("x.arrow"));
+        ArrowDataset cached = Arrow.open(s3("x.arrow"), ArrowOptions.defaults(), cache)) {
+      String sha = Checksums.sha256(l);
+      assertEquals(sha, Checksums.sha256(plain));
+      assertEquals(sha, Checksums.sha256(cached));
+      RemoteCacheTest.everyRowOncePerEpoch(plain, rows);
+      RemoteCacheTest.everyRowOncePerEpoch(cached, rows);
+    }
+    try (ParquetDataset l = Parquet.open(parquet); ParquetDataset plain = Parquet.open(s3("pq"), ParquetOptions.defaults());
+        ParquetDataset cached = Parquet.open(s3("pq"), ParquetOptions.defaults(), cache)) {
+      String sha = Checksums.sha256(l);
+      assertEquals(sha, Checksums.sha256(plain));
+      assertEquals(sha, Checksums.sha256(cached));
+      RemoteCacheTest.everyRowOncePerEpoch(plain, rows);
+      RemoteCacheTest.everyRowOncePerEpoch(cached, rows);
+    }
+    List<Path> copies;
+    try (Stream<Path> s = Files.list(cacheDir)) {
+      copies = s.filter(p -> !p.getFileName().toString().endsWith(".lock")).toList();
+    }
+    // 4 shards, the Arrow file and the Parquet file, complete
+    assertThat(copies).hasSize(6).noneMatch(p -> p.toString().endsWith(".part"));
+    assertThat(copies.stream().filter(p -> p.getFileName().toString().endsWith("-x.arrow")).findFirst().orElseThrow())
+        .hasSameBinaryContentAs(arrow);
+  }
+
+  @Test
+  void aFilePublishedToS3ReadsBack() throws IOException {
+    Path x = RemoteCacheTest.writeNpy(local.resolve("pub/x.npy"), 100);
+    URI to = s3("published/x.npy");
+    RemoteFiles.publish(x, to, false);
+    try (NpyDataset l = Npy.open(x); NpyDataset r = Npy.open(to)) {
+      assertEquals(Checksums.sha256(l), Checksums.sha256(r));
+    }
+  }
+}
