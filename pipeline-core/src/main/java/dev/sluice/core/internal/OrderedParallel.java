@@ -14,7 +14,9 @@ import reactor.core.scheduler.Scheduler;
 /**
  * Runs a task per input on a scheduler, several at once, and emits the tasks' results in input
  * order: the one mechanism behind every ordered parallel stage that produces resources (gathered
- * batches, decoded row groups and segments, collated batches).
+ * batches, decoded row groups and segments, collated batches). {@link #flatMap} takes its inputs from
+ * a flux and a task may produce a run of results; {@link #range} is the same contract for a known
+ * count of numbered results, with a lighter hand-over (the index path's parallel gathers).
  *
  * <p>A task turns one input into a run of results, handed to its output one by one in order; a run
  * is emitted only once its task has finished, then element by element on demand. The output does
@@ -87,6 +89,52 @@ public final class OrderedParallel {
           .concatMap(Run::flux, 0)
           .doFinally(signal -> runs.terminate());
     });
+  }
+
+  /**
+   * The work for one number of a {@link #range}.
+   *
+   * @param <R> the result type
+   */
+  @FunctionalInterface
+  public interface IndexedTask<R> {
+    /**
+     * The result for {@code number}, computed on worker {@code worker} (0 .. parallelism-1; a worker
+     * is one thread at a time, so per-worker scratch state indexed by it needs no lock).
+     */
+    R run(int worker, long number);
+  }
+
+  /**
+   * The results of {@code task} for the numbers {@code 0 .. count-1}, in number order; worker
+   * {@code w} computes the numbers {@code n} with {@code n % parallelism == w}, in increasing order,
+   * at most {@code ahead} results ahead of the subscriber. For a known count of equal-cost results
+   * (gathered batches): one volatile store per hand-over and no task per result, and the subscriber
+   * needs no thread of its own (results are emitted by the thread that finds the next one ready).
+   *
+   * <p>Same contract as {@link #flatMap}: the output does not depend on the parallelism; a task's
+   * failure is signalled after every result before its number; every result is emitted or handed to
+   * {@code release} exactly once; cancel stops the workers (a running task is not interrupted; its
+   * result is released). Memory is bounded by {@code parallelism × ahead} results. Workers start on
+   * the first request.
+   *
+   * @param parallelism workers, &gt; 0
+   * @param ahead results each worker may hold before the subscriber takes them, &gt; 0
+   * @param scheduler where the workers run (a worker blocks while its {@code ahead} results wait)
+   * @param release releases a result that is not emitted (e.g. {@code Batch::close})
+   */
+  public static <R> Flux<R> range(long count, IndexedTask<? extends R> task, int parallelism, int ahead,
+      Scheduler scheduler, Consumer<? super R> release) {
+    Objects.requireNonNull(task, "task");
+    Objects.requireNonNull(scheduler, "scheduler");
+    Objects.requireNonNull(release, "release");
+    if (count < 0 || parallelism <= 0 || ahead <= 0) {
+      throw new IllegalArgumentException("count >= 0, parallelism > 0 and ahead > 0 required but they were "
+          + count + ", " + parallelism + ", " + ahead);
+    }
+    Scheduler workers = TrackedScheduler.of(scheduler);
+    return Flux.deferContextual(view -> new OrderedStripes<>(count, task, parallelism, ahead, workers, release,
+        StageMeter.from(view)));
   }
 
   /** A stopped task: thrown from a task's output after the stage ended (never seen downstream). */

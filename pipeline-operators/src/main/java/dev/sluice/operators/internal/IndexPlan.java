@@ -20,8 +20,8 @@ import reactor.core.scheduler.Schedulers;
  * nothing is read that is not emitted.
  */
 final class IndexPlan {
-  /** Batches one parallel gather task produces in a row (one scheduler hop per run). */
-  static final int CHUNK = 4;
+  /** Batches each parallel gather worker may hold before the subscriber takes them. */
+  static final int AHEAD = 4;
 
   private IndexPlan() {}
 
@@ -191,15 +191,16 @@ final class IndexPlan {
         long[] indices = new long[(int) Math.min(batchSize, length)]; // per subscription; the builder copies what it keeps
         return PlanCompiler.longRange(first, last).map(n -> gather(source, seq, schema, pool, n, batchSize, length, indices));
       }
-      // each worker task gathers a run of CHUNK consecutive batches: one scheduler hop per run
-      return OrderedParallel.<Long, Batch>flatMap(PlanCompiler.longRange(0, (last - first + CHUNK - 1) / CHUNK),
-          (c, out) -> {
-            long[] indices = new long[(int) Math.min(batchSize, length)];
-            for (long n = first + c * CHUNK, end = Math.min(last, first + (c + 1) * CHUNK); n < end; n++) {
-              out.accept(gather(source, seq, schema, pool, n, batchSize, length, indices));
-            }
-          },
-          b.numParallelCalls(), Schedulers.boundedElastic(), Batch::close);
+      // worker w gathers the batches first + w, first + w + P, ...: no task and no allocation per batch
+      int parallelism = b.numParallelCalls();
+      long[][] scratch = new long[parallelism][];
+      return OrderedParallel.<Batch>range(last - first, (w, k) -> {
+        long[] indices = scratch[w];
+        if (indices == null) {
+          indices = scratch[w] = new long[(int) Math.min(batchSize, length)];
+        }
+        return gather(source, seq, schema, pool, first + k, batchSize, length, indices);
+      }, parallelism, AHEAD, Schedulers.boundedElastic(), Batch::close);
     });
   }
 
