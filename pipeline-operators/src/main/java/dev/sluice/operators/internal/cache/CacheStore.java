@@ -107,10 +107,15 @@ final class CacheStore {
       }
       PrivateDirs.ensure(path);
       CacheFiles.writeDescription(path, description);
+      long started = System.nanoTime();
       s = new CacheStore(path, schema, geometry, key, owner, waitNanos);
       IndexEntry[] sealed = SealedManifest.read(path, key, geometry);
       if (sealed != null) {
         s.openSealed(sealed);
+        if (s.segments.complete() != null) {
+          PassCounters.LOG.debug("cache {} sealed: {} segments opened without the index in {} ms", path, sealed.length,
+              TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
+        }
       }
       if (s.segments.complete() == null) {
         s.index();
