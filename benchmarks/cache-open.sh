@@ -2,7 +2,8 @@
 # The cost of --cache on a short run (docs/benchmarks.md, "Opening the cache"): per round, on a
 # 20,000-row Parquet file, an uncached `sluice read`, a first cached run (creates the cache) and a
 # second cached run (opens it), alternated; the wall time of each process and the time its index
-# open took (the debug line `--verbose` prints), then the medians.
+# open took, or for a sealed cache the open of its segments without the index (the debug lines
+# `--verbose` prints), then the medians.
 # Usage: benchmarks/cache-open.sh [DIR] [rows] [rounds]   (after mvn -B -q package -DskipTests)
 set -euo pipefail
 dir=${1:-/tmp/sluice-cache-open}
@@ -25,7 +26,8 @@ run() {
   local wall
   wall=$(ms "$t0")
   local open
-  open=$(sed -n 's/.*cache index .* \(opened\|created\) in \([0-9]*\) ms.*/\2/p' <<<"$log" | head -1)
+  open=$(sed -n -e 's/.*cache index .* \(opened\|created\) in \([0-9]*\) ms.*/\2/p' \
+    -e 's/.*sealed: .* without the index in \([0-9]*\) ms.*/\1/p' <<<"$log" | head -1)
   echo "$wall ${open:--}"
 }
 median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR + 1) / 2] : int((a[NR / 2] + a[NR / 2 + 1]) / 2)}'; }
@@ -34,7 +36,7 @@ median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR + 1) / 2] : int
 for r in $(seq 1 "$rounds"); do
   rm -rf "$cache"
   u=$(run); f=$(run --cache="$cache"); s=$(run --cache="$cache")
-  echo "round $r: uncached ${u% *} ms; first cached ${f% *} ms (index created in ${f#* } ms); second cached ${s% *} ms (index opened in ${s#* } ms)"
+  echo "round $r: uncached ${u% *} ms; first cached ${f% *} ms (index created in ${f#* } ms); second cached ${s% *} ms (opened in ${s#* } ms)"
   echo "$u" >>"$dir/uncached"; echo "$f" >>"$dir/first"; echo "$s" >>"$dir/second"
 done
 echo "load after: $(uptime)"

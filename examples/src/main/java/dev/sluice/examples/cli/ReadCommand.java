@@ -17,7 +17,6 @@ import dev.sluice.operators.EqualLength;
 import dev.sluice.operators.SplitShuffle;
 import dev.sluice.operators.Pipeline;
 import dev.sluice.operators.ShuffleQuality;
-import dev.sluice.operators.internal.cache.CacheAdmin;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.List;
@@ -170,9 +169,6 @@ final class ReadCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
-    if (cache != null) {
-      CacheAdmin.warmUpInBackground();
-    }
     if (printIndices && json) {
       throw new IllegalArgumentException("--print-indices and --json cannot be combined: --print-indices leaves only index lines on stdout");
     }

@@ -180,6 +180,25 @@ class CacheCommandsTest {
   }
 
   @Test
+  void aSealedCacheIsReadByAnotherProcessWithoutLoadingChronicleMap() throws Exception {
+    String plain = ok("read", npy.toString(), "--print-indices").out();
+    assertThat(ok("read", npy.toString(), "--print-indices", "--cache", root.toString()).out()).isEqualTo(plain);
+    assertThat(onlyCache().resolve("sealed.txt")).exists();
+    Path out = dir.resolve("sealed-read.txt");
+    Path classes = dir.resolve("classes.log");
+    ProcessBuilder pb = KillAndResumeTest.sluice(List.of("read", npy.toString(), "--print-indices", "--cache",
+        root.toString()));
+    pb.command().add(1, "-Xlog:class+load:file=" + classes);
+    Process second = pb.redirectOutput(out.toFile()).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+    assertThat(second.waitFor(2, TimeUnit.MINUTES)).isTrue();
+    assertThat(second.exitValue()).isZero();
+    assertThat(Files.readString(out)).isEqualTo(plain);
+    List<String> loaded = Files.readAllLines(classes);
+    assertThat(loaded).anyMatch(l -> l.contains("dev.sluice.operators.internal.cache.SealedManifest"));
+    assertThat(loaded).noneMatch(l -> l.contains("net.openhft"));
+  }
+
+  @Test
   void rmAllRemovesWhatLivesUnderTheDirectoryItIsGivenAndRefusesADirectoryThatIsNoCacheRoot() throws Exception {
     ok("read", npy.toString(), "--cache", root.toString());
     Path cache = onlyCache();

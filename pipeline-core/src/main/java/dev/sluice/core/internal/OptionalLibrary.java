@@ -9,8 +9,8 @@ import java.util.Map;
 /**
  * An optional dependency of a Sluice module: the feature that needs it, the Maven coordinates a
  * user adds, and one class of each artifact whose presence shows it is on the class path. The
- * probe ({@code Class.forName(name, false, loader)}: nothing is initialized) runs once per
- * library; {@link #require} then costs a field read.
+ * probe (a look-up of the class file as a resource: no class of the library is loaded) runs once
+ * per library; {@link #require} then costs a field read.
  *
  * <p>Entry points call {@link #require} before any class that names the library's types is
  * loaded, so that a missing jar is one {@link MissingDependencyException} naming the coordinates
@@ -77,9 +77,7 @@ public final class OptionalLibrary {
       List<String> out = new ArrayList<>();
       ClassLoader loader = OptionalLibrary.class.getClassLoader();
       for (Map.Entry<String, String> e : probes.entrySet()) {
-        try {
-          Class.forName(e.getValue(), false, loader);
-        } catch (ClassNotFoundException | LinkageError absent) {
+        if (loader.getResource(e.getValue().replace('.', '/') + ".class") == null) {
           out.add(e.getKey());
         }
       }

@@ -197,6 +197,7 @@ public final class CacheAdmin {
   public static void remove(Path dir) {
     CacheStore.release(dir);
     try {
+      SealedManifest.delete(dir); // first: no new reader is sent to a segment being deleted
       deleteTree(dir);
     } catch (IOException e) {
       throw new CacheException(dir.toString(), "cannot remove: " + e, e);

@@ -10,11 +10,11 @@ import java.nio.file.Path;
  */
 final class CacheBudget {
   private final Path dir;
-  private final CacheIndex index;
+  private final CacheStore store;
 
-  CacheBudget(Path dir, CacheIndex index) {
+  CacheBudget(Path dir, CacheStore store) {
     this.dir = dir;
-    this.index = index;
+    this.store = store;
   }
 
   /**
@@ -27,7 +27,7 @@ final class CacheBudget {
     if (pass.maxBytes() == CacheSpec.UNLIMITED) {
       return false;
     }
-    if (!pass.isBudgetReached() && index.counter(CacheIndex.BYTES_KEY,
+    if (!pass.isBudgetReached() && store.index().counter(CacheIndex.BYTES_KEY,
         CacheStore.wait(pass, System.nanoTime() + 1_000_000_000L)) >= pass.maxBytes()) {
       markReached(pass);
     }
@@ -44,7 +44,7 @@ final class CacheBudget {
   /** Returns {@code bytes} reserved for a segment that was not published; a slow index leaves them counted. */
   void unreserve(long bytes, PassCounters pass) {
     try {
-      index.add(CacheIndex.BYTES_KEY, -bytes, Long.MAX_VALUE, pass.slowIndex() ? 1_000_000 : 100_000_000);
+      store.index().add(CacheIndex.BYTES_KEY, -bytes, Long.MAX_VALUE, pass.slowIndex() ? 1_000_000 : 100_000_000);
     } catch (CacheIndex.Timeout ignored) {
       pass.indexWasSlow();
     }

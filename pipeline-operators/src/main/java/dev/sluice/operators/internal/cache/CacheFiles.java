@@ -75,7 +75,10 @@ final class CacheFiles {
         String name = f.getFileName().toString();
         boolean temp = name.startsWith("." + SEGMENT_PREFIX); // a segment's temporary or spill file
         boolean segment = name.startsWith(SEGMENT_PREFIX) && name.endsWith(SEGMENT_SUFFIX);
-        if (temp || segment && !referenced.contains(name)) {
+        if (temp) {
+          deleteQuietly(f);
+        } else if (segment && !referenced.contains(name)) {
+          deleteQuietly(dir.resolve(SealedManifest.FILE)); // first: no new reader is sent to the segment
           deleteQuietly(f);
         }
       }

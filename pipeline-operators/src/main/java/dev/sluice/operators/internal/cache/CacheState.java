@@ -46,7 +46,6 @@ final class CacheState {
   private volatile CacheStore store;
 
   CacheState(Upstream upstream, CacheSpec spec, CacheListener listener) {
-    CacheIndex.warmUpInBackground();
     this.upstream = upstream;
     this.spec = spec;
     this.listener = listener;
@@ -61,6 +60,9 @@ final class CacheState {
     this.known = known;
     this.schema = known;
     this.owner = "cache(" + dir + ")";
+    if (!SealedManifest.exists(dir)) {
+      CacheIndex.warmUpInBackground(); // a sealed cache is read without its index
+    }
   }
 
   private static int autoBlockRows(Schema schema) {
@@ -136,7 +138,7 @@ final class CacheState {
       PrivateDirs.ensure(spec.directory());
       Schema fields = schema();
       try {
-        store = CacheStore.open(dir, fields, geometry, description(fields), owner, openTimeoutNanos());
+        store = CacheStore.open(dir, fields, geometry, key, description(fields), owner, openTimeoutNanos());
       } catch (CacheIndex.Timeout t) {
         pass.warnOnce("open", dir + ": " + t.getMessage() + "; this pass reads from upstream without the cache");
         pass.fallback();

@@ -53,57 +53,81 @@ final class CacheStore {
   private final Schema schema;
   private final List<FieldLayout> layouts;
   private final Geometry geometry;
-  private final CacheIndex index;
+  private final String key;
+  private final long entries;
+  private final long openWaitNanos;
+  private CacheIndex index;
+  private boolean sealed;
   private final BufferPool pool = MemoryManager.shared().pool("cache-write");
   private final OpenSegments segments;
   private final CacheBudget budget;
   private final Map<Long, CompletableFuture<Void>> inProcess = new ConcurrentHashMap<>();
-  private volatile boolean released;
+  private boolean released;
 
   /** A published block opened by this process: its rows, global indices from its first row's. */
   record Segment(long block, Path file, ShardFileReader reader, ShardRows rows) {}
 
-  private CacheStore(Path dir, Schema schema, Geometry geometry, CacheIndex index, String owner) {
+  private CacheStore(Path dir, Schema schema, Geometry geometry, String key, String owner, long openWaitNanos) {
     this.dir = dir;
     this.schema = schema;
     this.layouts = FieldLayout.of(schema.fields());
     this.geometry = geometry;
-    this.index = index;
+    this.key = key;
+    this.entries = geometry.blockCount() + 8;
+    this.openWaitNanos = openWaitNanos;
     this.segments = new OpenSegments(dir, layouts, geometry, owner);
-    this.budget = new CacheBudget(dir, index);
+    this.budget = new CacheBudget(dir, this);
   }
 
   /**
    * The store of the cache in {@code dir}, opened once per process (later calls return it):
-   * creates the directory (mode 0700) and its description, opens or creates the index.
+   * creates the directory (mode 0700) and its description, and opens or creates the index unless
+   * the cache is sealed: when {@value SealedManifest#FILE} describes the cache of {@code key} and
+   * every segment it names passes its checks, every block is served from those segments and the
+   * index is opened only if something needs it later. A segment that is missing or fails its checks
+   * is left to the index (which rebuilds it), which is then opened here.
    *
+   * @param key the cache's key, which its sealed manifest names
    * @param description the cache's description for {@value #META_FILE}
    * @throws CacheIndex.Timeout when another process holds the index's creation lock too long
    */
-  static CacheStore open(Path dir, Schema schema, Geometry geometry, String description, String owner,
+  static CacheStore open(Path dir, Schema schema, Geometry geometry, String key, String description, String owner,
       long waitNanos) throws CacheIndex.Timeout {
-    Path key = dir.toAbsolutePath().normalize();
-    CacheStore s = OPEN.get(key);
+    Path path = dir.toAbsolutePath().normalize();
+    CacheStore s = OPEN.get(path);
     if (s != null) {
       s.checkSame(schema, geometry);
       return s;
     }
     synchronized (OPEN) {
-      s = OPEN.get(key);
+      s = OPEN.get(path);
       if (s != null) {
         s.checkSame(schema, geometry);
         return s;
       }
-      PrivateDirs.ensure(key);
-      CacheFiles.writeDescription(key, description);
-      CacheIndex index = CacheIndex.open(key, geometry.blockCount() + 8, waitNanos);
-      s = new CacheStore(key, schema, geometry, index, owner);
-      if (index.recovered()) {
-        CacheFiles.removeOrphans(key, index);
+      PrivateDirs.ensure(path);
+      CacheFiles.writeDescription(path, description);
+      long started = System.nanoTime();
+      s = new CacheStore(path, schema, geometry, key, owner, waitNanos);
+      IndexEntry[] sealed = SealedManifest.read(path, key, geometry);
+      if (sealed != null) {
+        s.openSealed(sealed);
+        if (s.segments.complete() != null) {
+          PassCounters.LOG.debug("cache {} sealed: {} segments opened without the index in {} ms", path, sealed.length,
+              TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
+        }
       }
-      OPEN.put(key, s);
+      if (s.segments.complete() == null) {
+        s.index();
+      }
+      OPEN.put(path, s);
       return s;
     }
+  }
+
+  /** The store of {@code dir} this process has open, else null. */
+  static CacheStore opened(Path dir) {
+    return OPEN.get(dir.toAbsolutePath().normalize());
   }
 
   /** Closes the store of {@code dir} in this process, if open (its segments' views stay valid). */
@@ -113,13 +137,118 @@ final class CacheStore {
       s = OPEN.remove(dir.toAbsolutePath().normalize());
     }
     if (s != null) {
-      s.released = true;
-      s.index.close();
+      s.closeIndex();
     }
   }
 
+  private synchronized void closeIndex() {
+    released = true;
+    if (index != null) {
+      index.close();
+    }
+  }
+
+  /** Opens the segments a sealed manifest names; those that are missing or fail their checks are left to the index. */
+  private void openSealed(IndexEntry[] manifest) {
+    for (int b = 0; b < manifest.length; b++) {
+      try {
+        segments.open(b, manifest[b], true);
+      } catch (DatasetException | UncheckedIOException bad) {
+        // read through the index, which rebuilds it when its entry names the same segment
+      }
+    }
+    this.sealed = segments.complete() != null;
+    if (sealed) { // the index is not opened, which would check its files: check them here
+      for (String f : new String[] {CacheIndex.MAP_FILE, CacheIndex.LOCK_FILE, CacheIndex.USERS_FILE}) {
+        PrivateDirs.tighten(dir.resolve(f));
+      }
+    }
+  }
+
+  /**
+   * The index, opened (or created, or recovered) on first use.
+   *
+   * @throws CacheIndex.Timeout when another process holds its creation lock too long, or this store was released
+   */
+  synchronized CacheIndex index() throws CacheIndex.Timeout {
+    if (index == null) {
+      if (released) {
+        throw new CacheIndex.Timeout(dir + " was closed in this process");
+      }
+      CacheIndex opened = CacheIndex.open(dir, entries, openWaitNanos);
+      if (opened.recovered()) {
+        CacheFiles.removeOrphans(dir, opened);
+      }
+      index = opened;
+    }
+    return index;
+  }
+
+  /** Whether this process has opened the cache's index (a sealed cache whose segments all pass is read without). */
+  synchronized boolean indexOpened() {
+    return index != null;
+  }
+
+  /**
+   * Writes the sealed manifest once this process has every block open, unless it read them from
+   * one: the entries the index publishes, checked again after the write (a manifest whose entries
+   * changed meanwhile is deleted). Best effort: a cache without a manifest is read through the index.
+   */
+  private void sealIfComplete() {
+    if (segments.complete() == null) {
+      return;
+    }
+    synchronized (this) {
+      if (sealed || released) {
+        return;
+      }
+      sealed = true;
+    }
+    try {
+      IndexEntry[] published = publishedEntries();
+      if (published == null) {
+        return;
+      }
+      SealedManifest.write(dir, key, geometry, published);
+      IndexEntry[] again = publishedEntries();
+      if (again == null || !java.util.Arrays.equals(published, again)) {
+        SealedManifest.delete(dir);
+      }
+    } catch (IOException | CacheIndex.Timeout | RuntimeException e) {
+      // best effort: the cache stays readable through the index
+    }
+  }
+
+  /**
+   * Deletes the sealed manifest before a segment is deleted or replaced, so that no new reader is
+   * sent to it; the manifest is written again once this process has every block open.
+   */
+  private void unseal() {
+    synchronized (this) {
+      sealed = false;
+    }
+    try {
+      SealedManifest.delete(dir);
+    } catch (IOException e) {
+      // the manifest's readers check every segment it names and fall back to the index
+    }
+  }
+
+  /** The published entry of every block, or null when one is not published. */
+  private IndexEntry[] publishedEntries() throws CacheIndex.Timeout {
+    IndexEntry[] out = new IndexEntry[(int) geometry.blockCount()];
+    for (int b = 0; b < out.length; b++) {
+      IndexEntry e = index().get(b, 100_000_000L);
+      if (e == null || !e.published()) {
+        return null;
+      }
+      out[b] = e;
+    }
+    return out;
+  }
+
   /** False once {@link #release} closed this store: a pass then opens the directory afresh. */
-  boolean isOpen() {
+  synchronized boolean isOpen() {
     return !released;
   }
 
@@ -228,10 +357,10 @@ final class CacheStore {
     boolean handedOver = false;
     try {
       long deadline = System.nanoTime() + 100_000_000L;
-      IndexEntry e = index.get(block, wait(pass, deadline));
+      IndexEntry e = index().get(block, wait(pass, deadline));
       if (e != null && e.published()) {
         try {
-          return Decision.hit(segments.open(block, e, true));
+          return hit(segments.open(block, e, true));
         } catch (DatasetException bad) {
           return null; // decide() rebuilds it
         }
@@ -244,7 +373,7 @@ final class CacheStore {
         return Decision.upstream(PassCounters.Bypass.BUDGET);
       }
       IndexEntry claim = Claims.claim(geometry.blockSize(block));
-      if (index.putIfAbsent(block, claim, wait(pass, deadline))) {
+      if (index().putIfAbsent(block, claim, wait(pass, deadline))) {
         handedOver = true;
         return new Decision(Decision.Kind.FILL, null, claim, null, mine);
       }
@@ -260,26 +389,32 @@ final class CacheStore {
     }
   }
 
+  /** A hit on a segment just opened, after sealing the cache if that segment completed it. */
+  private Decision hit(Segment s) {
+    sealIfComplete();
+    return Decision.hit(s);
+  }
+
   private Decision decideOwned(long block, PassCounters pass, long deadline, long timeoutNanos,
       CompletableFuture<Void> token) {
     long pause = 100_000;
     try {
       while (true) {
-        IndexEntry e = index.get(block, wait(pass, deadline));
+        IndexEntry e = index().get(block, wait(pass, deadline));
         if (e == null) {
           if (budget.reached(pass)) {
             pass.bypass(block, PassCounters.Bypass.BUDGET);
             return Decision.upstream(PassCounters.Bypass.BUDGET);
           }
           IndexEntry claim = Claims.claim(geometry.blockSize(block));
-          if (index.putIfAbsent(block, claim, wait(pass, deadline))) {
+          if (index().putIfAbsent(block, claim, wait(pass, deadline))) {
             return new Decision(Decision.Kind.FILL, null, claim, null, token);
           }
           continue;
         }
         if (e.published()) {
           try {
-            return Decision.hit(segments.open(block, e, true));
+            return hit(segments.open(block, e, true));
           } catch (DatasetException bad) {
             discard(block, e, bad, pass, deadline);
             continue; // rebuilt
@@ -287,7 +422,7 @@ final class CacheStore {
         }
         if (e.claimed() && (!Claims.alive(e) || Claims.stale(e, timeoutNanos))) {
           IndexEntry claim = Claims.claim(geometry.blockSize(block));
-          if (index.replace(block, e, claim, wait(pass, deadline))) {
+          if (index().replace(block, e, claim, wait(pass, deadline))) {
             return new Decision(Decision.Kind.FILL, null, claim, null, token);
           }
           continue;
@@ -349,8 +484,9 @@ final class CacheStore {
       throws CacheIndex.Timeout {
     pass.warnOnce("corrupt " + block, "cache segment " + bad.getMessage() + "; the block is rebuilt from upstream");
     pass.fallback();
-    if (index.remove(block, e, wait(pass, deadline))) {
-      index.add(CacheIndex.BYTES_KEY, -e.bytes(), Long.MAX_VALUE, wait(pass, deadline));
+    unseal();
+    if (index().remove(block, e, wait(pass, deadline))) {
+      index().add(CacheIndex.BYTES_KEY, -e.bytes(), Long.MAX_VALUE, wait(pass, deadline));
       try {
         Files.deleteIfExists(dir.resolve(CacheFiles.segmentName(block, e.nonce())));
       } catch (IOException ignored) {
@@ -378,7 +514,7 @@ final class CacheStore {
       }
       long max = pass.maxBytes();
       if (max != CacheSpec.UNLIMITED && (pass.isBudgetReached()
-          || index.counter(CacheIndex.BYTES_KEY, wait(pass, deadline)) + batch.byteSize() > max)) {
+          || index().counter(CacheIndex.BYTES_KEY, wait(pass, deadline)) + batch.byteSize() > max)) {
         budget.markReached(pass);
         pass.bypass(block, PassCounters.Bypass.BUDGET);
         return null;
@@ -394,7 +530,7 @@ final class CacheStore {
         pass.bypass(block, PassCounters.Bypass.FALLBACK);
         return null;
       }
-      reserved = index.add(CacheIndex.BYTES_KEY, written.bytes(), max, wait(pass, deadline)) < 0 ? 0 : written.bytes();
+      reserved = index().add(CacheIndex.BYTES_KEY, written.bytes(), max, wait(pass, deadline)) < 0 ? 0 : written.bytes();
       if (reserved == 0) {
         budget.markReached(pass);
         pass.bypass(block, PassCounters.Bypass.BUDGET);
@@ -402,19 +538,20 @@ final class CacheStore {
       }
       IndexEntry mine = Claims.publication(batch.size(), written.bytes(), written.checksum(), d.claim.nonce());
       IndexEntry winner = mine;
-      if (!index.replace(block, d.claim, mine, wait(pass, deadline))) {
+      if (!index().replace(block, d.claim, mine, wait(pass, deadline))) {
         // the claim was taken over (this process looked dead or slow): publish unless someone already did
-        IndexEntry now = index.get(block, wait(pass, deadline));
+        IndexEntry now = index().get(block, wait(pass, deadline));
         if (now != null && now.published()) {
           winner = now;
-        } else if (now == null ? !index.putIfAbsent(block, mine, wait(pass, deadline))
-            : !index.replace(block, now, mine, wait(pass, deadline))) {
+        } else if (now == null ? !index().putIfAbsent(block, mine, wait(pass, deadline))
+            : !index().replace(block, now, mine, wait(pass, deadline))) {
           pass.bypass(block, PassCounters.Bypass.FALLBACK);
           return null;
         }
       }
       published = winner == mine;
       Segment s = segments.open(block, winner, winner != mine);
+      sealIfComplete();
       pass.computed(block);
       if (published) {
         pass.filled(block, written.bytes());
@@ -443,7 +580,7 @@ final class CacheStore {
   /** Ends a claim this thread holds without publishing (the fill failed, was cancelled or was not stored). */
   void release(long block, Decision d, PassCounters pass) {
     try {
-      index.remove(block, d.claim, pass.slowIndex() ? 1_000_000 : 100_000_000);
+      index().remove(block, d.claim, pass.slowIndex() ? 1_000_000 : 100_000_000);
     } catch (CacheIndex.Timeout t) {
       pass.indexWasSlow(); // the claim stays; others take it over once it is stale or this process is gone
     } finally {
@@ -468,11 +605,12 @@ final class CacheStore {
         continue;
       }
       try {
-        IndexEntry e = index.get(b, wait(pass, deadline));
+        IndexEntry e = index().get(b, wait(pass, deadline));
         if (e == null || !e.published()) {
           return;
         }
         segments.open(b, e, true);
+        sealIfComplete();
       } catch (CacheIndex.Timeout t) {
         pass.indexWasSlow();
         return;

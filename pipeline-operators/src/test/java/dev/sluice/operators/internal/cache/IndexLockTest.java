@@ -49,6 +49,7 @@ class IndexLockTest {
     assertEquals(8, m.lastPass().blocksWritten());
     Path cacheDir = onlyCache();
     CacheAdmin.closeInThisProcess(cacheDir);
+    Files.delete(cacheDir.resolve(SealedManifest.FILE)); // unsealed: every block is read through the index
     try (ChildJvm holder = ChildJvm.start(IndexLockHolder.class, cacheDir.toString(), "8")) {
       assertEquals("LOCKED", holder.nextLine(90), holder.stderr());
       // this process opens the index while the holder lives, so it does not reset the locks
