@@ -236,4 +236,90 @@ class BlockShuffleTest {
       assertTrue(chi < 27.88, "row " + watched[w] + ": " + Arrays.toString(counts[w]) + " chi-square " + chi);
     }
   }
+
+  /** A batch split source whose splits decode in chunks of {@code chunk} rows (as a chunked HDF5 file), every chunk a read touches counted. */
+  private static final class ChunkedSplits extends MemoryBatchSplits {
+    private final long chunk;
+    final Map<String, Integer> decodes = new java.util.concurrent.ConcurrentHashMap<>();
+    final java.util.concurrent.atomic.AtomicInteger batchReads = new java.util.concurrent.atomic.AtomicInteger();
+
+    ChunkedSplits(long chunk, long... sizes) {
+      super(sizes);
+      this.chunk = chunk;
+    }
+
+    @Override
+    public long blockAlignment(int split) {
+      return chunk;
+    }
+
+    @Override
+    public reactor.core.publisher.Flux<Batch> readBatches(Split split, long fromRow, long toRow, int first, int size) {
+      return reactor.core.publisher.Flux.defer(() -> {
+        batchReads.incrementAndGet();
+        long end = Math.min(toRow, split.rowCount());
+        for (long c = fromRow / chunk; c * chunk < end; c++) {
+          decodes.merge(split.id() + "#" + c, 1, Integer::sum);
+        }
+        return super.readBatches(split, fromRow, toRow, first, size);
+      });
+    }
+
+    /** Every chunk of every split. */
+    long chunks() {
+      long n = 0;
+      for (long size : sizes) {
+        n += (size + chunk - 1) / chunk;
+      }
+      return n;
+    }
+  }
+
+  /**
+   * A shuffled epoch over a source whose blocks align to its chunks decodes each chunk exactly once
+   * and delivers every row once, with or without a window shuffle after it, and the block order
+   * still changes with the epoch.
+   */
+  @ParameterizedTest
+  @ValueSource(ints = {0, 1024, 8192})
+  void aShuffledEpochDecodesEachAlignedChunkOnce(int window) {
+    ChunkedSplits source = new ChunkedSplits(4096, 12_288, 8_192, 3_000, 4_096);
+    Pipeline<Batch> p = window == 0 ? Pipeline.from(source).shuffle().batch(256)
+        : Pipeline.from(source).shuffle().shuffle(window).batch(256);
+    PipelineContext ctx = PipelineContext.defaults().withSeed(11);
+    List<Long> previous = null;
+    for (int epoch = 0; epoch < 3; epoch++) {
+      source.decodes.clear();
+      List<Long> out = batchIndices(p, ctx.withEpoch(epoch));
+      assertEquals(source.size(), out.size());
+      assertEquals(source.size(), new java.util.HashSet<>(out).size(), "every row once");
+      assertEquals(source.chunks(), source.decodes.size(), "every chunk read: " + source.decodes);
+      for (Map.Entry<String, Integer> e : source.decodes.entrySet()) {
+        assertEquals(1, e.getValue(), "chunk " + e.getKey() + " decoded once in epoch " + epoch);
+      }
+      if (previous != null) {
+        assertNotEquals(previous, out, "the order changes with the epoch");
+      }
+      previous = out;
+    }
+    assertEquals(0, source.pool.outstandingBytes());
+    assertEquals(0, MemoryManager.shared().pool("batch").outstandingBytes());
+  }
+
+  /** Aligned blocks hold whole chunks, at least one, and the same plan comes out for the same (seed, epoch). */
+  @Test
+  void alignedBlocksHoldWholeChunksAndAreDeterministic() {
+    ChunkedSplits source = new ChunkedSplits(300, 1_000_000, 650);
+    SplitPlan.Order order = new SplitPlan.Order(SplitShuffle.BLOCKS, 5, 2, null, 0);
+    List<SplitPlan.Segment> plan = SplitPlan.sequence(source, order);
+    assertEquals(plan, SplitPlan.sequence(source, order));
+    long rows = 0;
+    for (SplitPlan.Segment s : plan) {
+      assertEquals(0, s.fromRow() % 300, s.toString());
+      assertTrue(s.toRow() == s.split().rowCount() || s.toRow() % 300 == 0, s.toString());
+      rows += s.rows();
+    }
+    assertEquals(source.size(), rows);
+    assertTrue(plan.size() >= 64, "blocks of the target size, not whole splits: " + plan.size());
+  }
 }

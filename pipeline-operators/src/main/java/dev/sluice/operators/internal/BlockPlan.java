@@ -1,5 +1,6 @@
 package dev.sluice.operators.internal;
 
+import dev.sluice.core.BatchSplitDataset;
 import dev.sluice.core.Split;
 import dev.sluice.core.SplitDataset;
 import dev.sluice.core.internal.Mix;
@@ -28,7 +29,11 @@ import java.util.SplittableRandom;
  * blocks) and at least {@value #MIN_BLOCK_ROWS} rows. Where the source names the rows a read starts
  * at no extra cost ({@link SplitDataset#blockStarts}: Parquet pages), a block is a run of whole
  * such units, one at least; a unit is cut only when it is more than twice the per-rank size, which
- * happens on small datasets only, where reading is cheap.
+ * happens on small datasets only, where reading is cheap. Where the source aligns its blocks
+ * ({@link BatchSplitDataset#blockAlignment}: HDF5 chunks), a split's blocks hold
+ * {@code max(target, alignment)} rows rounded up to a multiple of the alignment (the last block of
+ * the split shorter), so no block cuts a unit, and the rank's blocks are read whole, not
+ * {@linkplain #spread spread}: a shuffled epoch decodes each unit once.
  */
 final class BlockPlan {
   /** Blocks a rank aims to draw per epoch. */
@@ -73,9 +78,19 @@ final class BlockPlan {
     long target = target(rows, world, windowRows);
     long cutAbove = 2 * perRank(rows, world);
     List<SplitPlan.Segment> out = new ArrayList<>();
-    for (Split s : splits) {
+    for (int index = 0; index < splits.size(); index++) {
+      Split s = splits.get(index);
       long n = s.rowCount();
       if (n == 0) {
+        continue;
+      }
+      long align = alignment(source, index);
+      if (align > 1) {
+        long size = Math.max(target, align);
+        size = Math.multiplyExact(size / align + (size % align == 0 ? 0 : 1), align);
+        for (long from = 0; from < n; from += size) {
+          out.add(new SplitPlan.Segment(s, from, Math.min(n, from + size)));
+        }
         continue;
       }
       long[] starts = source.blockStarts(s);
@@ -104,6 +119,29 @@ final class BlockPlan {
       }
     }
     return out;
+  }
+
+  /** Whether some split of {@code source} aligns its blocks ({@link BatchSplitDataset#blockAlignment} above 1). */
+  static boolean aligned(SplitDataset<?> source, List<Split> splits) {
+    for (int i = 0; i < splits.size(); i++) {
+      if (alignment(source, i) > 1) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** The block alignment of split {@code index} of {@code source}: 1 unless it is a {@link BatchSplitDataset} that names one. */
+  private static long alignment(SplitDataset<?> source, int index) {
+    if (!(source instanceof BatchSplitDataset<?> b)) {
+      return 1;
+    }
+    long a = b.blockAlignment(index);
+    if (a < 1) {
+      throw new IllegalStateException(source + " gave block alignment " + a + " for split " + index
+          + ": expected a row count of at least 1");
+    }
+    return a;
   }
 
   /** Rows {@code [from, to)} of {@code s} cut into equal blocks of at most {@code target} rows. */

@@ -79,6 +79,9 @@ public final class SplitPlan {
         order.seed(), order.epoch());
     List<Segment> mine = order.shard() == null ? blocks
         : part(blocks, order.shard().numShards(), order.shard().index(), order.shard().policy());
+    if (BlockPlan.aligned(source, splits)) {
+      return mine; // whole aligned blocks: a piece of one would decode its unit again
+    }
     return BlockPlan.spread(mine, splits, order.windowRows(),
         Mix.seed(Mix.seed(order.seed(), order.epoch(), BlockPlan.SPREAD_SALT), order.rank(), BlockPlan.SPREAD_SALT));
   }
