@@ -79,20 +79,6 @@ public interface BatchSplitDataset<T> extends SplitDataset<T>, HasSchema {
   }
 
   /**
-   * The block granularity of split {@code split} (its index in {@link #splits()}), in rows: a
-   * shuffle that cuts the split into blocks starts and ends every block on a multiple of it within
-   * the split, except at the split's end, so a block never cuts the source's natural unit (an HDF5
-   * chunk) and a shuffled epoch decodes each unit once. 1 (the default) lets a block start at any
-   * row. Blocks then hold at least this many rows, whatever the shuffle's target block size.
-   *
-   * @param split the index of a split in {@link #splits()}
-   * @return rows, &ge; 1
-   */
-  default long blockAlignment(int split) {
-    return 1;
-  }
-
-  /**
    * Whether {@link #openColumns} decodes row ranges one column at a time; false by default. The
    * columnar path's window shuffle then decodes each field of a window just before gathering it,
    * so the window is never held whole.

@@ -1,6 +1,5 @@
 package dev.sluice.operators.internal;
 
-import dev.sluice.core.BatchSplitDataset;
 import dev.sluice.core.Split;
 import dev.sluice.core.SplitDataset;
 import dev.sluice.core.internal.Mix;
@@ -30,7 +29,7 @@ import java.util.SplittableRandom;
  * at no extra cost ({@link SplitDataset#blockStarts}: Parquet pages), a block is a run of whole
  * such units, one at least; a unit is cut only when it is more than twice the per-rank size, which
  * happens on small datasets only, where reading is cheap. Where the source aligns its blocks
- * ({@link BatchSplitDataset#blockAlignment}: HDF5 chunks), a split's blocks hold
+ * ({@link SplitDataset#blockAlignment}: HDF5 chunks), a split's blocks hold
  * {@code max(target, alignment)} rows rounded up to a multiple of the alignment (the last block of
  * the split shorter), so no block cuts a unit, and the rank's blocks are read whole, not
  * {@linkplain #spread spread}: a shuffled epoch decodes each unit once.
@@ -121,7 +120,7 @@ final class BlockPlan {
     return out;
   }
 
-  /** Whether some split of {@code source} aligns its blocks ({@link BatchSplitDataset#blockAlignment} above 1). */
+  /** Whether some split of {@code source} aligns its blocks ({@link SplitDataset#blockAlignment} above 1). */
   static boolean aligned(SplitDataset<?> source, List<Split> splits) {
     for (int i = 0; i < splits.size(); i++) {
       if (alignment(source, i) > 1) {
@@ -131,12 +130,9 @@ final class BlockPlan {
     return false;
   }
 
-  /** The block alignment of split {@code index} of {@code source}: 1 unless it is a {@link BatchSplitDataset} that names one. */
+  /** The block alignment of split {@code index} of {@code source} ({@link SplitDataset#blockAlignment}), checked. */
   private static long alignment(SplitDataset<?> source, int index) {
-    if (!(source instanceof BatchSplitDataset<?> b)) {
-      return 1;
-    }
-    long a = b.blockAlignment(index);
+    long a = source.blockAlignment(index);
     if (a < 1) {
       throw new IllegalStateException(source + " gave block alignment " + a + " for split " + index
           + ": expected a row count of at least 1");
