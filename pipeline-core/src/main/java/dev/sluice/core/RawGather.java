@@ -28,6 +28,9 @@ final class RawGather {
   private static final sun.misc.Unsafe U;
   private static final long ADDRESS;
 
+  /** Where {@link #gatherAt} leaves the bytes it touched, so that the reads are not optimized away. */
+  private static volatile long touched;
+
   /** Whether address access is used: the JVM allows it without a warning and it could be set up. */
   static final boolean ENABLED;
 
@@ -245,6 +248,40 @@ final class RawGather {
     long d = U.getLong(dst, ADDRESS) + (long) at * rowBytes;
     for (int i = 0; i < count; i++) {
       U.copyMemory(s + (long) rows[from + i] * rowBytes, d + (long) i * rowBytes, rowBytes);
+    }
+    Reference.reachabilityFence(src);
+    Reference.reachabilityFence(dst);
+  }
+
+  /**
+   * {@code dst[at + i] = src[offsets[from + i] .. + rowBytes)} for {@code i < count}, by address:
+   * rows of 4 and 8 bytes one load and store each; wider rows with their first (up to four) cache
+   * lines and last byte read first, so that the misses of all rows overlap, then one copy each. The
+   * caller has checked every offset's row against {@code src} and {@code dst}'s room.
+   */
+  static void gatherAt(ByteBuffer src, int rowBytes, int[] offsets, int from, int count, ByteBuffer dst, int at) {
+    long s = U.getLong(src, ADDRESS);
+    long d = U.getLong(dst, ADDRESS) + (long) at * rowBytes;
+    if (rowBytes == 8) {
+      gather8(s, offsets, from, count, d);
+    } else if (rowBytes == 4) {
+      gather4(s, offsets, from, count, d);
+    } else {
+      int span = Math.min(rowBytes, 256);
+      long sum = 0;
+      for (int i = 0; i < count; i++) {
+        long p = s + offsets[from + i];
+        sum += U.getByte(p) + U.getByte(p + span - 1);
+        if (span > 128) {
+          sum += U.getByte(p + 64) + U.getByte(p + 128);
+        } else if (span > 64) {
+          sum += U.getByte(p + 64);
+        }
+      }
+      touched = sum;
+      for (int i = 0; i < count; i++) {
+        U.copyMemory(s + offsets[from + i], d + (long) i * rowBytes, rowBytes);
+      }
     }
     Reference.reachabilityFence(src);
     Reference.reachabilityFence(dst);

@@ -69,6 +69,30 @@ final class RowGathers {
   }
 
   /**
+   * {@code dst[at + i] = src[offsets[from + i] .. + rowBytes)} for {@code i < count}: rows found by
+   * byte offset, copied as bytes (4- and 8-byte rows value by value, wider rows one bulk copy each,
+   * their first cache lines read first by address). The caller ({@link OffsetGather}) has checked
+   * every offset's row against {@code src}, and that {@code dst} has room.
+   */
+  static void atOffsets(ByteBuffer src, int rowBytes, int[] offsets, int from, int count, ByteBuffer dst, int at) {
+    if (RawGather.serves(src, dst)) {
+      RawGather.gatherAt(src, rowBytes, offsets, from, count, dst, at);
+    } else if (rowBytes == 8) {
+      for (int i = 0; i < count; i++) {
+        LONG.set(dst, (at + i) << 3, (long) LONG.get(src, offsets[from + i]));
+      }
+    } else if (rowBytes == 4) {
+      for (int i = 0; i < count; i++) {
+        INT.set(dst, (at + i) << 2, (int) INT.get(src, offsets[from + i]));
+      }
+    } else {
+      for (int i = 0; i < count; i++) {
+        dst.put((at + i) * rowBytes, src, offsets[from + i], rowBytes);
+      }
+    }
+  }
+
+  /**
    * Two columns of 4-byte rows in one pass by address ({@link RawGather#gather4(ByteBuffer, ByteBuffer,
    * RawGather.Offsets, int, int, ByteBuffer, ByteBuffer, int)}); returns false, having copied
    * nothing, where {@code raw} is null or a buffer cannot be gathered by address.

@@ -6,11 +6,13 @@ import dev.sluice.core.DatasetIOException;
 import dev.sluice.core.Example;
 import dev.sluice.io.arrow.Arrow;
 import dev.sluice.io.arrow.ArrowOptions;
+import dev.sluice.io.hdf5.Hdf5;
 import dev.sluice.io.internal.RemoteFiles;
 import dev.sluice.io.internal.RemoteInput;
 import dev.sluice.io.npy.Npy;
 import dev.sluice.io.parquet.Parquet;
 import dev.sluice.io.parquet.ParquetOptions;
+import dev.sluice.io.shards.Shards;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.file.Files;
@@ -109,13 +111,14 @@ public final class Formats {
   }
 
   /** The formats a remote URI can be read in: {@link #openRemote} opens these. */
-  public static final List<String> REMOTE_FORMATS = List.of("npy", "arrow", "parquet");
+  public static final List<String> REMOTE_FORMATS = List.of("npy", "arrow", "parquet", "shards", "hdf5");
 
   /**
    * The format of the remote dataset {@code uri} ({@code hdfs://}, {@code s3a://}, ...), recognized
    * from its contents: a file by its first bytes ({@code \x93NUMPY}: npy, {@code ARROW1} or an IPC
-   * stream's continuation marker: arrow, {@code PAR1}: parquet); a directory by the files it lists
-   * ({@code *.npy}: npy, else parquet).
+   * stream's continuation marker: arrow, {@code PAR1}: parquet, HDF5's signature: hdf5); a
+   * directory by the files it lists ({@code metadata.json} of a shard set: shards, {@code *.npy}:
+   * npy, {@code *.parquet}: parquet).
    *
    * @throws DatasetIOException naming the URI when it does not exist or cannot be read
    * @throws DatasetFormatException when no remote format recognizes it
@@ -124,14 +127,17 @@ public final class Formats {
   public static String detectRemote(URI uri) {
     if (RemoteFiles.isDirectory(uri)) {
       List<URI> files = RemoteFiles.list(uri);
+      if (files.stream().anyMatch(u -> RemoteFiles.name(u).equals(Shards.METADATA))) {
+        return "shards";
+      }
       if (files.stream().anyMatch(u -> RemoteFiles.name(u).endsWith(".npy"))) {
         return "npy";
       }
       if (files.stream().anyMatch(u -> RemoteFiles.name(u).endsWith(".parquet"))) {
         return "parquet";
       }
-      throw new DatasetFormatException(uri.toString(), null, "a remote directory holding neither .npy nor .parquet"
-          + " files; remote URIs are read as " + REMOTE_FORMATS);
+      throw new DatasetFormatException(uri.toString(), null, "a remote directory holding no shard set's "
+          + Shards.METADATA + ", no .npy and no .parquet files; remote URIs are read as " + REMOTE_FORMATS);
     }
     byte[] head = new byte[8];
     int n;
@@ -148,6 +154,9 @@ public final class Formats {
     }
     if (ascii.startsWith("PAR1")) {
       return "parquet";
+    }
+    if (ascii.equals("\u0089HDF\r\n\u001a\n")) {
+      return "hdf5";
     }
     throw new DatasetFormatException(uri.toString(), "byte 0", "not a recognized remote dataset (remote URIs are"
         + " read as " + REMOTE_FORMATS + "); use --format to name one");
@@ -166,6 +175,9 @@ public final class Formats {
       case "npy" -> columns.isEmpty() ? Npy.open(uri) : dev.sluice.io.internal.Projection.of(Npy.open(uri), columns);
       case "arrow" -> Arrow.open(uri, ArrowOptions.builder().columns(columns).build());
       case "parquet" -> Parquet.open(uri, ParquetOptions.builder().columns(columns).build());
+      case "shards" -> columns.isEmpty() ? Shards.open(uri)
+          : dev.sluice.io.internal.Projection.of(Shards.open(uri), columns);
+      case "hdf5" -> Hdf5.open(uri, columns);
       default -> throw new IllegalArgumentException("--format " + f + " cannot be read from a remote URI ("
           + uri + "); remote URIs are read as " + REMOTE_FORMATS);
     };

@@ -6,9 +6,11 @@ import dev.sluice.examples.cli.BenchData.Access;
 import dev.sluice.io.DatasetFormat;
 import dev.sluice.io.Formats;
 import java.io.PrintWriter;
+import java.net.URI;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -36,9 +38,18 @@ final class BenchCommand implements Callable<Integer> {
   static final long DEFAULT_GENERATED_ROWS = 100_000;
 
   @Parameters(index = "0", paramLabel = "PATH",
-      description = "A dataset file or directory; an empty directory: generate one there (with --matrix: where the "
-          + "grid's datasets are generated and kept for later runs).")
-  Path path;
+      description = "A dataset file or directory, or a Hadoop FileSystem URI (hdfs://…, s3a://…) read with positioned "
+          + "reads; an empty local directory: generate one there (with --matrix: where the grid's datasets are "
+          + "generated and kept for later runs).")
+  String pathArg;
+
+  @Option(names = "--conf", paramLabel = "key=value", description = "A Hadoop setting for hdfs://, s3a://, ... URIs "
+      + "(repeatable), over core-site.xml and HADOOP_CONF_DIR; values of keys naming a secret, password, token or key "
+      + "are never printed.")
+  Map<String, String> conf = new java.util.LinkedHashMap<>();
+
+  private Path path;
+  private URI remote;
 
   @Option(names = "--format", paramLabel = "F", completionCandidates = DatasetRun.FormatNames.class,
       description = "Format (${COMPLETION-CANDIDATES}); default: recognized from the contents. Required when "
@@ -136,6 +147,13 @@ final class BenchCommand implements Callable<Integer> {
     OptionChecks.nonNegative("--prefetch", prefetch);
     OptionChecks.positive("--dim", dim);
     PrintWriter out = spec.commandLine().getOut();
+    remote = DatasetRun.remote(pathArg);
+    path = remote == null ? DatasetRun.localPath(pathArg) : null;
+    DatasetRun.configure(conf);
+    if (matrix && remote != null) {
+      throw new IllegalArgumentException("--matrix generates and keeps its datasets in a local directory, but "
+          + remote + " is remote");
+    }
     if (matrix) {
       refuseWithMatrix("--format", "--io", "--use-mmap", "--fixed-length", "--shuffle", "--num-workers", "--columns");
       BenchMatrix m = new BenchMatrix(path, formats, numSamples == null ? BenchMatrix.DEFAULT_ROWS : numSamples, dim,
@@ -152,6 +170,9 @@ final class BenchCommand implements Callable<Integer> {
   }
 
   private int bench(PrintWriter out) {
+    if (remote != null) {
+      return benchRemote(out);
+    }
     Path data = path;
     DatasetFormat f;
     Long take = numSamples;
@@ -178,10 +199,34 @@ final class BenchCommand implements Callable<Integer> {
     }
     Access access = access(f.name());
     BenchRun run = new BenchRun(data, f, access, take, shuffle, seed, numWorkers, batch, prefetch,
-        warmup, epochs, columns);
+        warmup, epochs, columns, null);
     if (fixedLength && !DatasetRun.isStdin(path)) {
       checkFixedLength(run);
     }
+    return report(out, run, f);
+  }
+
+  /** A remote dataset: read with positioned reads ({@code --io read}), never generated. */
+  private int benchRemote(PrintWriter out) {
+    if (given("--dim")) {
+      throw new IllegalArgumentException("--dim applies when bench generates a dataset in an empty local directory, "
+          + "but " + remote + " is remote");
+    }
+    if (useMmap || io != null && !"read".equals(io)) {
+      throw new IllegalArgumentException((useMmap ? "--use-mmap" : "--io " + io) + ": " + remote + " is remote and "
+          + "cannot be memory-mapped; remote URIs are read with positioned reads (--io read)");
+    }
+    DatasetFormat f = Formats.named(DatasetRun.formatName(pathArg, format));
+    BenchRun run = new BenchRun(Path.of(remote.getPath()), f, Access.READ, numSamples, shuffle, seed, numWorkers,
+        batch, prefetch, warmup, epochs, columns, remote);
+    if (fixedLength) {
+      checkFixedLength(run);
+    }
+    return report(out, run, f);
+  }
+
+  private int report(PrintWriter out, BenchRun run, DatasetFormat f) {
+    Access access = run.access();
     BenchRun.Result r = run.measure(json ? null : out, true);
     if (json) {
       out.println(DatasetRun.line(r.json()));
@@ -224,7 +269,8 @@ final class BenchCommand implements Callable<Integer> {
     Dataset<Example> d = run.open();
     try {
       if (Boolean.FALSE.equals(BenchData.fixedLength(d))) {
-        throw new IllegalArgumentException("--fixed-length: " + run.path() + " holds variable-length records; "
+        throw new IllegalArgumentException("--fixed-length: " + (run.remote() != null ? run.remote() : run.path())
+            + " holds variable-length records; "
             + "to measure fixed-length ones, run bench on an empty directory with --fixed-length to generate them");
       }
     } finally {

@@ -9,8 +9,10 @@ import dev.sluice.core.RandomAccessDataset;
 import dev.sluice.core.SplitDataset;
 import dev.sluice.examples.cli.BenchData.Access;
 import dev.sluice.io.DatasetFormat;
+import dev.sluice.io.Formats;
 import dev.sluice.operators.Pipeline;
 import java.io.PrintWriter;
+import java.net.URI;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
@@ -33,9 +35,10 @@ import java.util.Locale;
  * @param warmup warm-up epochs, not measured, &ge; 0
  * @param epochs measured epochs, &ge; 1
  * @param columns the fields read (empty: all)
+ * @param remote the dataset's Hadoop URI ({@code hdfs://…}), read with positioned reads; null for a local path
  */
 record BenchRun(Path path, DatasetFormat format, Access access, Long numSamples, boolean shuffle, long seed,
-    int workers, int batch, int prefetch, int warmup, int epochs, List<String> columns) {
+    int workers, int batch, int prefetch, int warmup, int epochs, List<String> columns, URI remote) {
 
   /**
    * The figures of a run.
@@ -114,6 +117,9 @@ record BenchRun(Path path, DatasetFormat format, Access access, Long numSamples,
   Dataset<Example> open() {
     if (!BenchData.accessModes(format.name()).contains(access)) {
       throw BenchData.accessNotAChoice("--io " + access.label, format.name());
+    }
+    if (remote != null) {
+      return Formats.openRemote(remote, format.name(), columns);
     }
     if (DatasetRun.isStdin(path) || !format.ioModes().contains(access.io)) {
       return format.open(path, columns);

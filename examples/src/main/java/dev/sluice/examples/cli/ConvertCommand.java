@@ -6,9 +6,12 @@ import dev.sluice.io.DatasetFormat;
 import dev.sluice.io.Formats;
 import dev.sluice.io.WriteOptions;
 import java.io.IOException;
+import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicLong;
 import picocli.CommandLine.Command;
@@ -27,8 +30,9 @@ import picocli.CommandLine.Spec;
 @Command(name = "convert", mixinStandardHelpOptions = true,
     description = "Convert a dataset to another format, rows in order (equal checksums before and after).")
 final class ConvertCommand implements Callable<Integer> {
-  @Parameters(index = "0", paramLabel = "IN", description = "A dataset file or directory; - reads an Arrow IPC stream from standard input.")
-  Path in;
+  @Parameters(index = "0", paramLabel = "IN", description = "A dataset file or directory, or a Hadoop FileSystem URI "
+      + "(hdfs://…, s3a://…) read with positioned reads; - reads an Arrow IPC stream from standard input.")
+  String in;
 
   @Parameters(index = "1", paramLabel = "OUT",
       description = "The dataset to write: a directory, or a file for a one-file format (OUT/ writes OUT/part-0.<format>); "
@@ -58,6 +62,11 @@ final class ConvertCommand implements Callable<Integer> {
   @Option(names = "--force", description = "Replace an existing dataset at OUT.")
   boolean force;
 
+  @Option(names = "--conf", paramLabel = "key=value", description = "A Hadoop setting for hdfs://, s3a://, ... URIs "
+      + "(repeatable), over core-site.xml and HADOOP_CONF_DIR; values of keys naming a secret, password, token or key "
+      + "are never printed.")
+  Map<String, String> conf = new java.util.LinkedHashMap<>();
+
   @Spec CommandSpec spec;
 
   @Override
@@ -70,17 +79,30 @@ final class ConvertCommand implements Callable<Integer> {
       throw new UnsupportedOperationException("format '" + target.name() + "' cannot write; formats that can: "
           + Formats.all().stream().filter(DatasetFormat::canWrite).map(DatasetFormat::name).toList());
     }
-    boolean stdin = DatasetRun.isStdin(in);
-    if (!stdin && !Files.exists(in)) {
+    DatasetRun.configure(conf);
+    URI remoteIn = DatasetRun.remote(in);
+    Path inPath = remoteIn == null ? DatasetRun.localPath(in) : null;
+    boolean stdin = inPath != null && DatasetRun.isStdin(inPath);
+    if (inPath != null && !stdin && !Files.exists(inPath)) {
       throw new IllegalArgumentException(in + ": no such file or directory");
     }
-    boolean remote = DatasetRun.remote(out) != null;
+    URI remoteOut = DatasetRun.remote(out);
+    boolean remote = remoteOut != null;
     Path dataset = remote ? null : Path.of(out);
-    if (!remote && !stdin && Files.exists(dataset) && Files.isSameFile(in, dataset)) {
+    if (inPath != null && !remote && !stdin && Files.exists(dataset) && Files.isSameFile(inPath, dataset)
+        || remoteIn != null && remoteIn.normalize().equals(remoteOut == null ? null : remoteOut.normalize())) {
       throw new IllegalArgumentException(out + " is IN itself; write to another path");
     }
-    DatasetFormat source = DatasetRun.formatOf(in, format);
-    Dataset<Example> data = source.open(in);
+    String sourceName;
+    Dataset<Example> data;
+    if (remoteIn == null) {
+      DatasetFormat source = DatasetRun.formatOf(inPath, format);
+      sourceName = source.name();
+      data = source.open(inPath);
+    } else {
+      sourceName = DatasetRun.formatName(in, format);
+      data = DatasetRun.open(in, sourceName, List.of(), null);
+    }
     try {
       if (!remote) {
         OutputPaths.check(dataset, force);
@@ -104,7 +126,7 @@ final class ConvertCommand implements Callable<Integer> {
               w == 1 ? "" : "s")
           : "";
       spec.commandLine().getOut().printf(Locale.ROOT, "converted %d rows of %s (%s) to %s as %s%s in %.2f s%n",
-          rows, in, source.name(), path, target.name(), how, seconds);
+          rows, in, sourceName, path, target.name(), how, seconds);
       spec.commandLine().getOut().flush();
       return 0;
     } finally {

@@ -36,4 +36,30 @@ class RemoteUriCommandsTest {
     assertThat(missing.err().lines()).singleElement().asString().startsWith("sluice: ")
         .contains("org.apache.hadoop:hadoop-client-runtime").doesNotContain("hunter2");
   }
+
+  @Test
+  void benchAndConvertTakeUrisForTheirInput() {
+    Path src = dir.resolve("in.npy");
+    assertEquals(0, CliRun.of("generate", "--rows", "40", "--dim", "3", src.toString()).exitCode());
+    CliRun bench = CliRun.of("bench", "--epochs", "1", "--warmup", "0", "--batch", "8", src.toUri().toString());
+    assertEquals(0, bench.exitCode(), bench.err());
+    assertThat(bench.out()).contains("records/s");
+    Path shards = dir.resolve("out");
+    CliRun convert = CliRun.of("convert", src.toUri().toString(), shards.toString(), "--to", "shards");
+    assertEquals(0, convert.exitCode(), convert.err());
+    String expected = CliRun.of("checksum", src.toString()).out();
+    assertThat(expected).isNotBlank();
+    assertEquals(expected, CliRun.of("checksum", shards.toString()).out());
+    for (String[] args : new String[][] {
+        {"bench", "--conf", "fs.s3a.secret.key=hunter2", "hdfs://namenode:8020/data/set"},
+        {"convert", "--conf", "fs.s3a.secret.key=hunter2", "hdfs://namenode:8020/data/set", shards + "2", "--to", "npy"}}) {
+      CliRun r = CliRun.of(args);
+      assertEquals(2, r.exitCode(), r.err());
+      assertThat(r.err().lines()).singleElement().asString().startsWith("sluice: ")
+          .contains("org.apache.hadoop:hadoop-client-runtime").doesNotContain("hunter2");
+    }
+    CliRun mmap = CliRun.of("bench", "--io", "mmap", "hdfs://namenode:8020/data/set");
+    assertEquals(2, mmap.exitCode());
+    assertThat(mmap.err().lines()).singleElement().asString().contains("cannot be memory-mapped");
+  }
 }

@@ -1,10 +1,20 @@
 package dev.sluice.io.hdf5;
 
+
+import dev.sluice.core.DatasetIOException;
 import dev.sluice.core.internal.OptionalLibrary;
 import dev.sluice.io.hdf5.internal.ChunkedHdf5Dataset;
 import dev.sluice.io.hdf5.internal.Hdf5File;
 import dev.sluice.io.hdf5.internal.MappedHdf5Dataset;
+import dev.sluice.io.internal.RemoteFiles;
+import dev.sluice.io.internal.RemoteInput;
+import java.io.IOException;
+import java.net.URI;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.List;
 
 /**
@@ -59,7 +69,67 @@ public final class Hdf5 {
       throw new IllegalArgumentException("maxChunkBytes in [1, " + Integer.MAX_VALUE + "] required but it was " + maxChunkBytes);
     }
     OptionalLibrary.JHDF.require(file.toString());
-    Hdf5File f = Hdf5File.open(file, datasetPaths);
+    return of(Hdf5File.open(file, datasetPaths), maxChunkBytes);
+  }
+
+  /**
+   * Opens the HDF5 file named by {@code uri} with the datasets {@code datasetPaths} as fields
+   * (every top-level one when empty). A {@code file:} URI (or one without a scheme) is
+   * {@link #open(Path, List, long)}. HDF5 is not read in place from other schemes
+   * ({@code hdfs://}, {@code s3a://}, ...): jhdf needs a local file, so the whole remote file is
+   * first copied, through Hadoop's {@code FileSystem}, to a temporary file in
+   * {@code java.io.tmpdir} (as much local disk as the file's size), which
+   * {@link Hdf5Dataset#close()} deletes. Messages name the URI; the fingerprint is the remote
+   * file's (URI, size, modification time).
+   *
+   * @throws dev.sluice.core.DatasetIOException naming the URI when it is missing or cannot be read
+   *     or copied
+   * @throws dev.sluice.core.MissingDependencyException when jhdf, or Hadoop for a remote URI, is
+   *     not on the class path
+   */
+  public static Hdf5Dataset open(URI uri, List<String> datasetPaths) {
+    if (!RemoteFiles.isRemote(uri)) {
+      return open(RemoteFiles.localPath(uri), datasetPaths, DEFAULT_MAX_CHUNK_BYTES);
+    }
+    OptionalLibrary.JHDF.require(uri.toString());
+    Path copy;
+    try {
+      copy = Files.createTempFile("sluice-hdf5-", ".h5");
+    } catch (IOException e) {
+      throw new DatasetIOException(uri.toString(), "cannot create a local temporary copy: " + e, e);
+    }
+    Hdf5File f;
+    try {
+      String fingerprint;
+      try (RemoteInput in = RemoteFiles.open(uri);
+          FileChannel out = FileChannel.open(copy, StandardOpenOption.WRITE)) {
+        ByteBuffer piece = ByteBuffer.allocate(1 << 20);
+        for (long at = 0; at < in.size(); ) {
+          piece.clear().limit((int) Math.min(piece.capacity(), in.size() - at));
+          in.readFully(at, piece);
+          piece.flip();
+          while (piece.hasRemaining()) {
+            at += out.write(piece);
+          }
+        }
+        fingerprint = in.fingerprint();
+      } catch (IOException e) {
+        throw new DatasetIOException(uri.toString(), "cannot copy to the local temporary file " + copy + ": " + e, e);
+      }
+      f = Hdf5File.open(copy, uri.toString(), datasetPaths);
+      f.deleteOnClose(copy, fingerprint);
+    } catch (RuntimeException e) {
+      try {
+        Files.deleteIfExists(copy);
+      } catch (IOException suppressed) {
+        e.addSuppressed(suppressed);
+      }
+      throw e;
+    }
+    return of(f, DEFAULT_MAX_CHUNK_BYTES);
+  }
+
+  private static Hdf5Dataset of(Hdf5File f, long maxChunkBytes) {
     try {
       return f.isRandomAccess() ? new MappedHdf5Dataset(f, maxChunkBytes) : new ChunkedHdf5Dataset(f, maxChunkBytes);
     } catch (RuntimeException e) {

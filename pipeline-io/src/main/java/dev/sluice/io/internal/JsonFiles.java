@@ -36,4 +36,24 @@ public final class JsonFiles {
     }
     return root;
   }
+
+  /**
+   * The JSON object in {@code bytes}, read from {@code resource} (a remote file).
+   *
+   * @throws DatasetFormatException naming the resource for malformed JSON or a value that is not an object
+   */
+  public static JsonNode readObject(String resource, byte[] bytes) {
+    JsonNode root;
+    try {
+      root = new ObjectMapper().readTree(bytes);
+    } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+      throw new DatasetFormatException(resource, null, "malformed JSON: " + e.getOriginalMessage());
+    } catch (IOException e) {
+      throw new DatasetIOException(resource, "cannot read: " + e, e);
+    }
+    if (root == null || !root.isObject()) {
+      throw new DatasetFormatException(resource, null, "expected a JSON object");
+    }
+    return root;
+  }
 }

@@ -32,7 +32,7 @@ import reactor.core.publisher.Flux;
 public interface ShardSet extends RandomAccessDataset<Example>, BatchSplitDataset<Example>, HasSchema, Verifiable,
     Fingerprinted, AutoCloseable {
 
-  /** The directory this set was opened from. */
+  /** The directory this set was opened from (for a remote set, the path part of its URI). */
   Path path();
 
   /** The shards, in order, as {@code metadata.json} lists them. */

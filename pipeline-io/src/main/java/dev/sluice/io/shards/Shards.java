@@ -5,9 +5,11 @@ import dev.sluice.core.DatasetIOException;
 import dev.sluice.core.Example;
 import dev.sluice.core.IoMode;
 import dev.sluice.io.WriteOptions;
+import dev.sluice.io.internal.RemoteFiles;
 import dev.sluice.io.shards.internal.ShardMetadata;
 import dev.sluice.io.shards.internal.ShardSetDataset;
 import dev.sluice.io.shards.internal.ShardSetWriter;
+import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -78,6 +80,23 @@ public final class Shards {
           ? "not a directory: a shard set is a directory holding metadata.json" : "no such file or directory", null);
     }
     return ShardSetDataset.open(dir, maxChunkBytes, mode);
+  }
+
+  /**
+   * Opens the shard set named by {@code uri}. A {@code file:} URI (or one without a scheme) is
+   * {@link #open(Path)}; any other scheme ({@code hdfs://}, {@code s3a://}, ...) is read through
+   * Hadoop's {@code FileSystem} with positioned reads (nothing is mapped), every block's CRC32C
+   * checked before its rows are delivered, as locally. Remote URIs need
+   * {@code org.apache.hadoop:hadoop-client-api} and {@code hadoop-client-runtime} on the class path.
+   *
+   * @throws dev.sluice.core.MissingDependencyException for a remote URI without Hadoop on the class path
+   * @throws DatasetIOException naming the URI when a file is missing or cannot be read
+   */
+  public static ShardSet open(URI uri) {
+    if (!RemoteFiles.isRemote(uri)) {
+      return open(RemoteFiles.localPath(uri));
+    }
+    return ShardSetDataset.open(uri, DEFAULT_MAX_CHUNK_BYTES);
   }
 
   /**

@@ -16,11 +16,15 @@ import dev.sluice.core.PipelineContext;
 import dev.sluice.core.PipelineState;
 import dev.sluice.core.Positioned;
 import dev.sluice.core.UnsupportedFormatException;
+import dev.sluice.core.internal.shardfile.ShardFile;
 import dev.sluice.io.Checksums;
+import dev.sluice.io.Formats;
 import dev.sluice.io.WriteOptions;
 import dev.sluice.io.arrow.Arrow;
 import dev.sluice.io.arrow.ArrowDataset;
 import dev.sluice.io.arrow.ArrowWriteOptions;
+import dev.sluice.io.hdf5.Hdf5;
+import dev.sluice.io.hdf5.Hdf5Dataset;
 import dev.sluice.io.internal.RemoteFiles;
 import dev.sluice.io.npy.Npy;
 import dev.sluice.io.npy.NpyDataset;
@@ -28,12 +32,18 @@ import dev.sluice.io.parquet.Parquet;
 import dev.sluice.io.parquet.ParquetDataset;
 import dev.sluice.io.parquet.ParquetOptions;
 import dev.sluice.io.parquet.internal.ParquetWriting;
+import dev.sluice.io.shards.ShardInfo;
+import dev.sluice.io.shards.ShardSet;
+import dev.sluice.io.shards.Shards;
 import dev.sluice.operators.EqualLength;
+import io.jhdf.HdfFile;
+import io.jhdf.WritableHdfFile;
 import dev.sluice.operators.Pipeline;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -174,6 +184,83 @@ class HdfsDatasetsTest {
     try (ParquetDataset l = Parquet.open(parquet); ParquetDataset r = Parquet.open(pr, ParquetOptions.defaults())) {
       assertEquals(Checksums.sha256(l), Checksums.sha256(r));
       everyRowOncePerEpoch(r, "x", 1);
+    }
+  }
+
+  @Test
+  void shardSetsReadLikeTheLocalOnesWithTheirChecksumsChecked() throws IOException {
+    Path x = writeNpy(local.resolve("forshards/x.npy"), 1);
+    Path set = local.resolve("set3");
+    try (NpyDataset src = Npy.open(x)) {
+      Shards.write(src, set, WriteOptions.defaults().withNumShards(3));
+    }
+    URI sr = root.resolve("set3");
+    hdfs.copyFromLocalFile(new org.apache.hadoop.fs.Path(set.toUri()), new org.apache.hadoop.fs.Path(sr));
+    assertEquals("shards", Formats.detectRemote(sr));
+    try (ShardSet l = Shards.open(set); ShardSet r = Shards.open(sr)) {
+      assertEquals(l.schema(), r.schema());
+      assertEquals(l.shards(), r.shards());
+      assertEquals(Checksums.sha256(l), Checksums.sha256(r));
+      assertThat(r.verify().files()).isEqualTo(3);
+      assertThat(r.fingerprint()).contains(sr.toString());
+      everyRowOncePerEpoch(r, "x", 1);
+    }
+    // a shard whose bytes differ from its block table is refused before any row is delivered
+    ShardInfo first;
+    try (ShardSet l = Shards.open(set)) {
+      first = l.shards().get(0);
+    }
+    Path shard = set.resolve(first.file());
+    long at;
+    try (FileChannel ch = FileChannel.open(shard)) {
+      at = ShardFile.read(shard.toString(), ch, ch.size()).blocks().get(0).offset();
+    }
+    byte[] bytes = Files.readAllBytes(shard);
+    bytes[(int) at + 1] ^= 0x40;
+    Files.write(shard, bytes);
+    URI bad = root.resolve("bad3");
+    hdfs.copyFromLocalFile(new org.apache.hadoop.fs.Path(set.toUri()), new org.apache.hadoop.fs.Path(bad));
+    try (ShardSet r = Shards.open(bad)) {
+      assertThatThrownBy(() -> r.get(0)).isInstanceOf(DatasetFormatException.class)
+          .hasMessageContaining(bad + "/" + first.file()).hasMessageContaining("block 0").hasMessageContaining("checksum mismatch");
+    }
+    assertThatThrownBy(() -> Shards.open(root.resolve("noset"))).isInstanceOf(DatasetIOException.class)
+        .hasMessageContaining("noset/metadata.json").hasMessageContaining("no such file");
+  }
+
+  @Test
+  void hdf5IsReadFromATemporaryCopyDeletedOnClose() throws IOException {
+    Path h5 = local.resolve("x.h5");
+    long[][] values = new long[ROWS][WIDTH];
+    for (int i = 0; i < ROWS; i++) {
+      for (int k = 0; k < WIDTH; k++) {
+        values[i][k] = (long) i * WIDTH + k;
+      }
+    }
+    try (WritableHdfFile w = HdfFile.write(h5)) {
+      w.putDataset("x", values);
+    }
+    URI hr = upload(h5, "x.h5");
+    assertEquals("hdf5", Formats.detectRemote(hr));
+    Path tmp = Path.of(System.getProperty("java.io.tmpdir"));
+    List<Path> before = copies(tmp);
+    try (Hdf5Dataset l = Hdf5.open(h5); Hdf5Dataset r = Hdf5.open(hr, List.of())) {
+      assertThat(copies(tmp)).hasSize(before.size() + 1);
+      assertEquals(l.schema(), r.schema());
+      assertEquals(Checksums.sha256(l), Checksums.sha256(r));
+      assertThat(r.fingerprint()).contains(hr.toString());
+      everyRowOncePerEpoch(r, "x", 1);
+    }
+    assertThat(copies(tmp)).containsExactlyInAnyOrderElementsOf(before);
+    URI none = root.resolve("none.h5");
+    assertThatThrownBy(() -> Hdf5.open(none, List.of())).isInstanceOf(DatasetIOException.class)
+        .hasMessageContaining(none.toString());
+    assertThat(copies(tmp)).containsExactlyInAnyOrderElementsOf(before);
+  }
+
+  static List<Path> copies(Path dir) throws IOException {
+    try (var s = Files.list(dir)) {
+      return s.filter(p -> p.getFileName().toString().startsWith("sluice-hdf5-")).toList();
     }
   }
 

@@ -186,7 +186,7 @@ public final class MappedChunks {
       return chunks.compareAndSet(k, null, copy) ? copy : chunks.get(k);
     }
     try {
-      MappedByteBuffer m = channel.map(FileChannel.MapMode.READ_ONLY, dataOffset + start, size);
+      MappedByteBuffer m = MappedReads.map(channel, dataOffset + start, size);
       m.order(ByteOrder.LITTLE_ENDIAN);
       if (!chunks.compareAndSet(k, null, m)) {
         return chunks.get(k);

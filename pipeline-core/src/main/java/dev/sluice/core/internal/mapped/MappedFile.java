@@ -49,7 +49,7 @@ public final class MappedFile extends LocalFile {
     ByteBuffer b = straddling.get(offset);
     if (b == null || b.capacity() < length) {
       try {
-        b = channel.map(FileChannel.MapMode.READ_ONLY, offset, length);
+        b = MappedReads.map(channel, offset, length);
       } catch (ClosedChannelException e) {
         throw new DatasetClosedException(resource);
       } catch (IOException e) {

@@ -7,7 +7,10 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
+import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
+import java.lang.ref.Cleaner;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The boundary of every read from a file: a truncated file turns into a data error, never a JVM
@@ -18,6 +21,40 @@ import java.nio.channels.FileChannel;
  * turns a short read into a "truncated" error.
  */
 public final class MappedReads {
+  /**
+   * Mappings above which {@link #map} asks for a collection first. A mapping is released only when
+   * its buffer is collected, and Linux allows a process 65,530 mappings ({@code vm.max_map_count});
+   * past that, the JVM cannot even map memory for its own code and dies. A process that opens and
+   * closes many datasets on a small heap would otherwise get there between two collections.
+   */
+  static final long COLLECT_ABOVE = 16_384;
+  private static final Cleaner MAPPINGS = Cleaner.create();
+  private static final AtomicLong LIVE_MAPPINGS = new AtomicLong();
+  private static final AtomicLong SINCE_COLLECT = new AtomicLong();
+
+  /**
+   * Maps {@code [offset, offset + length)} of {@code channel} read-only, and counts the mapping until
+   * its buffer is collected. With {@value #COLLECT_ABOVE} or more mappings not yet collected, asks
+   * for a collection every {@code COLLECT_ABOVE / 4} mappings, as the JDK does before it refuses
+   * direct memory: garbage mappings then go, and live ones cost a collection per 4,096 new ones.
+   */
+  public static MappedByteBuffer map(FileChannel channel, long offset, long length) throws IOException {
+    long since = SINCE_COLLECT.incrementAndGet();
+    if (LIVE_MAPPINGS.get() >= COLLECT_ABOVE && since >= COLLECT_ABOVE / 4
+        && SINCE_COLLECT.compareAndSet(since, 0)) {
+      System.gc();
+    }
+    MappedByteBuffer m = channel.map(FileChannel.MapMode.READ_ONLY, offset, length);
+    LIVE_MAPPINGS.incrementAndGet();
+    MAPPINGS.register(m, LIVE_MAPPINGS::decrementAndGet);
+    return m;
+  }
+
+  /** Mappings made by {@link #map} whose buffers have not been collected yet. */
+  static long liveMappings() {
+    return LIVE_MAPPINGS.get();
+  }
+
   /** Sink of touch loads; its value means nothing. */
   @SuppressWarnings("unused")
   private static int touched;

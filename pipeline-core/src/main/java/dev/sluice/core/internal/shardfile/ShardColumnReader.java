@@ -16,6 +16,7 @@ import dev.sluice.core.internal.shardfile.FieldLayout.Kind;
 import java.math.BigInteger;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import dev.sluice.core.internal.mapped.PositionedReader;
 import java.nio.channels.FileChannel;
 import java.util.ArrayList;
 import java.util.List;
@@ -26,7 +27,8 @@ final class ShardColumnReader {
   private static final ByteBuffer EMPTY = ByteBuffer.allocate(0);
 
   private final String resource;
-  private final FileChannel channel;
+  private final FileChannel channel; // null for a file read through a PositionedReader only
+  private final PositionedReader reader;
   private final IoMode mode;
   private final ShardFile.Frame frame;
   private final long rows;
@@ -52,6 +54,7 @@ final class ShardColumnReader {
   ShardColumnReader(ShardFileReader file, FieldLayout layout, long maxChunkBytes) {
     this.resource = file.resource();
     this.channel = file.channel();
+    this.reader = file.reader();
     this.mode = file.mode();
     this.frame = file.frame();
     this.rows = file.rows();
@@ -126,7 +129,9 @@ final class ShardColumnReader {
     if (block.length() == 0) {
       return null;
     }
-    MappedChunks m = MappedChunks.of(mode, resource, channel, block.offset(), block.length(), unit, maxChunkBytes);
+    MappedChunks m = channel == null
+        ? MappedChunks.positioned(resource, reader, block.offset(), block.length(), unit, maxChunkBytes)
+        : MappedChunks.of(mode, resource, channel, block.offset(), block.length(), unit, maxChunkBytes);
     regions.add(m);
     blocks[layout.buffers().indexOf(b)] = m;
     return m;

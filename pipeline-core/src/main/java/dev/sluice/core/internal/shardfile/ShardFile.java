@@ -5,6 +5,7 @@ import dev.sluice.core.UnsupportedFormatException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import dev.sluice.core.internal.mapped.PositionedReader;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -123,6 +124,11 @@ public final class ShardFile {
    * @param size the file's size in bytes
    */
   public static Frame read(String resource, FileChannel ch, long size) throws IOException {
+    return read(resource, (PositionedReader) ch::read, size);
+  }
+
+  /** {@link #read(String, FileChannel, long)} through any positioned reader (a local channel, a remote file). */
+  public static Frame read(String resource, PositionedReader ch, long size) throws IOException {
     if (size < HEADER_BYTES) {
       throw new DatasetFormatException(resource, "byte " + size,
           "truncated: " + size + " bytes, shorter than the " + HEADER_BYTES + "-byte shard header");
@@ -215,6 +221,11 @@ public final class ShardFile {
 
   /** {@code length} bytes at {@code position}, read fully (little-endian, position 0). */
   public static ByteBuffer readAt(FileChannel ch, long position, int length) throws IOException {
+    return readAt((PositionedReader) ch::read, position, length);
+  }
+
+  /** {@link #readAt(FileChannel, long, int)} through any positioned reader. */
+  public static ByteBuffer readAt(PositionedReader ch, long position, int length) throws IOException {
     ByteBuffer b = ByteBuffer.allocate(length).order(ByteOrder.LITTLE_ENDIAN);
     while (b.hasRemaining()) {
       int n = ch.read(b, position + b.position());

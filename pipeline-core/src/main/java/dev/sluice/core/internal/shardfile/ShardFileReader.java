@@ -7,6 +7,7 @@ import dev.sluice.core.Example;
 import dev.sluice.core.IoMode;
 import dev.sluice.core.internal.mapped.MappedChunks;
 import dev.sluice.core.internal.mapped.MappedReads;
+import dev.sluice.core.internal.mapped.PositionedReader;
 import dev.sluice.core.internal.shardfile.FieldLayout.Buffer;
 import dev.sluice.core.internal.shardfile.FieldLayout.Kind;
 import java.io.IOException;
@@ -35,7 +36,9 @@ import java.util.zip.CRC32C;
 public final class ShardFileReader implements AutoCloseable {
   private final String resource;
   private final String name;
-  private final FileChannel channel;
+  private final FileChannel channel; // null for a file opened through a PositionedReader
+  private final PositionedReader reader;
+  private final AutoCloseable file;
   private final IoMode mode;
   private final ShardFile.Frame frame;
   private final long rows;
@@ -65,12 +68,14 @@ public final class ShardFileReader implements AutoCloseable {
     }
   }
 
-  private ShardFileReader(String resource, String name, FileChannel channel, ShardFile.Frame frame,
-      List<FieldLayout> layouts, long maxChunkBytes, IoMode mode) {
+  private ShardFileReader(String resource, String name, FileChannel channel, PositionedReader reader,
+      AutoCloseable file, ShardFile.Frame frame, List<FieldLayout> layouts, long maxChunkBytes, IoMode mode) {
     this.mode = mode;
     this.resource = resource;
     this.name = name;
     this.channel = channel;
+    this.reader = reader;
+    this.file = file;
     this.frame = frame;
     this.rows = frame.rows();
     this.columns = new ShardColumnReader[layouts.size()];
@@ -113,12 +118,40 @@ public final class ShardFileReader implements AutoCloseable {
       expected.checkFrame(resource, frame);
       checkBlocks(resource, frame, layouts, expected.layoutSource());
       return MappedReads.call(resource, null,
-          () -> new ShardFileReader(resource, path.getFileName().toString(), ch, frame, layouts, maxChunkBytes, mode));
+          () -> new ShardFileReader(resource, path.getFileName().toString(), ch, ch::read, ch, frame, layouts,
+              maxChunkBytes, mode));
     } catch (IOException e) {
       closeQuietly(ch);
       throw new DatasetIOException(resource, "cannot read: " + e, e);
     } catch (RuntimeException | Error e) {
       closeQuietly(ch);
+      throw e;
+    }
+  }
+
+  /**
+   * Opens a shard file read with positioned reads through {@code reader} (a remote file): the same
+   * checks as {@link #open(Path, List, long, Expectations)}, the blocks read as
+   * {@link IoMode#READ} does. The reader owns {@code file} and closes it on {@link #close()}, and
+   * when the open fails.
+   *
+   * @param resource the file or URI, for messages
+   * @param name the file's name
+   * @param size the file's length in bytes
+   */
+  public static ShardFileReader open(String resource, String name, PositionedReader reader, long size,
+      AutoCloseable file, List<FieldLayout> layouts, long maxChunkBytes, Expectations expected) {
+    try {
+      expected.checkSize(resource, size);
+      ShardFile.Frame frame = ShardFile.read(resource, reader, size);
+      expected.checkFrame(resource, frame);
+      checkBlocks(resource, frame, layouts, expected.layoutSource());
+      return new ShardFileReader(resource, name, null, reader, file, frame, layouts, maxChunkBytes, IoMode.READ);
+    } catch (IOException e) {
+      closeQuietly(file);
+      throw new DatasetIOException(resource, "cannot read: " + e.getMessage(), e);
+    } catch (RuntimeException | Error e) {
+      closeQuietly(file);
       throw e;
     }
   }
@@ -156,10 +189,10 @@ public final class ShardFileReader implements AutoCloseable {
     }
   }
 
-  private static void closeQuietly(FileChannel ch) {
+  private static void closeQuietly(AutoCloseable ch) {
     try {
       ch.close();
-    } catch (IOException ignored) {
+    } catch (Exception ignored) {
       // the open already failed; that error is the one to report
     }
   }
@@ -184,8 +217,13 @@ public final class ShardFileReader implements AutoCloseable {
     return mode;
   }
 
+  /** The open channel; null for a file opened through a {@link PositionedReader}. */
   FileChannel channel() {
     return channel;
+  }
+
+  PositionedReader reader() {
+    return reader;
   }
 
   /** The frame read on open. */
@@ -272,7 +310,7 @@ public final class ShardFileReader implements AutoCloseable {
     try {
       for (long at = from; at < to; ) {
         int n = (int) Math.min(to - at, 1 << 20);
-        ByteBuffer gap = ShardFile.readAt(channel, at, n);
+        ByteBuffer gap = ShardFile.readAt(reader, at, n);
         for (int i = 0; i < n; i++) {
           if (gap.get(i) != 0) {
             throw new DatasetFormatException(resource, "byte " + (at + i), "the bytes between blocks must be zero but"
@@ -316,8 +354,10 @@ public final class ShardFileReader implements AutoCloseable {
   public void close() {
     closed = true;
     try {
-      channel.close();
-    } catch (IOException e) {
+      file.close();
+    } catch (RuntimeException e) {
+      throw e;
+    } catch (Exception e) {
       throw new DatasetIOException(resource, "cannot close: " + e, e);
     }
   }

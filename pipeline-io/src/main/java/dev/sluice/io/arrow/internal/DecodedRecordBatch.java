@@ -3,9 +3,9 @@ package dev.sluice.io.arrow.internal;
 import dev.sluice.core.BatchBuilder;
 import dev.sluice.core.Column;
 import dev.sluice.core.ColumnBuilder;
+import dev.sluice.core.OffsetGather;
 import dev.sluice.core.Tensor;
 import dev.sluice.core.internal.mapped.MappedChunks;
-import dev.sluice.core.internal.mapped.MappedReads;
 import dev.sluice.core.internal.mapped.MappedRows;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
@@ -61,9 +61,10 @@ final class DecodedRecordBatch {
   }
 
   /**
-   * Copies fixed-length field {@code f} of each row from its record batch's values: the first
-   * (up to four) cache lines and the last byte of every row loaded first, so that their misses
-   * overlap, then the rows copied; rows of 4 and 8 bytes with one value load and store each.
+   * Copies fixed-length field {@code f} of each row from its record batch's values with core's
+   * gather kernel ({@link OffsetGather}): when every row's values are a view of the file, all rows
+   * in one call by their offsets in the file; else each run of consecutive rows from one record
+   * batch in one call.
    *
    * @param whole the file in one view when it is mapped in one chunk, else null
    */
@@ -74,51 +75,28 @@ final class DecodedRecordBatch {
     if (rb == 0) {
       return;
     }
-    // when every row's values are a view of the file, one buffer and absolute offsets: its checks hoisted
-    ByteBuffer file = whole;
-    long[] at = new long[n];
-    for (int i = 0; i < n && file != null; i++) {
+    int[] at = new int[n];
+    boolean inFile = whole != null;
+    for (int i = 0; i < n && inFile; i++) {
       long base = byBatch[batch[i]].fileOffset[f];
-      if (base < 0) {
-        file = null;
-      }
-      at[i] = base + local[i] * rb;
+      inFile = base >= 0;
+      at[i] = Math.toIntExact(base + local[i] * rb);
     }
-    if (file == null) {
-      for (int i = 0; i < n; i++) {
-        at[i] = local[i] * rb;
-      }
-    }
-    if (rb == 8) {
-      for (int i = 0; i < n; i++) {
-        ByteBuffer b = file != null ? file : byBatch[batch[i]].values[f];
-        dst.putLong((start + i) * 8, b.getLong((int) at[i]));
-      }
+    if (inFile) {
+      OffsetGather.copy(whole, rb, at, 0, n, dst, start);
       return;
     }
-    if (rb == 4) {
-      for (int i = 0; i < n; i++) {
-        ByteBuffer b = file != null ? file : byBatch[batch[i]].values[f];
-        dst.putInt((start + i) * 4, b.getInt((int) at[i]));
-      }
-      return;
-    }
-    int span = Math.min(rb, 256);
-    int sum = 0; // independent loads: the CPU keeps the misses of many rows in flight
     for (int i = 0; i < n; i++) {
-      ByteBuffer b = file != null ? file : byBatch[batch[i]].values[f];
-      int p = (int) at[i];
-      sum += b.get(p) + b.get(p + span - 1);
-      if (span > 128) {
-        sum += b.get(p + 64) + b.get(p + 128);
-      } else if (span > 64) {
-        sum += b.get(p + 64);
-      }
+      at[i] = Math.toIntExact(local[i] * rb);
     }
-    MappedReads.consume(sum);
-    for (int i = 0; i < n; i++) {
-      ByteBuffer b = file != null ? file : byBatch[batch[i]].values[f];
-      dst.put((start + i) * rb, b, (int) at[i], rb);
+    for (int i = 0; i < n;) {
+      int k = batch[i];
+      int end = i + 1;
+      while (end < n && batch[end] == k) {
+        end++;
+      }
+      OffsetGather.copy(byBatch[k].values[f], rb, at, i, end - i, dst, start + i);
+      i = end;
     }
   }
 

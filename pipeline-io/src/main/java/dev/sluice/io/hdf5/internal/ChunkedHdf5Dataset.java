@@ -142,6 +142,12 @@ public final class ChunkedHdf5Dataset extends Hdf5Fields implements Hdf5Dataset,
       }
       int n = (int) Math.min(c.pos == first ? firstBatchSize : batchSize, end - c.pos);
       sink.next(fill(c, n, pool));
+      if (c.pos >= end) {
+        // release and complete with the last batch, not on a further request or a cleanup: a
+        // consumer that fused this generate and stops polling must not leave decoded chunk rows held
+        c.release();
+        sink.complete();
+      }
       return c;
     }, Cursor::release);
   }

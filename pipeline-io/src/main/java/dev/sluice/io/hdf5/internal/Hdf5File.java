@@ -63,11 +63,13 @@ public final class Hdf5File implements AutoCloseable {
   private final long rows;
   private final Map<String, Map<String, Object>> attributes;
   private volatile boolean closed;
+  private volatile Path tempCopy; // deleted on close; null for a file the user named
+  private volatile String sourceFingerprint; // the remote file's, for a temporary copy
 
-  private Hdf5File(Path path, HdfFile hdf, FileChannel channel, List<Hdf5Field> fields, long rows,
+  private Hdf5File(Path path, String resource, HdfFile hdf, FileChannel channel, List<Hdf5Field> fields, long rows,
       Map<String, Map<String, Object>> attributes) {
     this.path = path;
-    this.resource = path.toString();
+    this.resource = resource;
     this.hdf = hdf;
     this.channel = channel;
     this.fields = fields;
@@ -83,7 +85,14 @@ public final class Hdf5File implements AutoCloseable {
    *     dimensions; {@link UnsupportedFormatException} for a feature Sluice does not read
    */
   public static Hdf5File open(Path path, List<String> datasetPaths) {
-    String resource = path.toString();
+    return open(path, path.toString(), datasetPaths);
+  }
+
+  /**
+   * {@link #open(Path, List)} naming the file {@code resource} in messages (a remote URI whose
+   * local copy {@code path} is).
+   */
+  public static Hdf5File open(Path path, String resource, List<String> datasetPaths) {
     if (!Files.exists(path)) {
       throw new DatasetIOException(resource, "no such file", null);
     }
@@ -119,7 +128,7 @@ public final class Hdf5File implements AutoCloseable {
       for (Dataset d : chosen) {
         putAttributes(attrs, d.getPath(), d);
       }
-      return new Hdf5File(path, hdf, channel, List.copyOf(fields), rows, Collections.unmodifiableMap(attrs));
+      return new Hdf5File(path, resource, hdf, channel, List.copyOf(fields), rows, Collections.unmodifiableMap(attrs));
     } catch (IOException e) {
       closeQuietly(hdf, channel);
       throw new DatasetIOException(resource, "cannot read: " + e, e);
@@ -529,7 +538,8 @@ public final class Hdf5File implements AutoCloseable {
 
   /** The file's size and modification time, the chosen datasets and the schema. */
   String fingerprint(dev.sluice.core.Schema schema) {
-    StringBuilder sb = new StringBuilder("hdf5\n").append(Fingerprints.file(path));
+    StringBuilder sb = new StringBuilder("hdf5\n")
+        .append(sourceFingerprint != null ? sourceFingerprint : Fingerprints.file(path));
     for (Hdf5Field f : fields) {
       sb.append(f.hdfPath()).append('\n');
     }
@@ -547,9 +557,34 @@ public final class Hdf5File implements AutoCloseable {
       hdf.close();
     } catch (RuntimeException e) {
       closeChannel(e);
+      deleteCopy();
       throw new DatasetIOException(resource, "cannot close: " + describe(e), e);
     }
-    closeChannel(null);
+    try {
+      closeChannel(null);
+    } finally {
+      deleteCopy();
+    }
+  }
+
+  /**
+   * Makes this file a temporary local copy of a remote one: {@link #close()} deletes {@code copy},
+   * and the fingerprint names the remote file ({@code sourceFingerprint}) instead of the copy.
+   */
+  public void deleteOnClose(Path copy, String sourceFingerprint) {
+    this.sourceFingerprint = sourceFingerprint;
+    this.tempCopy = copy;
+  }
+
+  private void deleteCopy() {
+    Path copy = tempCopy;
+    if (copy != null) {
+      try {
+        Files.deleteIfExists(copy);
+      } catch (IOException e) {
+        throw new DatasetIOException(copy.toString(), "cannot delete the temporary copy of " + resource + ": " + e, e);
+      }
+    }
   }
 
   private void closeChannel(RuntimeException earlier) {

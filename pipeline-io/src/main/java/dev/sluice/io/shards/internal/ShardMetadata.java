@@ -115,8 +115,15 @@ public record ShardMetadata(Path file, Schema schema, List<ShardInfo> shards) {
    */
   public static ShardMetadata read(Path dir) {
     Path file = dir.resolve(FILE_NAME);
-    String resource = file.toString();
-    JsonNode root = JsonFiles.readObject(file);
+    return parse(file, file.toString(), JsonFiles.readObject(file));
+  }
+
+  /**
+   * Checks the {@code metadata.json} object {@code root}, read from {@code resource}.
+   *
+   * @param file the path recorded in the result
+   */
+  public static ShardMetadata parse(Path file, String resource, JsonNode root) {
     String format = text(resource, root, "format");
     if (!FORMAT.equals(format)) {
       throw new DatasetFormatException(resource, "key format", "expected \"" + FORMAT + "\" but found \"" + format + "\"");

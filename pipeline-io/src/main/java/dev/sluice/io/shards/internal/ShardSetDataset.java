@@ -18,8 +18,13 @@ import dev.sluice.core.internal.shardfile.FieldLayout;
 import dev.sluice.core.internal.shardfile.ShardFile;
 import dev.sluice.core.internal.shardfile.ShardFileReader;
 import dev.sluice.core.internal.shardfile.ShardRows;
+import dev.sluice.io.internal.JsonFiles;
+import dev.sluice.io.internal.RemoteFiles;
+import dev.sluice.io.internal.RemoteInput;
 import dev.sluice.io.shards.ShardInfo;
 import dev.sluice.io.shards.ShardSet;
+import java.net.URI;
+import java.nio.ByteBuffer;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -34,16 +39,21 @@ public final class ShardSetDataset implements ShardSet {
   public static final String STAGE = "shards";
 
   private final Path dir;
+  private final String location; // the directory or URI, for messages
+  private final String remoteFingerprint; // null for a local set
   private final ShardMetadata meta;
   private final ShardRows rows;
   private final List<Split> splits;
   private final Map<Split, Integer> splitNumbers = new HashMap<>();
   private volatile boolean closed;
 
-  private ShardSetDataset(Path dir, ShardMetadata meta, List<ShardFileReader> readers) {
+  private ShardSetDataset(Path dir, String location, String remoteFingerprint, ShardMetadata meta,
+      List<ShardFileReader> readers) {
     this.dir = dir;
+    this.location = location;
+    this.remoteFingerprint = remoteFingerprint;
     this.meta = meta;
-    this.rows = new ShardRows(dir.toString(), this, readers, meta.schema().size());
+    this.rows = new ShardRows(location, this, readers, meta.schema().size());
     List<Split> s = new ArrayList<>(readers.size());
     String dirName = dir.getFileName() == null ? dir.toString() : dir.getFileName().toString();
     for (int k = 0; k < readers.size(); k++) {
@@ -75,7 +85,46 @@ public final class ShardSetDataset implements ShardSet {
         readers.add(ShardFileReader.open(dir.resolve(shards.get(k).file()), layouts, maxChunkBytes,
             new Listed(shards.get(k), k, shards.size()), mode));
       }
-      return new ShardSetDataset(dir, meta, List.copyOf(readers));
+      return new ShardSetDataset(dir, dir.toString(), null, meta, List.copyOf(readers));
+    } catch (RuntimeException e) {
+      Resources.closeAfter(e, readers);
+      throw e;
+    }
+  }
+
+  /**
+   * Opens the remote shard set {@code dir} (a Hadoop URI): {@code metadata.json} read into memory,
+   * every shard read with positioned reads and checked as a local one is (size, header, footer,
+   * block table; the CRC32C of each block before its rows are delivered).
+   *
+   * @param maxChunkBytes the largest single read, in [1, {@link Integer#MAX_VALUE}]
+   */
+  public static ShardSetDataset open(URI dir, long maxChunkBytes) {
+    String base = dir.toString().endsWith("/") ? dir.toString().substring(0, dir.toString().length() - 1)
+        : dir.toString();
+    URI metaUri = URI.create(base + "/" + ShardMetadata.FILE_NAME);
+    StringBuilder fingerprint = new StringBuilder("shards\n");
+    byte[] json;
+    try (RemoteInput in = RemoteFiles.open(metaUri)) {
+      ByteBuffer b = in.region(0, in.size(), ShardMetadata.FILE_NAME);
+      json = new byte[b.remaining()];
+      b.get(json);
+      fingerprint.append(in.fingerprint());
+    }
+    ShardMetadata meta = ShardMetadata.parse(Path.of(metaUri.getPath()), metaUri.toString(),
+        JsonFiles.readObject(metaUri.toString(), json));
+    List<FieldLayout> layouts = FieldLayout.of(meta.schema().fields());
+    List<ShardFileReader> readers = new ArrayList<>(meta.shards().size());
+    try {
+      List<ShardInfo> shards = meta.shards();
+      for (int k = 0; k < shards.size(); k++) {
+        String name = shards.get(k).file();
+        RemoteInput in = RemoteFiles.open(URI.create(base + "/" + name));
+        fingerprint.append(in.fingerprint());
+        readers.add(ShardFileReader.open(in.resource(), name, in, in.size(), in, layouts, maxChunkBytes,
+            new Listed(shards.get(k), k, shards.size())));
+      }
+      return new ShardSetDataset(Path.of(dir.getPath()), base, fingerprint.toString(), meta, List.copyOf(readers));
     } catch (RuntimeException e) {
       Resources.closeAfter(e, readers);
       throw e;
@@ -143,7 +192,7 @@ public final class ShardSetDataset implements ShardSet {
 
   private void checkOpen() {
     if (closed) {
-      throw new DatasetClosedException(dir.toString());
+      throw new DatasetClosedException(location);
     }
   }
 
@@ -243,6 +292,9 @@ public final class ShardSetDataset implements ShardSet {
   /** Its {@code metadata.json} and shard files (path, size, modification time) and its schema. */
   @Override
   public String fingerprint() {
+    if (remoteFingerprint != null) {
+      return remoteFingerprint + Fingerprints.schema(schema());
+    }
     StringBuilder sb = new StringBuilder("shards\n").append(Fingerprints.file(dir.resolve(ShardMetadata.FILE_NAME)));
     for (ShardInfo s : meta.shards()) {
       sb.append(Fingerprints.file(dir.resolve(s.file())));
@@ -252,6 +304,6 @@ public final class ShardSetDataset implements ShardSet {
 
   @Override
   public String toString() {
-    return "shards(" + dir + ", " + rows.readers().size() + " shards, rows=" + size() + ")";
+    return "shards(" + location + ", " + rows.readers().size() + " shards, rows=" + size() + ")";
   }
 }
