@@ -94,7 +94,7 @@ public final class ChunkedHdf5Dataset extends Hdf5Fields implements Hdf5Dataset,
 
   /** The chunk rows along the first dimension: every split starts on a chunk boundary. */
   @Override
-  public long blockAlignment(int split) {
+  public long blockAlignment(Split split) {
     return chunkRows;
   }
 
