@@ -155,9 +155,9 @@ class Hdf5ShuffleQualityTest {
           for (int i = 0; i < b.size(); i++) {
             rows.add(b.index(i));
             if (checkLabels) {
-              assertEquals(b.index(i), b.column("label").row(i).data().getLong(0), "row " + b.index(i));
+              assertEquals(b.index(i), b.column("label").row(i).data().order(java.nio.ByteOrder.LITTLE_ENDIAN).getLong(0), "row " + b.index(i));
             }
-            assertEquals((float) b.index(i), b.column("x").row(i).data().getFloat(15), "row " + b.index(i));
+            assertEquals((float) b.index(i), b.column("x").row(i).data().order(java.nio.ByteOrder.LITTLE_ENDIAN).getFloat(15 * Float.BYTES), "row " + b.index(i));
           }
         }
       }).blockLast();
