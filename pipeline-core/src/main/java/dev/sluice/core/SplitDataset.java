@@ -34,6 +34,21 @@ public interface SplitDataset<T> extends Dataset<T> {
     return null;
   }
 
+  /**
+   * The block granularity of {@code split}, in rows: a shuffle that cuts the split into blocks
+   * starts and ends every block on a multiple of it within the split, except at the split's end, so
+   * a block never cuts the source's natural unit (an HDF5 chunk) and a shuffled epoch decodes each
+   * unit once. 1 (the default) lets a block start at any row. Blocks then hold at least this many
+   * rows, whatever the shuffle's target block size, and a shuffle over such blocks mixes them in a
+   * window that holds many of them.
+   *
+   * @param split one of {@link #splits()}, with a known row count
+   * @return rows, &ge; 1
+   */
+  default long blockAlignment(Split split) {
+    return 1;
+  }
+
   /** Every split in order, each read whole. */
   @Override
   default Flux<T> flux(PipelineContext context) {

@@ -125,6 +125,27 @@ class CacheTest {
     assertEquals(10, m.total().blocksWritten(), "every block filled once: " + m.total());
   }
 
+  /**
+   * Through the cache, a source whose blocks align to its chunks keeps them: a shuffled pass gives
+   * the batches it gives without the cache, and the pass that fills the cache (its blocks a whole
+   * number of chunks) reads each chunk of the upstream once.
+   */
+  @Test
+  void anAlignedUpstreamKeepsItsBlocksThroughTheCache() {
+    ChunkedBatchSplits src = ChunkedBatchSplits.of(300, 2, 5_000);
+    Pipeline<Example> cached = Pipeline.from(src).cache(CacheSpec.defaults().directory(dir.resolve("root")).name("chunked"));
+    for (long epoch = 0; epoch < 2; epoch++) {
+      PipelineContext ctx = PipelineContext.defaults().withSeed(5).withEpoch(epoch);
+      src.decodes.clear();
+      List<String> through = render(cached.shuffle().batch(32), ctx);
+      if (epoch == 0) {
+        assertEquals(src.chunks(), src.decodes.size(), "every chunk read: " + src.decodes);
+        src.decodes.forEach((chunk, reads) -> assertEquals(1, reads, "chunk " + chunk + " read once"));
+      }
+      assertEquals(render(Pipeline.from(src).shuffle().batch(32), ctx), through, "epoch " + epoch);
+    }
+  }
+
   @Test
   void aSplitUpstreamThatDecodesIntoBatchesStaysOnTheColumnarPath() {
     MemoryBatchSplits src = new MemoryBatchSplits(700, 0, 1300, 5);

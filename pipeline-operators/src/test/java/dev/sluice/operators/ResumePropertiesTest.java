@@ -127,6 +127,19 @@ class ResumePropertiesTest {
     assertResumesExactly(q, ctx(seed, 0), epochs, cuts);
   }
 
+  /** Blocks aligned to chunks (whole, paired), under shuffle()'s window, which then holds the rank's rows. */
+  @Property(tries = 10)
+  void alignedBlockShuffleMidEpoch(@ForAll @Size(min = 1, max = 3) List<@IntRange(min = 0, max = 3000) Integer> sizes,
+      @ForAll @IntRange(min = 100, max = 900) int chunk, @ForAll @IntRange(min = 1, max = 3) int world,
+      @ForAll @IntRange(min = 0, max = 2) int rank, @ForAll EqualLength policy, @ForAll boolean columnar,
+      @ForAll @IntRange(min = 1, max = 3) int par, @ForAll @IntRange(min = 1, max = 2) int epochs, @ForAll long seed,
+      @ForAll @Size(min = 1, max = 2) List<@DoubleRange(min = 0, max = 1) Double> cuts) {
+    ChunkedBatchSplits source = new ChunkedBatchSplits(chunk, sizes.stream().mapToLong(Integer::longValue).toArray());
+    Pipeline<Example> p = Pipeline.from(source).shuffle().shard(world, rank % world, policy);
+    Pipeline<?> q = columnar ? p.batch(97, false, par).prefetch(2) : p;
+    assertResumesExactly(q, ctx(seed, 0), epochs, cuts);
+  }
+
   @Property(tries = 25)
   void filterInterleaveUnbatchAndRepeat(@ForAll @IntRange(min = 0, max = 300) int n,
       @ForAll @IntRange(min = 1, max = 4) int cycle, @ForAll @IntRange(min = 1, max = 5) int block,

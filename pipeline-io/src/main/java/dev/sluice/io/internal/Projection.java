@@ -22,7 +22,8 @@ import reactor.core.publisher.Flux;
 /**
  * A dataset of some of another's fields, in the order named, for formats that cannot leave fields
  * unread: the source reads every field and the projection drops the others. It keeps the source's
- * random access or splits, and closes the source when closed.
+ * random access or splits (with their block starts and block alignment), and closes the source when
+ * closed.
  */
 public final class Projection {
   private Projection() {}
@@ -151,6 +152,18 @@ public final class Projection {
     @Override
     public Flux<Example> read(Split split, long fromRow, long toRow) {
       return sd.read(split, fromRow, toRow).map(this::project);
+    }
+
+    /** The source's: dropping fields changes neither where a read starts cheaply nor what it decodes whole. */
+    @Override
+    public long[] blockStarts(Split split) {
+      return sd.blockStarts(split);
+    }
+
+    /** The source's: the source still decodes its units whole. */
+    @Override
+    public long blockAlignment(Split split) {
+      return sd.blockAlignment(split);
     }
 
     @Override

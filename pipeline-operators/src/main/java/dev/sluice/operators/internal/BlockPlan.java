@@ -28,7 +28,11 @@ import java.util.SplittableRandom;
  * blocks) and at least {@value #MIN_BLOCK_ROWS} rows. Where the source names the rows a read starts
  * at no extra cost ({@link SplitDataset#blockStarts}: Parquet pages), a block is a run of whole
  * such units, one at least; a unit is cut only when it is more than twice the per-rank size, which
- * happens on small datasets only, where reading is cheap.
+ * happens on small datasets only, where reading is cheap. Where the source aligns its blocks
+ * ({@link SplitDataset#blockAlignment}: HDF5 chunks), a split's blocks hold
+ * {@code max(target, alignment)} rows rounded up to a multiple of the alignment (the last block of
+ * the split shorter), so no block cuts a unit, and the rank's blocks are read whole, not
+ * {@linkplain #spread spread} but {@linkplain #pair paired}: a shuffled epoch decodes each unit once.
  */
 final class BlockPlan {
   /** Blocks a rank aims to draw per epoch. */
@@ -41,6 +45,8 @@ final class BlockPlan {
   static final long SALT = 0x6B10_C4ED_5EED_0001L;
   /** Salt of the spreading of a rank's blocks over its windows ({@link #spread}). */
   static final long SPREAD_SALT = 0x6B10_C4ED_5EED_0002L;
+  /** Salt of the pairing of a rank's aligned blocks ({@link #pair}). */
+  static final long PAIR_SALT = 0x6B10_C4ED_5EED_0003L;
 
   private BlockPlan() {}
 
@@ -78,6 +84,15 @@ final class BlockPlan {
       if (n == 0) {
         continue;
       }
+      long align = alignment(source, s);
+      if (align > 1) {
+        long size = Math.max(target, align);
+        size = Math.multiplyExact(size / align + (size % align == 0 ? 0 : 1), align);
+        for (long from = 0; from < n; from += size) {
+          out.add(new SplitPlan.Segment(s, from, Math.min(n, from + size)));
+        }
+        continue;
+      }
       long[] starts = source.blockStarts(s);
       if (starts == null) {
         cut(s, 0, n, target, out);
@@ -104,6 +119,32 @@ final class BlockPlan {
       }
     }
     return out;
+  }
+
+  /** Whether some split of {@code source} aligns its blocks ({@link SplitDataset#blockAlignment} above 1). */
+  static boolean aligned(SplitDataset<?> source, List<Split> splits) {
+    return maxAlignment(source, splits) > 1;
+  }
+
+  /** The largest block alignment of the splits of {@code source} with rows ({@link SplitDataset#blockAlignment}), 1 for none. */
+  static long maxAlignment(SplitDataset<?> source, List<Split> splits) {
+    long max = 1;
+    for (Split s : splits) {
+      if (s.hasKnownRowCount() && s.rowCount() > 0) {
+        max = Math.max(max, alignment(source, s));
+      }
+    }
+    return max;
+  }
+
+  /** The block alignment of {@code split} of {@code source} ({@link SplitDataset#blockAlignment}), checked. */
+  private static long alignment(SplitDataset<?> source, Split split) {
+    long a = source.blockAlignment(split);
+    if (a < 1) {
+      throw new IllegalStateException(source + " gave block alignment " + a + " for " + split
+          + ": expected a row count of at least 1");
+    }
+    return a;
   }
 
   /** Rows {@code [from, to)} of {@code s} cut into equal blocks of at most {@code target} rows. */
@@ -153,6 +194,58 @@ final class BlockPlan {
   }
 
   /**
+   * A rank's whole segments (aligned blocks, never cut: a piece of one would decode its unit again)
+   * arranged so that runs of them balance around the middle of the rank's rows: the segments in
+   * source order are paired first with last, second with second to last, and so on (the middle
+   * one alone when their number is odd); the pairs follow in a seeded random order, the two
+   * segments of a pair next to each other in a random order. Where the segments are of one size,
+   * which aligned blocks nearly all are, a pair's rows have the mean position of the rank's rows, so
+   * every window of whole pairs is a random draw from all over the dataset centred on its middle:
+   * a window shuffle of a few such windows orders the rows uncorrelated with their index, which a
+   * random order of a few large blocks does not. The same segments, reordered.
+   *
+   * @param splits the source's splits in source order (their positions order the segments)
+   * @param key the rank's random stream: a function of (seed, epoch, rank)
+   */
+  static List<SplitPlan.Segment> pair(List<SplitPlan.Segment> segments, List<Split> splits, long key) {
+    if (segments.size() < 3) {
+      return segments;
+    }
+    List<SplitPlan.Segment> sorted = inSourceOrder(segments, splits);
+    int b = sorted.size();
+    List<List<SplitPlan.Segment>> pairs = new ArrayList<>(b / 2 + 1);
+    for (int i = 0; i < b / 2; i++) {
+      pairs.add(List.of(sorted.get(i), sorted.get(b - 1 - i)));
+    }
+    if (b % 2 == 1) {
+      pairs.add(List.of(sorted.get(b / 2)));
+    }
+    SplittableRandom random = new SplittableRandom(Mix.seed(key, b, PAIR_SALT));
+    shuffle(pairs, random);
+    List<SplitPlan.Segment> out = new ArrayList<>(b);
+    for (List<SplitPlan.Segment> p : pairs) {
+      boolean lowFirst = p.size() == 1 || random.nextBoolean();
+      out.add(p.get(lowFirst ? 0 : 1));
+      if (p.size() == 2) {
+        out.add(p.get(lowFirst ? 1 : 0));
+      }
+    }
+    return out;
+  }
+
+  /** {@code segments} sorted by the position of their split in {@code splits}, then by first row. */
+  private static List<SplitPlan.Segment> inSourceOrder(List<SplitPlan.Segment> segments, List<Split> splits) {
+    Map<Split, Integer> position = new IdentityHashMap<>();
+    for (int i = 0; i < splits.size(); i++) {
+      position.put(splits.get(i), i);
+    }
+    List<SplitPlan.Segment> sorted = new ArrayList<>(segments);
+    sorted.sort(Comparator.<SplitPlan.Segment>comparingInt(s -> position.getOrDefault(s.split(), -1))
+        .thenComparingLong(SplitPlan.Segment::fromRow));
+    return sorted;
+  }
+
+  /**
    * A rank's segments arranged so that every window of {@code windowRows} rows draws from across
    * the dataset and no window leans towards its start or its end.
    *
@@ -182,13 +275,7 @@ final class BlockPlan {
         || n / segments.size() > windowRows / BLOCKS_PER_WINDOW) {
       return segments;
     }
-    Map<Split, Integer> position = new IdentityHashMap<>();
-    for (int i = 0; i < splits.size(); i++) {
-      position.put(splits.get(i), i);
-    }
-    List<SplitPlan.Segment> sorted = new ArrayList<>(segments);
-    sorted.sort(Comparator.<SplitPlan.Segment>comparingInt(s -> position.getOrDefault(s.split(), -1))
-        .thenComparingLong(SplitPlan.Segment::fromRow));
+    List<SplitPlan.Segment> sorted = inSourceOrder(segments, splits);
     // the cuts of the lower half: every segment boundary and every mirrored one
     long half = n / 2;
     java.util.TreeSet<Long> cuts = new java.util.TreeSet<>();

@@ -48,6 +48,13 @@ final class ColumnarPlan {
   static final int MIN_DECODE_ROWS = 256;
   /** Most rows per decoded batch of a window. */
   static final int MAX_WINDOW_DECODE_ROWS = 65_536;
+  /**
+   * Bytes of rows (and of their permutation) that {@code shuffle()}'s window may grow to over a
+   * source whose blocks align to its units ({@link dev.sluice.core.SplitDataset#blockAlignment}).
+   */
+  static final long ALIGNED_WINDOW_BYTES = 32L << 20;
+  /** Bytes a row of a variable-length field is taken to hold when sizing a window. */
+  static final long VARIABLE_FIELD_BYTES = 64;
 
   private final BatchSplitDataset<?> source;
   private final SplitStages.Prefix prefix;
@@ -219,8 +226,9 @@ final class ColumnarPlan {
       if (lo >= hi) {
         return Flux.empty();
       }
-      int decodeRows = decodeRows(window.bufferSize());
-      long windowRows = windowRows(window.bufferSize());
+      int bufferRows = bufferRows(length, options);
+      int decodeRows = decodeRows(bufferRows);
+      long windowRows = windowRows(bufferRows);
       long firstWindow = lo / windowRows;
       long endRow = Math.min(length, ((hi + windowRows - 1) / windowRows) * windowRows);
       long from = cut.first() + firstWindow * windowRows;
@@ -238,6 +246,37 @@ final class ColumnarPlan {
       return WindowShuffle.serve(decoded, source.schema(), pool, b, windowRows, firstWindow, length, lo, hi, key,
           source.toString());
     });
+  }
+
+  /**
+   * The rows of the window shuffle of a pass of {@code length} rows: the buffer size, except for
+   * {@code shuffle()}'s default window over a source that aligns its blocks to units decoded whole
+   * (HDF5 chunks), whose blocks are too large for a window of a few of them to mix the rows: that
+   * window holds the rank's rows, up to {@value #ALIGNED_WINDOW_BYTES} bytes of them (an eighth of
+   * the memory limit when that is less), and never fewer rows than the buffer size. A function of
+   * the pass's length, the schema and the memory limit, so a resumed pass cuts the same windows.
+   */
+  private int bufferRows(long length, Options options) {
+    int buffer = window.bufferSize();
+    if (!window.isSplitDefault() || !BlockPlan.aligned(source, source.splits())) {
+      return buffer;
+    }
+    long bytes = ALIGNED_WINDOW_BYTES;
+    long limit = options.memory().limit();
+    if (limit != dev.sluice.core.MemoryManager.UNLIMITED) {
+      bytes = Math.min(bytes, limit / 8);
+    }
+    long rows = Math.min(length, bytes / (rowBytes() + Integer.BYTES));
+    return (int) Math.max(buffer, Math.min(rows, Integer.MAX_VALUE - 8));
+  }
+
+  /** The bytes of a row of the source: fixed-length fields' own, {@value #VARIABLE_FIELD_BYTES} for each other field. */
+  private long rowBytes() {
+    long n = 0;
+    for (dev.sluice.core.TensorSpec f : source.schema().fields()) {
+      n += f.isFixedLength() ? f.rowBytes() : VARIABLE_FIELD_BYTES;
+    }
+    return Math.max(1, n);
   }
 
   /**
@@ -329,12 +368,22 @@ final class ColumnarPlan {
     return decodesColumns(parallelism()) ? ", decoded and gathered a column at a time" : "";
   }
 
+  /** What {@code explain} says of {@code shuffle()}'s window. */
+  private String defaultWindow() {
+    long align = BlockPlan.maxAlignment(source, source.splits());
+    if (align <= 1) {
+      return "window shuffle of " + window.bufferSize() + " rows";
+    }
+    return "window shuffle of the rank's rows, up to " + (ALIGNED_WINDOW_BYTES >> 20) + " MiB of them (at least "
+        + window.bufferSize() + " rows), since its blocks are whole units of " + align
+        + " rows that the source decodes whole and a window must hold many of them";
+  }
+
   /** What {@code explain} says about a stage of this plan. */
   String explain(Stage s) {
     return switch (s.kind()) {
       case SHUFFLE -> SplitStages.explainShuffle((ShuffleStage) s)
-          + (window != null && window.isSplitDefault() ? "; window shuffle of " + window.bufferSize() + " rows"
-              + windowDecode() : "");
+          + (window != null && window.isSplitDefault() ? "; " + defaultWindow() + windowDecode() : "");
       case BUFFER_SHUFFLE -> "window shuffle of " + ((BufferShuffleStage) s).bufferSize() + " rows" + windowDecode();
       case SHARD -> SplitStages.explainShard(prefix);
       case TAKE, SKIP -> "row range";

@@ -22,9 +22,10 @@ import reactor.core.publisher.Flux;
  * more), and reads only the rows of that range with {@code read(split, fromRow, toRow)}. Shuffled
  * ({@link SplitShuffle#BLOCKS}, the default): the sequence is a permutation of the blocks of every
  * split ({@link BlockPlan}), the same on every rank, and the rank's range of it is spread over its
- * shuffle windows. Shuffled by {@link SplitShuffle#SPLITS}: the splits in a permuted order. With an
- * unknown row count every rank reads the whole sequence (splits, shuffled or not) and keeps its
- * stride ({@link Shard}).
+ * shuffle windows (whole blocks paired around the middle of its rows, where the source aligns
+ * them). Shuffled by {@link SplitShuffle#SPLITS}: the splits in a permuted order. With an unknown
+ * row count every rank reads the whole sequence (splits, shuffled or not) and keeps its stride
+ * ({@link Shard}).
  */
 public final class SplitPlan {
   /** Salt of the split-order shuffle's random stream. */
@@ -79,8 +80,11 @@ public final class SplitPlan {
         order.seed(), order.epoch());
     List<Segment> mine = order.shard() == null ? blocks
         : part(blocks, order.shard().numShards(), order.shard().index(), order.shard().policy());
-    return BlockPlan.spread(mine, splits, order.windowRows(),
-        Mix.seed(Mix.seed(order.seed(), order.epoch(), BlockPlan.SPREAD_SALT), order.rank(), BlockPlan.SPREAD_SALT));
+    long key = Mix.seed(Mix.seed(order.seed(), order.epoch(), BlockPlan.SPREAD_SALT), order.rank(), BlockPlan.SPREAD_SALT);
+    if (BlockPlan.aligned(source, splits)) {
+      return BlockPlan.pair(mine, splits, key); // whole aligned blocks: a piece of one would decode its unit again
+    }
+    return BlockPlan.spread(mine, splits, order.windowRows(), key);
   }
 
   /**

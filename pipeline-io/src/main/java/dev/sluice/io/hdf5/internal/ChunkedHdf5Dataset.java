@@ -24,7 +24,8 @@ import reactor.core.publisher.Flux;
  * decodes one chunk row at a time (every field's rows of it, {@link ChunkDecoder}) and emits its
  * examples, or, on the columnar path ({@link #readBatches}), decodes it into pooled memory and copies
  * its rows into the columns of pooled batches; a read may start at any chunk boundary at no extra
- * cost ({@link #blockStarts}). Reads of different splits may run on different threads at once (a
+ * cost ({@link #blockStarts}), and a shuffle's blocks hold whole chunks ({@link #blockAlignment}).
+ * Reads of different splits may run on different threads at once (a
  * pipeline's decode parallelism); the decoded chunk rows of a read are released when it completes,
  * fails or is cancelled.
  */
@@ -89,6 +90,12 @@ public final class ChunkedHdf5Dataset extends Hdf5Fields implements Hdf5Dataset,
       out[i] = (long) i * chunkRows;
     }
     return out;
+  }
+
+  /** The chunk rows along the first dimension: every split starts on a chunk boundary. */
+  @Override
+  public long blockAlignment(Split split) {
+    return chunkRows;
   }
 
   @Override

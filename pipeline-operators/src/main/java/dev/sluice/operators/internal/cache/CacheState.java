@@ -51,6 +51,9 @@ final class CacheState {
     this.listener = listener;
     Schema known = spec.schema() != null ? spec.schema() : upstream.declaredSchema();
     int rows = spec.blockRows() > 0 ? spec.blockRows() : autoBlockRows(known);
+    if (spec.blockRows() <= 0 && upstream.mode() != Upstream.Mode.RANDOM_ACCESS) {
+      rows = aligned(rows, upstream);
+    }
     this.geometry = upstream.mode() == Upstream.Mode.RANDOM_ACCESS ? Geometry.of(rows, upstream.size())
         : Geometry.of(rows, upstream.splits());
     String text = upstream.fingerprint() + "blocks " + rows + "\n"
@@ -63,6 +66,22 @@ final class CacheState {
     if (!SealedManifest.exists(dir)) {
       CacheIndex.warmUpInBackground(); // a sealed cache is read without its index
     }
+  }
+
+  /**
+   * {@code rows} rounded up to a multiple of the largest block alignment of the upstream's splits
+   * ({@link dev.sluice.core.SplitDataset#blockAlignment}), so that no cache block cuts a unit the
+   * upstream decodes whole and a filling pass decodes each unit once.
+   */
+  private static int aligned(int rows, Upstream upstream) {
+    long align = 1;
+    for (dev.sluice.core.Split s : upstream.splits()) {
+      if (s.hasKnownRowCount() && s.rowCount() > 0) {
+        align = Math.max(align, upstream.blockAlignment(s));
+      }
+    }
+    long r = (rows + align - 1) / align * align;
+    return (int) Math.min(r, Integer.MAX_VALUE - 8);
   }
 
   private static int autoBlockRows(Schema schema) {

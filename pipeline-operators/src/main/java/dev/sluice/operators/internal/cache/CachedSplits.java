@@ -88,6 +88,12 @@ class CachedSplits implements SplitDataset<Example>, HasSchema, CachedDataset {
     return state.upstream.blockStarts(split);
   }
 
+  /** The upstream's: a shuffle through the cache aligns its blocks as one without it does. */
+  @Override
+  public long blockAlignment(Split split) {
+    return state.upstream.blockAlignment(split);
+  }
+
   private int part(Split split) {
     Integer k = parts.get(split);
     if (k == null) {

@@ -163,6 +163,11 @@ final class Upstream {
     return ((SplitDataset<?>) source).blockStarts(split);
   }
 
+  /** The source's block alignment of {@code split} ({@link SplitDataset#blockAlignment}). */
+  long blockAlignment(Split split) {
+    return ((SplitDataset<?>) source).blockAlignment(split);
+  }
+
   /** Element {@code index} of a random-access upstream, the maps applied on the calling thread. */
   Example element(long index) {
     Object e = ((RandomAccessDataset<?>) source).get(index);
