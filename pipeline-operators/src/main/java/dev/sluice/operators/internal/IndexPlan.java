@@ -64,6 +64,15 @@ final class IndexPlan {
    */
   static Planned plan(RandomAccessDataset<?> source, List<Stage> stages, Options options, PipelineContext ctx,
       long skip, long offset) {
+    return plan(source, stages, options, ctx, skip, offset, AHEAD);
+  }
+
+  /**
+   * {@link #plan(RandomAccessDataset, List, Options, PipelineContext, long, long)} whose parallel
+   * gather workers may each hold {@code ahead} batches before the subscriber takes them.
+   */
+  static Planned plan(RandomAccessDataset<?> source, List<Stage> stages, Options options, PipelineContext ctx,
+      long skip, long offset, int ahead) {
     Sequenced s = sequence(source, stages, ctx, offset);
     int i = s.next();
     IndexSequence seq = s.seq();
@@ -71,9 +80,33 @@ final class IndexPlan {
       BatchStage b = (BatchStage) stages.get(i);
       RangeCuts batches = batchRange(stages, i, seq.length());
       long first = batches.first() + Math.min(skip, batches.last() - batches.first());
-      return new Planned(gatherBatches(source, seq, b, first, batches.last(), options), null, batchesEnd(stages, i));
+      return new Planned(gatherBatches(source, seq, b, first, batches.last(), options, ahead), null,
+          batchesEnd(stages, i));
     }
     return new Planned(elements(source, seq.skipped(skip)), Schemas.declared(source), i);
+  }
+
+  /**
+   * The batches each parallel gather worker may hold when the stage right after the index path
+   * ({@code stages.get(next)}) is a {@code prefetch(n)} with {@code n > 0} that follows a parallel
+   * gather ({@code numParallelCalls > 1}): {@link #AHEAD} plus the worker's share of {@code n}. The
+   * prefetch is then folded into the gather: its workers already run ahead of the subscriber, so the
+   * prefetch adds no producer thread and no hand-over of its own; the subscriber takes the batches
+   * on its own thread as the workers publish them. 0 when the prefetch is not folded.
+   */
+  static int foldedAhead(List<Stage> stages, int next) {
+    if (next <= 0 || next >= stages.size() || !(stages.get(next) instanceof PrefetchStage p) || p.bufferSize() <= 0) {
+      return 0;
+    }
+    int i = 0;
+    while (i < next && isIndexStage(stages.get(i))) {
+      i++;
+    }
+    if (i >= next || !(stages.get(i) instanceof BatchStage b) || b.numParallelCalls() <= 1) {
+      return 0;
+    }
+    int workers = b.numParallelCalls();
+    return AHEAD + (p.bufferSize() + workers - 1) / workers;
   }
 
   /** The index sequence of the leading index stages and the index of the first stage after them. */
@@ -178,7 +211,7 @@ final class IndexPlan {
 
   /** Batches {@code first .. last-1} of {@code seq}, each gathered by the source into pooled memory. */
   private static Flux<Batch> gatherBatches(RandomAccessDataset<?> source, IndexSequence seq, BatchStage b,
-      long first, long last, Options options) {
+      long first, long last, Options options, int ahead) {
     return Flux.defer(() -> {
       if (first >= last) {
         return Flux.empty();
@@ -200,7 +233,7 @@ final class IndexPlan {
           indices = scratch[w] = new long[(int) Math.min(batchSize, length)];
         }
         return gather(source, seq, schema, pool, first + k, batchSize, length, indices);
-      }, parallelism, AHEAD, Schedulers.boundedElastic(), Batch::close);
+      }, parallelism, ahead, Schedulers.boundedElastic(), Batch::close);
     });
   }
 

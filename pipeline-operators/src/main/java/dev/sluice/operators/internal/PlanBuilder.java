@@ -501,8 +501,11 @@ public final class PlanBuilder {
         case MIX, PLAIN -> throw new IllegalStateException("the element path fuses no stage");
       }
     }
+    int ahead = head == Head.INDEX ? IndexPlan.foldedAhead(ordered, next) : 0;
     for (int i = next; i < ordered.size(); i++) {
-      steps.add(new Step(ordered.get(i), Path.ELEMENT, ""));
+      steps.add(new Step(ordered.get(i), Path.ELEMENT, i == next && ahead > 0
+          ? "folded into the parallel gather: each worker holds up to " + ahead + " batches, no prefetch thread"
+          : ""));
     }
   }
 }
