@@ -87,26 +87,14 @@ final class IndexPlan {
   }
 
   /**
-   * The batches each parallel gather worker may hold when the stage right after the index path
-   * ({@code stages.get(next)}) is a {@code prefetch(n)} with {@code n > 0} that follows a parallel
-   * gather ({@code numParallelCalls > 1}): {@link #AHEAD} plus the worker's share of {@code n}. The
-   * prefetch is then folded into the gather: its workers already run ahead of the subscriber, so the
-   * prefetch adds no producer thread and no hand-over of its own; the subscriber takes the batches
-   * on its own thread as the workers publish them. 0 when the prefetch is not folded.
+   * The batches each of {@code workers} parallel gather workers may hold when a {@code
+   * prefetch(bufferSize)} right after the gather is folded into it: {@link #AHEAD} plus the worker's
+   * share of {@code bufferSize}. The gather's workers already run ahead of the subscriber, so the
+   * folded prefetch adds no producer thread and no hand-over of its own; the subscriber takes the
+   * batches on its own thread as the workers publish them.
    */
-  static int foldedAhead(List<Stage> stages, int next) {
-    if (next <= 0 || next >= stages.size() || !(stages.get(next) instanceof PrefetchStage p) || p.bufferSize() <= 0) {
-      return 0;
-    }
-    int i = 0;
-    while (i < next && isIndexStage(stages.get(i))) {
-      i++;
-    }
-    if (i >= next || !(stages.get(i) instanceof BatchStage b) || b.numParallelCalls() <= 1) {
-      return 0;
-    }
-    int workers = b.numParallelCalls();
-    return AHEAD + (p.bufferSize() + workers - 1) / workers;
+  static int foldedAhead(int bufferSize, int workers) {
+    return AHEAD + (bufferSize + workers - 1) / workers;
   }
 
   /** The index sequence of the leading index stages and the index of the first stage after them. */

@@ -53,13 +53,16 @@ import java.util.function.LongUnaryOperator;
  * @param shardAt the index of the {@code shard} a re-partition cuts at (-1 when not re-partitionable)
  * @param elementsPerOutput elements at the shard's output per output element (re-partitionable plans)
  * @param steps each stage in execution order with its path, for {@code explain}
+ * @param foldedAhead the batches each parallel gather worker may hold when the {@code prefetch} at
+ *     {@code next} is folded into the index path's parallel gather ({@link IndexPlan#foldedAhead}),
+ *     else 0
  */
 public record Plan(Dataset<?> source, Access access, RandomAccessDataset<?> random, SplitDataset<?> splits,
     StageCounters.Source counted, Options options, List<Stage> ordered, Head head, int next, Plan inner,
     long repeatCount, ColumnarPlan columnar, SplitStages.Prefix prefix, BatchStage headBatch, boolean headPositional,
     List<Element> stages, List<String> probes, int threads, boolean emitsBatches, boolean acceptsShuffle,
     ShardStage shard, List<String> shapeKeys, String unresumable, String notRepartitionable, int shardAt,
-    long elementsPerOutput, List<Step> steps) {
+    long elementsPerOutput, List<Step> steps, int foldedAhead) {
 
   /** The path of a plan's leading stages, named as the architecture names it. */
   public enum Head {

@@ -142,13 +142,16 @@ public final class PlanBuilder {
     String notRepartitionable = notRepartitionable(source, access, ordered, options);
     int shardAt = notRepartitionable == null ? ordered.indexOf(shard) : -1;
     List<Step> steps = new ArrayList<>();
-    explain(ordered, head, next, inner, columnar, prefix, steps);
+    int foldedAhead = head == Head.INDEX && headBatch != null && headBatch.numParallelCalls() > 1
+        && next < ordered.size() && ordered.get(next) instanceof PrefetchStage p && p.bufferSize() > 0
+        ? IndexPlan.foldedAhead(p.bufferSize(), headBatch.numParallelCalls()) : 0;
+    explain(ordered, head, next, inner, columnar, prefix, foldedAhead, steps);
     return new Plan(source, access, random, splits, counted, options, ordered, head, next, inner, repeatCount,
         columnar, prefix, headBatch, headPositional, Collections.unmodifiableList(elements),
         Collections.unmodifiableList(probes), threads(source, ordered), emitsBatches(ordered),
         acceptsShuffle(access, ordered), shard, shapeKeys(source, ordered), unresumable(source, ordered, options),
         notRepartitionable, shardAt, notRepartitionable == null ? elementsPerOutput(ordered, options) : 0,
-        List.copyOf(steps));
+        List.copyOf(steps), foldedAhead);
   }
 
   /**
@@ -473,7 +476,7 @@ public final class PlanBuilder {
 
   /** Each stage of the plan in execution order with the path it runs on and what that path does with it. */
   private static void explain(List<Stage> ordered, Head head, int next, Plan inner, ColumnarPlan columnar,
-      SplitStages.Prefix prefix, List<Step> steps) {
+      SplitStages.Prefix prefix, int foldedAhead, List<Step> steps) {
     for (int i = 0; i < next; i++) {
       Stage s = ordered.get(i);
       switch (head) {
@@ -501,10 +504,9 @@ public final class PlanBuilder {
         case MIX, PLAIN -> throw new IllegalStateException("the element path fuses no stage");
       }
     }
-    int ahead = head == Head.INDEX ? IndexPlan.foldedAhead(ordered, next) : 0;
     for (int i = next; i < ordered.size(); i++) {
-      steps.add(new Step(ordered.get(i), Path.ELEMENT, i == next && ahead > 0
-          ? "folded into the parallel gather: each worker holds up to " + ahead + " batches, no prefetch thread"
+      steps.add(new Step(ordered.get(i), Path.ELEMENT, i == next && foldedAhead > 0
+          ? "folded into the parallel gather: each worker holds up to " + foldedAhead + " batches, no prefetch thread"
           : ""));
     }
   }

@@ -115,13 +115,10 @@ public final class PlanCompiler {
       if (e.pushdown() == Plan.Pushdown.ADD) {
         return from(i, Saturated.add(skip, e.factor())); // what is skipped is never produced
       }
-      if (i == next && plan.head() == Plan.Head.INDEX) {
-        int ahead = IndexPlan.foldedAhead(ordered, next);
-        if (ahead > 0) { // the prefetch is folded into the parallel gather: no thread of its own
-          checkBatches(-1);
-          return probe(probeSource(IndexPlan.plan(plan.random(), ordered, options, ctx, skip, offset, ahead).flux()),
-              i + 1);
-        }
+      if (i == next && plan.foldedAhead() > 0) { // the prefetch is folded into the parallel gather
+        checkBatches(-1);
+        return probe(probeSource(IndexPlan.plan(plan.random(), ordered, options, ctx, skip, offset,
+            plan.foldedAhead()).flux()), i + 1);
       }
       if (s.kind() == Stage.Kind.BATCH && i - 1 >= next
           && plan.stages().get(i - 1).pushdown() == Plan.Pushdown.UNBATCH) {
