@@ -6,11 +6,13 @@ import static org.apache.spark.sql.functions.col;
 import static org.apache.spark.sql.functions.expr;
 
 import dev.sluice.core.Example;
+import dev.sluice.core.MemoryManager;
 import dev.sluice.io.shards.ShardSet;
 import dev.sluice.io.shards.Shards;
 import java.io.File;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.stream.Stream;
 import org.apache.spark.sql.Dataset;
@@ -80,6 +82,49 @@ class SluiceDataSourceTest {
       assertThat(sum).isEqualTo(999L * 1000 / 2);
     }
     assertThat(stagingLeft(out)).isEmpty();
+  }
+
+  private static Dataset<Row> everyType(long n, int partitions) {
+    return mixed(n, partitions).select(col("*"),
+        expr("CASE WHEN id % 3 = 0 THEN NULL ELSE id % 2 = 0 END").as("flag"),
+        expr("CAST(id % 120 - 60 AS TINYINT)").as("small"),
+        expr("CASE WHEN id % 9 = 0 THEN NULL ELSE CAST(id * 3 - 500 AS SMALLINT) END").as("short"),
+        expr("CAST(id AS DOUBLE) / 7").as("ratio"),
+        expr("CASE WHEN id % 6 = 0 THEN NULL ELSE unhex(hex(id * 31)) END").as("blob"),
+        expr("transform(sequence(1, CAST(id % 3 AS INT)), i -> CAST(id * i AS DOUBLE))").as("dlist"),
+        expr("transform(sequence(0, 5), i -> CAST(id + i AS INT))").as("grid"),
+        expr("CASE WHEN id % 4 = 0 THEN NULL ELSE array(id, -id) END").as("pair"),
+        expr("array(id % 2 = 0, id % 3 = 0)").as("bits"));
+  }
+
+  /** The rows as text, the binary column as hex (a byte array prints as its identity). */
+  private static List<String> text(Dataset<Row> df) {
+    return df.withColumn("blob", expr("hex(blob)")).collectAsList().stream().map(Row::toString).toList();
+  }
+
+  @Test
+  void columnarReadsOfEveryTypeGiveTheRowsOfTheRowPath(@TempDir Path dir) {
+    Path out = dir.resolve("types");
+    Dataset<Row> df = everyType(700, 2);
+    df.write().format("sluice").mode("overwrite").option("shardRows", "256").option("shape.vec", "3")
+        .option("shape.grid", "2,3").option("shape.pair", "2").option("shape.bits", "2")
+        .save(out.toUri().toString());
+
+    Dataset<Row> columnar = spark.read().format("sluice").load(out.toUri().toString());
+    Dataset<Row> rows = spark.read().format("sluice").option("columnar", "false").load(out.toUri().toString());
+    assertThat(columnar.queryExecution().executedPlan().toString()).contains("ColumnarToRow");
+    assertThat(rows.queryExecution().executedPlan().toString()).doesNotContain("ColumnarToRow");
+    assertThat(columnar.schema()).isEqualTo(rows.schema());
+
+    List<String> fromColumns = text(columnar);
+    assertThat(fromColumns).hasSize(700).isEqualTo(text(rows)).isEqualTo(text(df.orderBy("id")));
+
+    Dataset<Row> some = columnar.select("tokens", "blob", "id").where("id % 2 = 1");
+    assertThat(some.queryExecution().executedPlan().toString()).contains("ColumnarToRow");
+    assertThat(text(some)).hasSize(350).isEqualTo(text(rows.select("tokens", "blob", "id").where("id % 2 = 1")));
+    assertThat(columnar.limit(3).collectAsList()).hasSize(3);
+    assertThat(columnar.count()).isEqualTo(700);
+    MemoryManager.shared().awaitNoOutstanding(Duration.ofSeconds(20));
   }
 
   @Test
