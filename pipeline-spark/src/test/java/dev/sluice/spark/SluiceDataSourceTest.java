@@ -172,6 +172,50 @@ class SluiceDataSourceTest {
   }
 
   @Test
+  void anAbortedOverwriteLeavesTheOldDatasetIntactAndASuccessfulOneReplacesIt(@TempDir Path dir) throws Exception {
+    Path out = dir.resolve("replaced");
+    spark.range(0, 300, 1, 2).write().format("sluice").mode("overwrite").option("shardRows", "40")
+        .save(out.toUri().toString());
+    String old = checksum(out);
+    List<Path> oldFiles = listing(out);
+    spark.udf().register("failAt77", (org.apache.spark.sql.api.java.UDF1<Long, Long>) id -> {
+      if (id == 77) {
+        throw new IllegalStateException("overwrite fails");
+      }
+      return id;
+    }, org.apache.spark.sql.types.DataTypes.LongType);
+
+    assertThatThrownBy(() -> spark.range(0, 400, 1, 2).selectExpr("failAt77(id) + 1000 AS id").write()
+        .format("sluice").mode("overwrite").option("shardRows", "50").save(out.toUri().toString()))
+        .hasStackTraceContaining("overwrite fails");
+    assertThat(checksum(out)).isEqualTo(old);
+    assertThat(listing(out)).isEqualTo(oldFiles);
+    assertThat(spark.read().format("sluice").load(out.toUri().toString()).count()).isEqualTo(300);
+
+    spark.range(0, 400, 1, 2).selectExpr("id + 1000 AS id").write().format("sluice").mode("overwrite")
+        .option("shardRows", "50").save(out.toUri().toString());
+    try (ShardSet set = Shards.open(out)) {
+      assertThat(set.size()).isEqualTo(400);
+      assertThat(listing(out).stream().filter(p -> p.toString().endsWith(".shard")).count())
+          .as("only the new set's shards are left").isEqualTo(set.shards().size());
+    }
+    assertThat(spark.read().format("sluice").load(out.toUri().toString()).where("id < 1000").count()).isZero();
+    assertThat(stagingLeft(out)).isEmpty();
+  }
+
+  private static String checksum(Path set) {
+    try (ShardSet s = Shards.open(set)) {
+      return dev.sluice.io.Checksums.sha256(s);
+    }
+  }
+
+  private static List<Path> listing(Path dir) throws java.io.IOException {
+    try (Stream<Path> s = Files.list(dir)) {
+      return s.sorted().toList();
+    }
+  }
+
+  @Test
   void anUnmappableColumnIsRefusedAtWriteStartNamingIt(@TempDir Path dir) {
     Path out = dir.resolve("bad");
     assertThatThrownBy(() -> spark.range(3).selectExpr("id", "current_date() AS day").write().format("sluice")
