@@ -149,12 +149,12 @@ public final class SparkToShards {
     System.out.println("off-heap bytes outstanding: " + MemoryManager.shared().outstandingBytes());
   }
 
-  /** {@code rows} rows in two partitions: {@code x[j] = sin(id * (j + 1) / 1000)}, {@code label = id % 2}. */
+  /** {@code rows} rows in two partitions: {@code x[j] = sin(id * (j + 1) / 1000)}, {@code label} 1 where {@code x[0] > 0}, else 0. */
   static Dataset<Row> generate(SparkSession spark, long rows, int dim) {
     return spark.range(0, rows, 1, 2).select(
         col("id"),
         expr("transform(sequence(1, " + dim + "), j -> CAST(sin(CAST(id * j AS DOUBLE) / 1000D) AS FLOAT))").as("x"),
-        expr("CAST(id % 2 AS INT)").as("label"));
+        expr("CAST(sin(CAST(id AS DOUBLE) / 1000D) > 0 AS INT)").as("label"));
   }
 
   /** One least-squares step of a linear model towards the label: the "training". */
