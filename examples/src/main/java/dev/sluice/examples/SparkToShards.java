@@ -28,7 +28,9 @@ import org.apache.spark.sql.SparkSession;
  * {@code df.write().format("sluice")}, then read back with {@link Shards#open(Path)} and trained on
  * for a few epochs: shuffled, sharded for each rank of a world of {@code --world}, batched and
  * prefetched. The ranks run one after another in this process, as each would in its own; per
- * epoch the example checks that together they trained on every row of the set exactly once.
+ * epoch the example checks that together they trained on every row of the set exactly once, plus
+ * the few rows {@code shard} repeats so that every rank gets the same number of rows when the
+ * world does not divide the set.
  *
  * <p>Options: {@code --out DIR} (required: the shard set goes to {@code DIR/shards}, generated
  * Parquet to {@code DIR/parquet}), one of {@code --rows N} or {@code --parquet PATH} (a Parquet
@@ -107,13 +109,14 @@ public final class SparkToShards {
       double[] weights = new double[(int) set.schema().field("x").shape().numElements()];
       for (int epoch = 0; epoch < epochs; epoch++) {
         BitSet seen = new BitSet();
+        BitSet repeated = new BitSet();
         StringBuilder ranks = new StringBuilder();
         double loss = 0;
         long steps = 0;
         for (int rank = 0; rank < world; rank++) {
           Pipeline<Batch> train = Pipeline.from(set)
               .shuffle()                 // one permutation per epoch, the same on every rank
-              .shard(world, rank)        // this rank's part of it
+              .shard(world, rank)        // this rank's part of it: ceil(rows / world) rows
               .batch(batchSize)          // rows copied into pooled column memory
               .prefetch(2);              // produced ahead on another thread
           long rankRows = 0;
@@ -123,10 +126,13 @@ public final class SparkToShards {
               try (batch) {
                 for (int i = 0; i < batch.size(); i++) {
                   long index = batch.index(i);
-                  if (seen.get((int) index)) {
-                    throw new IllegalStateException("epoch " + epoch + ": row " + index + " trained on twice");
+                  if (!seen.get((int) index)) {
+                    seen.set((int) index);
+                  } else if (!repeated.get((int) index)) {
+                    repeated.set((int) index);
+                  } else {
+                    throw new IllegalStateException("epoch " + epoch + ": row " + index + " trained on three times");
                   }
-                  seen.set((int) index);
                 }
                 loss += step(batch, weights);
                 rankRows += batch.size();
@@ -138,12 +144,17 @@ public final class SparkToShards {
           ranks.append(rank == 0 ? "" : ", ").append(String.format(Locale.ROOT, "rank %d: %d rows in %d steps",
               rank, rankRows, rankSteps));
         }
-        if (seen.cardinality() != set.size()) {
+        // shard's default policy (PAD) gives every rank ceil(n / world) rows, wrapping around to the first ones
+        long perRank = (set.size() + world - 1) / world;
+        long padding = perRank * world - set.size();
+        if (seen.cardinality() != set.size() || repeated.cardinality() != padding) {
           throw new IllegalStateException("epoch " + epoch + ": trained on " + seen.cardinality() + " of "
-              + set.size() + " rows");
+              + set.size() + " rows, " + repeated.cardinality() + " of them twice (expected " + padding + ")");
         }
-        System.out.printf(Locale.ROOT, "epoch %d: %s; each of the %d rows once, mean loss %.4f%n",
-            epoch, ranks, set.size(), loss / Math.max(1, steps));
+        String pad = padding == 0 ? "" : String.format(Locale.ROOT, " (and %d again, to give every rank %d rows)",
+            padding, perRank);
+        System.out.printf(Locale.ROOT, "epoch %d: %s; each of the %d rows once%s, mean loss %.4f%n",
+            epoch, ranks, set.size(), pad, loss / Math.max(1, steps));
       }
     }
     System.out.println("off-heap bytes outstanding: " + MemoryManager.shared().outstandingBytes());

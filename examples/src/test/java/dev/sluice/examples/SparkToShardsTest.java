@@ -79,6 +79,21 @@ class SparkToShardsTest {
       assertThat(Long.parseLong(m.group(6))).isEqualTo(rows);
     }
     assertThat(out).endsWith("off-heap bytes outstanding: 0" + System.lineSeparator());
+
+    // the Parquet written above as input, a world of 7 that does not divide the 3000 rows: every
+    // rank gets 429 rows, 3 of them repeated from the start of the epoch's order
+    Path second = dir.resolve("second");
+    String again = ExampleMainsTest.stdout(() -> SparkToShards.main(new String[] {"--parquet",
+        dir.resolve("parquet").toString(), "--out", second.toString(), "--world", "7", "--epochs", "1"}));
+    assertThat(again).doesNotContain("generated");
+    String epoch = again.lines().filter(l -> l.startsWith("epoch 0: ")).findFirst().orElseThrow();
+    for (int rank = 0; rank < 7; rank++) {
+      assertThat(epoch).contains("rank " + rank + ": 429 rows in 7 steps");
+    }
+    assertThat(epoch).contains("; each of the 3000 rows once (and 3 again, to give every rank 429 rows), mean loss ");
+    try (ShardSet set = Shards.open(second.resolve("shards"))) {
+      assertThat(set.size()).isEqualTo(rows);
+    }
     MemoryManager.shared().checkNoOutstanding();
   }
 
