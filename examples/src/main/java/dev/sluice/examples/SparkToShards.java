@@ -88,6 +88,11 @@ public final class SparkToShards {
       }
       long started = System.nanoTime();
       Dataset<Row> df = spark.read().parquet(parquet.toUri().toString());
+      List<String> columns = List.of(df.columns());
+      if (!columns.contains("x") || !columns.contains("label")) {
+        throw new IllegalArgumentException(parquet + ": the example trains on columns x (float arrays) and label"
+            + " (integers) but the dataset has " + columns);
+      }
       // every x has one length: declared as the field's fixed shape, so a batch is one [rows, dim] tensor
       int length = df.select(size(col("x"))).head().getInt(0);
       df.write().format("sluice").mode("overwrite")
