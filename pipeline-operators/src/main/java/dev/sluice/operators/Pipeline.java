@@ -548,12 +548,8 @@ public final class Pipeline<T> implements Dataset<T> {
    * @param numParallelCalls batches gathered concurrently, &gt; 0 (default 1)
    */
   public Pipeline<Batch> batch(int batchSize, boolean dropRemainder, int numParallelCalls) {
-    if (batchSize <= 0) {
-      throw new IllegalArgumentException("batchSize > 0 required but it was " + batchSize);
-    }
-    if (numParallelCalls <= 0) {
-      throw new IllegalArgumentException("numParallelCalls > 0 required but it was " + numParallelCalls);
-    }
+    checkPositive("batchSize", batchSize);
+    checkPositive("numParallelCalls", numParallelCalls);
     return with(new BatchStage(batchSize, dropRemainder, numParallelCalls));
   }
 
@@ -575,9 +571,7 @@ public final class Pipeline<T> implements Dataset<T> {
    * @param count elements, &ge; 0
    */
   public Pipeline<T> take(long count) {
-    if (count < 0) {
-      throw new IllegalArgumentException("count >= 0 required but it was " + count);
-    }
+    checkCount(count);
     return with(new TakeStage(count));
   }
 
@@ -598,9 +592,7 @@ public final class Pipeline<T> implements Dataset<T> {
    * @param count elements, &ge; 0
    */
   public Pipeline<T> skip(long count) {
-    if (count < 0) {
-      throw new IllegalArgumentException("count >= 0 required but it was " + count);
-    }
+    checkCount(count);
     return with(new SkipStage(count));
   }
 
@@ -662,9 +654,7 @@ public final class Pipeline<T> implements Dataset<T> {
    * @param count passes, &ge; 0
    */
   public Pipeline<T> repeat(long count) {
-    if (count < 0) {
-      throw new IllegalArgumentException("count >= 0 required but it was " + count);
-    }
+    checkCount(count);
     return with(new RepeatStage(count));
   }
 
@@ -959,9 +949,7 @@ public final class Pipeline<T> implements Dataset<T> {
    */
   public Pipeline<Batch> paddedBatch(int batchSize, Map<String, Shape> paddedShapes,
       Map<String, ? extends Number> paddingValues, boolean dropRemainder) {
-    if (batchSize <= 0) {
-      throw new IllegalArgumentException("batchSize > 0 required but it was " + batchSize);
-    }
+    checkPositive("batchSize", batchSize);
     return with(new PaddedBatchStage(batchSize, Map.copyOf(paddedShapes), Map.copyOf(paddingValues), dropRemainder));
   }
 
@@ -1294,6 +1282,18 @@ public final class Pipeline<T> implements Dataset<T> {
   @SuppressWarnings("unchecked")
   private static <T> T cast(Object o) {
     return (T) o;
+  }
+
+  private static void checkPositive(String name, int value) {
+    if (value <= 0) {
+      throw new IllegalArgumentException(name + " > 0 required but it was " + value);
+    }
+  }
+
+  private static void checkCount(long count) {
+    if (count < 0) {
+      throw new IllegalArgumentException("count >= 0 required but it was " + count);
+    }
   }
 
   private static void checkParallel(int numParallelCalls) {
