@@ -53,7 +53,7 @@ public final class ChooseSource<T> implements MixSource<T> {
   }
 
   private Flux<T> mix(PipelineContext context, Flux<? extends Number> choices, long first, long[] offsets) {
-    return FluxMix.ofPasses(sources, context, offsets, choices, () -> new Picks(first));
+    return MixPasses.ofPasses(sources, context, offsets, choices, () -> new Picks(first));
   }
 
   /** Checks each selector value; a chosen source that is exhausted ends the pass. */

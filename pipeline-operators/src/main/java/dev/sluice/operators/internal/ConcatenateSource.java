@@ -58,7 +58,7 @@ public final class ConcatenateSource<T> implements MixSource<T> {
   }
 
   private Flux<T> mix(PipelineContext context, int first, long[] offsets) {
-    return FluxMix.ofPasses(sources, context, offsets, null, () -> new InTurn(first));
+    return MixPasses.ofPasses(sources, context, offsets, null, () -> new InTurn(first));
   }
 
   /** One source after the other. */

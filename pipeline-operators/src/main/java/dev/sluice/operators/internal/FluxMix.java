@@ -1,14 +1,11 @@
 package dev.sluice.operators.internal;
 
-import dev.sluice.core.PipelineContext;
 import dev.sluice.core.StageCounters;
-import java.util.List;
 import java.util.Objects;
 import java.util.Queue;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.concurrent.atomic.AtomicLongFieldUpdater;
 import java.util.concurrent.atomic.AtomicReferenceFieldUpdater;
-import java.util.function.LongFunction;
 import java.util.function.Supplier;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscription;
@@ -102,30 +99,6 @@ final class FluxMix<T> extends Flux<T> implements Scannable {
     this.selector = selector;
     this.chooser = Objects.requireNonNull(chooser, "chooser");
     this.prefetch = prefetch;
-  }
-
-  /**
-   * The mix of the passes of {@code sources}, with no source cycled: source {@code i} is opened
-   * (when first picked) for {@code context}, from element {@code offsets[i]} on.
-   *
-   * @param selector the choices, or null when the chooser picks on its own
-   * @param chooser a chooser per subscription
-   */
-  static <T> FluxMix<T> ofPasses(List<? extends PlannedDataset<T>> sources, PipelineContext context, long[] offsets,
-      Publisher<? extends Number> selector, Supplier<? extends Chooser> chooser) {
-    return new FluxMix<>(sources.size(), passes(sources, cycle -> context), new long[sources.size()], offsets, selector,
-        chooser, MixSource.PREFETCH);
-  }
-
-  /**
-   * Opens source {@code i}'s pass number {@code cycle} as the pass of {@code sources.get(i)} for
-   * {@code contextOfCycle.apply(cycle)}, from element {@code offset} on.
-   */
-  static <T> Sources<T> passes(List<? extends PlannedDataset<T>> sources, LongFunction<PipelineContext> contextOfCycle) {
-    return (i, cycle, offset) -> {
-      PipelineContext context = contextOfCycle.apply(cycle);
-      return offset == 0 ? sources.get(i).flux(context) : sources.get(i).flux(context, offset);
-    };
   }
 
   @Override

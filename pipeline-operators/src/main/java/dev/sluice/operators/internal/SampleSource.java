@@ -107,7 +107,7 @@ public final class SampleSource<T> implements MixSource<T> {
   }
 
   private Flux<T> mix(PipelineContext context, Draws draws, long[] cycles, long[] offsets) {
-    FluxMix.Sources<T> open = FluxMix.passes(sources,
+    FluxMix.Sources<T> open = MixPasses.passes(sources,
         cycle -> cycle == 0 ? context : context.withEpoch(cycleEpoch(context.epoch(), cycle)));
     return new FluxMix<>(sources.size(), open, cycles, offsets, null, () -> draws, PREFETCH);
   }
