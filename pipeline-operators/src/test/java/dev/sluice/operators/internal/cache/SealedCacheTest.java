@@ -131,6 +131,41 @@ class SealedCacheTest {
     }
   }
 
+  /**
+   * A manifest whose checksum is valid but whose segment name would reach outside the cache
+   * directory (a path separator, {@code ..}, an absolute path) is refused like a damaged one: the
+   * reader goes to the index and serves exact values.
+   */
+  @Test
+  void aManifestNamingASegmentOutsideTheDirectoryIsIgnored() throws IOException {
+    List<String> expected = elements(Pipeline.from(src));
+    Path cacheDir = filledAndClosed(expected);
+    Path manifest = cacheDir.resolve(SealedManifest.FILE);
+    String key = keyOf(cacheDir);
+    String good = Files.readString(manifest);
+    String body = good.substring(0, good.lastIndexOf("crc32c "));
+    String name = segments(cacheDir).get(1).getFileName().toString();
+    Path outside = dir.resolve("outside");
+    Files.createDirectories(outside);
+    Files.copy(segments(cacheDir).get(1), outside.resolve(name));
+    List<String> names = List.of("../" + cacheDir.getFileName() + "/" + name, "./" + name, "sub/" + name,
+        "..\\" + name, outside.resolve(name).toString(), "../outside/" + name);
+    for (String evil : names) {
+      String forged = body.replace(" " + name + " ", " " + evil + " ");
+      Files.writeString(manifest, forged + "crc32c " + crc32c(forged) + "\n");
+      assertNull(SealedManifest.read(cacheDir, key, geometry()), evil);
+      assertEquals(expected, elements(cached()), evil);
+      assertTrue(CacheStore.opened(cacheDir).indexOpened(), evil + ": the reader goes to the index");
+      CacheAdmin.closeInThisProcess(cacheDir);
+    }
+  }
+
+  private static String crc32c(String text) {
+    java.util.zip.CRC32C c = new java.util.zip.CRC32C();
+    c.update(text.getBytes(StandardCharsets.UTF_8));
+    return String.format(java.util.Locale.ROOT, "%08x", c.getValue());
+  }
+
   @Test
   void removingTheCacheDeletesTheManifestFirst() throws IOException {
     List<String> expected = elements(Pipeline.from(src));
