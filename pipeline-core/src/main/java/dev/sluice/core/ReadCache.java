@@ -1,8 +1,8 @@
 package dev.sluice.core;
 
 /**
- * The block cache of positioned reads ({@link IoMode#READ}, and every file named by a Hadoop
- * URI): how many bytes it may hold, process-wide.
+ * The block cache of positioned reads (npy files read with {@link IoMode#READ}, and npy files named
+ * by a Hadoop URI): how many bytes it may hold, process-wide.
  *
  * <p>A file read with positioned reads whose size is at most the budget is read in aligned blocks
  * of {@link #BLOCK_BYTES}, one positioned read per block, into off-heap buffers of
