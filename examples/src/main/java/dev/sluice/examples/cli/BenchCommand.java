@@ -105,6 +105,13 @@ final class BenchCommand implements Callable<Integer> {
       + "seconds on one core) (default: ${DEFAULT-VALUE}).")
   int warmup;
 
+  @Option(names = "--read-cache", paramLabel = "BYTES", converter = ByteSize.OrZero.class,
+      description = "With --io read and for Hadoop URIs: the most the block cache of positioned reads holds, "
+          + "e.g. 512m or 0 (off). A file up to this size is read in 1 MiB blocks kept off-heap, so shuffled rows "
+          + "are copies instead of one read each; a larger file is read one run of rows at a time. Default: a "
+          + "quarter of --memory-limit, or 1 GiB.")
+  Long readCache;
+
   @Option(names = "--memory-limit", paramLabel = "BYTES", converter = ByteSize.class,
       description = "Limit the pooled off-heap memory (batches, decode buffers) to BYTES, e.g. 64m or 1g: the "
           + "pipeline then waits for memory to come back instead of growing past it. Default: no limit.")
@@ -167,7 +174,7 @@ final class BenchCommand implements Callable<Integer> {
         throw new IllegalArgumentException(matrixOnly + " applies to --matrix runs only");
       }
     }
-    return DatasetRun.withMemoryLimit(memoryLimit, () -> bench(out));
+    return DatasetRun.withMemoryLimit(memoryLimit, () -> DatasetRun.withReadCache(readCache, () -> bench(out)));
   }
 
   private int bench(PrintWriter out) {

@@ -102,6 +102,13 @@ final class ReadCommand implements Callable<Integer> {
   @Option(names = "--prefetch", paramLabel = "P", defaultValue = "4", description = "Elements produced ahead on another thread, 0 for none (default: ${DEFAULT-VALUE}).")
   int prefetch;
 
+  @Option(names = "--read-cache", paramLabel = "BYTES", converter = ByteSize.OrZero.class,
+      description = "With --io read and for Hadoop URIs: the most the block cache of positioned reads holds, "
+          + "e.g. 512m or 0 (off). A file up to this size is read in 1 MiB blocks kept off-heap, so shuffled rows "
+          + "are copies instead of one read each; a larger file is read one run of rows at a time. Default: a "
+          + "quarter of --memory-limit, or 1 GiB.")
+  Long readCache;
+
   @Option(names = "--memory-limit", paramLabel = "BYTES", converter = ByteSize.class,
       description = "Limit the pooled off-heap memory (batches, decode buffers) to BYTES, e.g. 64m or 1g: the "
           + "pipeline then waits for memory to come back instead of growing past it. Default: no limit.")
@@ -236,7 +243,8 @@ final class ReadCommand implements Callable<Integer> {
     EqualLength policy = policy(equal);
     PrintWriter out = spec.commandLine().getOut();
 
-    return DatasetRun.withMemoryLimit(memoryLimit, () -> read(ctx, start, policy, out));
+    return DatasetRun.withMemoryLimit(memoryLimit,
+        () -> DatasetRun.withReadCache(readCache, () -> read(ctx, start, policy, out)));
   }
 
   private boolean given(String option) {
