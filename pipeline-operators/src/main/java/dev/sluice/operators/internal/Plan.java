@@ -24,7 +24,9 @@ import java.util.function.LongUnaryOperator;
  * @param source the source
  * @param access the source's declared access
  * @param random the source when its access is {@link Access#RANDOM}, else null
- * @param splits the source when it is a split source (whatever its access), else null
+ * @param splits the split source the head reads: the source when it is a split source (whatever its
+ *     access), or a random-access source's block view under its block shuffle ({@link ShuffleChoice}),
+ *     else null
  * @param counted the source when it counts outside its subscription, else null
  * @param options the pipeline's options
  * @param ordered the stages in execution order ({@link PlanBuilder#normalize})
