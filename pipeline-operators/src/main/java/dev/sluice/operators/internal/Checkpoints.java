@@ -31,8 +31,8 @@ public final class Checkpoints {
     };
     long rows = -1;
     String splits = "";
-    if (plan.source() instanceof dev.sluice.core.SplitDataset<?> source) { // the source's own splits, not a block view's
-      List<Split> list = source.splits();
+    if (plan.splits() != null) {
+      List<Split> list = plan.splits().splits();
       StringBuilder all = new StringBuilder();
       long total = 0;
       for (Split split : list) {

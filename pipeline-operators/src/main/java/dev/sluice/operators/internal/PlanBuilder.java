@@ -73,6 +73,7 @@ public final class PlanBuilder {
     SplitDataset<?> splits = source instanceof SplitDataset<?> s ? s : null;
     ShuffleChoice choice = lastRepeat(ordered) < 0 && random != null ? ShuffleChoice.of(random, ordered, options) : null;
     boolean blocks = choice != null && choice.blocks();
+    RandomAccessBlocks<?> view = null;
     StageCounters.Source counted = source instanceof StageCounters.Source c ? c : null;
 
     int repeat = lastRepeat(ordered);
@@ -91,9 +92,8 @@ public final class PlanBuilder {
       head = Head.MIX;
       next = 0;
     } else if (blocks) {
-      RandomAccessBlocks<?> view = RandomAccessBlocks.of(random, options.memory().pool("batch"));
+      view = RandomAccessBlocks.of(random, options.memory().pool("batch"));
       List<Stage> asBlocks = choice.asBlocks(ordered);
-      splits = view;
       if (view instanceof BatchSplitDataset<?> b && (columnar = ColumnarPlan.of(b, asBlocks)) != null) {
         head = Head.COLUMNAR;
         next = columnar.next();
@@ -164,7 +164,7 @@ public final class PlanBuilder {
         Collections.unmodifiableList(probes), threads(source, ordered), emitsBatches(ordered),
         acceptsShuffle(access, ordered), shard, shapeKeys(source, ordered, choice), unresumable(source, ordered, options),
         notRepartitionable, shardAt, notRepartitionable == null ? elementsPerOutput(ordered, options) : 0,
-        List.copyOf(steps));
+        List.copyOf(steps), view);
   }
 
   /**

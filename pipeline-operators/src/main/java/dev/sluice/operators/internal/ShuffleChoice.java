@@ -34,8 +34,8 @@ record ShuffleChoice(ShuffleStage stage, boolean blocks, String why) {
     ShuffleStage stage = null;
     int at = -1;
     for (int i = 0; i < indexStages && i < ordered.size(); i++) {
-      if (ordered.get(i) instanceof ShuffleStage s) {
-        stage = s;
+      if (ordered.get(i).kind() == Stage.Kind.SHUFFLE) {
+        stage = (ShuffleStage) ordered.get(i);
         at = i;
         break;
       }
@@ -54,7 +54,7 @@ record ShuffleChoice(ShuffleStage stage, boolean blocks, String why) {
           throw new UnsupportedOperationException(stage.describe() + " on a random-access source must come before "
               + "take and skip (it orders the whole dataset's blocks), but the stages are " + describe(ordered));
         }
-        return new ShuffleChoice(stage, true, blockWords(source) + ", as asked");
+        return new ShuffleChoice(stage, true, "block shuffle, as asked: " + blockWords(source));
       }
       case AUTO -> {
         long bytes = RandomAccessBlocks.dataBytes(source);
@@ -83,7 +83,7 @@ record ShuffleChoice(ShuffleStage stage, boolean blocks, String why) {
     long rows = view.blockRows();
     long bytes = RandomAccessBlocks.dataBytes(source);
     String size = bytes < 0 ? "" : " (" + bytes(Saturated.multiply(rows, bytes / Math.max(1, source.size()))) + ")";
-    return "block shuffle of runs of " + rows + " rows" + size + " in an order per (seed, epoch), each read whole";
+    return "blocks of at least " + rows + " rows" + size + " in an order per (seed, epoch), each read whole";
   }
 
   /** {@code ordered} with the chosen shuffle ordering the block view's blocks ({@link SplitShuffle#BLOCKS}). */
