@@ -30,6 +30,11 @@ echo "date: $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, $(free -g | awk '/Mem:/
   "cgroup limit ${limit_gib} GiB, data $(du -sh "$dir" | cut -f1), $(java -version 2>&1 | head -1)"
 echo "load before: $(uptime)"
 
+# what --shuffle (auto) chose in this cgroup: the first batch of each mode, compared
+first() { in_cgroup read "$dir" --batch 256 --shuffle --shuffle-mode "$1" --stop-after 1 --print-indices | head -1; }
+if [ "$(first auto)" = "$(first blocks)" ]; then echo "--shuffle (auto) chose: blocks"
+elif [ "$(first auto)" = "$(first global)" ]; then echo "--shuffle (auto) chose: global"; fi
+
 # one read: prints "<records/s>" from the --json line
 rate() {
   cold

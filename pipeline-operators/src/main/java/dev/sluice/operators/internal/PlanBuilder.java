@@ -71,8 +71,11 @@ public final class PlanBuilder {
       throw new IllegalStateException(source + " declares block access but is not a SplitDataset");
     }
     SplitDataset<?> splits = source instanceof SplitDataset<?> s ? s : null;
-    ShuffleChoice choice = lastRepeat(ordered) < 0 && random != null ? ShuffleChoice.of(random, ordered, options) : null;
-    boolean blocks = choice != null && choice.blocks();
+    int repeatAt = lastRepeat(ordered);
+    // under a repeat the choice is the inner plan's, recorded here for the checkpoint's shape
+    ShuffleChoice choice = random == null ? null
+        : ShuffleChoice.of(random, repeatAt < 0 ? ordered : ordered.subList(0, repeatAt), options);
+    boolean blocks = repeatAt < 0 && choice != null && choice.blocks();
     RandomAccessBlocks<?> view = null;
     StageCounters.Source counted = source instanceof StageCounters.Source c ? c : null;
 
@@ -162,7 +165,8 @@ public final class PlanBuilder {
     return new Plan(source, access, random, splits, counted, options, ordered, head, next, inner, repeatCount,
         columnar, prefix, headBatch, headPositional, Collections.unmodifiableList(elements),
         Collections.unmodifiableList(probes), threads(source, ordered), emitsBatches(ordered),
-        acceptsShuffle(access, ordered), shard, shapeKeys(source, ordered, choice), unresumable(source, ordered, options),
+        acceptsShuffle(access, ordered), shard, shapeKeys(source, ordered, choice),
+        unresumable(source, ordered, options),
         notRepartitionable, shardAt, notRepartitionable == null ? elementsPerOutput(ordered, options) : 0,
         List.copyOf(steps), view);
   }
@@ -500,7 +504,8 @@ public final class PlanBuilder {
           }
         }
         case INDEX -> steps.add(new Step(s, Path.INDEX, switch (s.kind()) {
-          case SHUFFLE -> choice != null && s == choice.stage() ? choice.why() : "global permutation per (seed, epoch)";
+          case SHUFFLE -> choice != null && s == choice.stage() ? choice.why()
+              : "global permutation per (seed, epoch)";
           case SHARD -> "the rank's stride of the positions";
           case TAKE, SKIP -> "position range";
           case BATCH -> "the source's gather into " + ((BatchStage) s).batchSize() + "-row batches";
