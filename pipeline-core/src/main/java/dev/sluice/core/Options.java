@@ -79,14 +79,23 @@ public record Options(boolean deterministic, MemoryManager memory, NullPolicy nu
    * cache between epochs. {@code Long.MAX_VALUE} when the JVM cannot tell.
    */
   public static long defaultBlockShuffleThreshold() {
-    java.lang.management.OperatingSystemMXBean os = java.lang.management.ManagementFactory.getOperatingSystemMXBean();
-    if (os instanceof com.sun.management.OperatingSystemMXBean sun) {
-      long total = sun.getTotalMemorySize();
-      if (total > 0) {
-        return total / 2;
+    return PhysicalMemory.HALF;
+  }
+
+  /** Half the physical memory, read once. */
+  private static final class PhysicalMemory {
+    static final long HALF = half();
+
+    private static long half() {
+      java.lang.management.OperatingSystemMXBean os = java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+      if (os instanceof com.sun.management.OperatingSystemMXBean sun) {
+        long total = sun.getTotalMemorySize();
+        if (total > 0) {
+          return total / 2;
+        }
       }
+      return Long.MAX_VALUE;
     }
-    return Long.MAX_VALUE;
   }
 
   private static long checkThreshold(long bytes) {
