@@ -6,12 +6,15 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.core.Batch;
+import dev.sluice.core.CheckpointException;
 import dev.sluice.core.DatasetFormatException;
 import dev.sluice.core.Datasets;
 import dev.sluice.core.Example;
 import dev.sluice.core.MemoryManager;
 import dev.sluice.core.Options;
 import dev.sluice.core.PipelineContext;
+import dev.sluice.core.PipelineIterator;
+import dev.sluice.core.PipelineState;
 import dev.sluice.core.RandomAccessDataset;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -116,6 +119,30 @@ class RandomAccessBlockShuffleTest {
     Pipeline<Example> elements = Pipeline.from(data).shuffle(RandomAccessShuffle.BLOCKS).shard(4, 1).take(3000);
     List<String> wholeElements = ResumeRuns.whole(elements, ctx, 2);
     assertEquals(wholeElements, ResumeRuns.cut(elements, ctx, 2, new long[] {5, 2999, 4100}));
+  }
+
+  @Test
+  void aStateRecordsTheChosenShuffleAndABlockShuffleResumesWithTheSameWorldOnly() {
+    RandomAccessDataset<Example> data = Datasets.range(5_000);
+    Options blocks = Options.builder().blockShuffleThreshold(0).build();
+    PipelineState global;
+    try (PipelineIterator<Example> it = Pipeline.from(data).shuffle().shard(2, 0).iterate(PipelineContext.defaults())) {
+      it.next();
+      global = it.state();
+    }
+    CheckpointException other = assertThrows(CheckpointException.class,
+        () -> Pipeline.from(data).withOptions(blocks).shuffle().shard(2, 0).resume(global));
+    assertTrue(other.getMessage().contains("taken on another pipeline"), other.getMessage());
+
+    PipelineState blocked;
+    try (PipelineIterator<Example> it = Pipeline.from(data).withOptions(blocks).shuffle().shard(2, 0)
+        .iterate(PipelineContext.defaults())) {
+      it.next();
+      blocked = it.state();
+    }
+    CheckpointException world = assertThrows(CheckpointException.class,
+        () -> Pipeline.from(data).withOptions(blocks).shuffle().shard(3, 0).resume(blocked));
+    assertTrue(world.getMessage().contains("needs the global shuffle"), world.getMessage());
   }
 
   @Test
