@@ -390,6 +390,12 @@ public final class Pipeline<T> implements Dataset<T> {
    * likely at each of its positions, so it is at least as random as a buffer shuffle of the same
    * size. {@link #shuffle(SplitShuffle) shuffle(SplitShuffle.SPLITS)} shuffles whole splits only.
    *
+   * <p>On a random-access source larger than {@link Options#blockShuffleThreshold()} (half the
+   * physical memory unless set), where the global permutation would read each row at a random
+   * place of a file the page cache cannot hold, it is the same block shuffle over the source seen
+   * as one split of blocks of about 2 MiB of rows ({@link RandomAccessShuffle#AUTO}); {@link #explain()}
+   * says which shuffle runs and why, and {@link #shuffle(RandomAccessShuffle)} chooses explicitly.
+   *
    * <p>Caveats: needs a {@link RandomAccessDataset} (or a split source) with only {@code shuffle}, {@code shard},
    * {@code take} and {@code skip} before it; a shuffle written after {@code shard} runs before it,
    * so every rank takes its stride of the same permutation (as DistributedSampler). For streaming
@@ -410,19 +416,47 @@ public final class Pipeline<T> implements Dataset<T> {
    * {@link #shuffle()} with a choice of how a split source's rows are ordered:
    * {@link SplitShuffle#BLOCKS} (what {@code shuffle()} does) or {@link SplitShuffle#SPLITS}, which
    * only shuffles the order of whole splits (cheaper, but with few splits a rank reads the same rows
-   * every epoch). On a random-access source both are the global permutation.
+   * every epoch). On a random-access source both are what {@code shuffle()} does there.
    *
    * @param splits how a split source's rows are ordered
    * @throws UnsupportedOperationException as {@link #shuffle()}
    */
   public Pipeline<T> shuffle(SplitShuffle splits) {
     Objects.requireNonNull(splits, "splits");
+    return shuffle(new ShuffleStage(null, splits));
+  }
+
+  /**
+   * {@link #shuffle()} with a choice of how a random-access source's rows are ordered:
+   * {@link RandomAccessShuffle#GLOBAL} (the uniform permutation, whatever the size),
+   * {@link RandomAccessShuffle#BLOCKS} (the block shuffle, whatever the size) or
+   * {@link RandomAccessShuffle#AUTO} (what {@code shuffle()} does: blocks above
+   * {@link Options#blockShuffleThreshold()}). On a split source it is {@code shuffle()}.
+   *
+   * <pre>{@code
+   * Pipeline.from(bigNpy).shuffle(RandomAccessShuffle.BLOCKS).shard(world, rank).batch(256)
+   * }</pre>
+   *
+   * @param order how a random-access source's rows are ordered
+   * @throws UnsupportedOperationException as {@link #shuffle()}, or when {@code BLOCKS} follows a
+   *     {@code take} or {@code skip}
+   */
+  public Pipeline<T> shuffle(RandomAccessShuffle order) {
+    Objects.requireNonNull(order, "order");
+    Pipeline<T> out = shuffle(new ShuffleStage(null, SplitShuffle.BLOCKS, order));
+    if (order == RandomAccessShuffle.BLOCKS) {
+      out.plan(); // a block shuffle after take or skip fails here, not at the next operator
+    }
+    return out;
+  }
+
+  private Pipeline<T> shuffle(ShuffleStage stage) {
     if (!plan().acceptsShuffle()) {
       throw new UnsupportedOperationException("shuffle() is the global shuffle of a random-access source and must come "
           + "before any element operator, but the source is " + source
           + (stages.isEmpty() ? "" : " with " + describeStages()) + "; use the buffer shuffle shuffle(bufferSize)");
     }
-    return with(new ShuffleStage(null, splits));
+    return with(stage);
   }
 
   /**

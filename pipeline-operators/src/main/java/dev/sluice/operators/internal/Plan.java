@@ -53,13 +53,20 @@ import java.util.function.LongUnaryOperator;
  * @param shardAt the index of the {@code shard} a re-partition cuts at (-1 when not re-partitionable)
  * @param elementsPerOutput elements at the shard's output per output element (re-partitionable plans)
  * @param steps each stage in execution order with its path, for {@code explain}
+ * @param blocks the random-access source seen as a split source, which its block shuffle reads
+ *     ({@link ShuffleChoice}), else null
  */
 public record Plan(Dataset<?> source, Access access, RandomAccessDataset<?> random, SplitDataset<?> splits,
     StageCounters.Source counted, Options options, List<Stage> ordered, Head head, int next, Plan inner,
     long repeatCount, ColumnarPlan columnar, SplitStages.Prefix prefix, BatchStage headBatch, boolean headPositional,
     List<Element> stages, List<String> probes, int threads, boolean emitsBatches, boolean acceptsShuffle,
     ShardStage shard, List<String> shapeKeys, String unresumable, String notRepartitionable, int shardAt,
-    long elementsPerOutput, List<Step> steps) {
+    long elementsPerOutput, List<Step> steps, SplitDataset<?> blocks) {
+
+  /** The split source the split plan head reads: the block view of a block-shuffled random-access source, else the source. */
+  public SplitDataset<?> splitHead() {
+    return blocks != null ? blocks : splits;
+  }
 
   /** The path of a plan's leading stages, named as the architecture names it. */
   public enum Head {
