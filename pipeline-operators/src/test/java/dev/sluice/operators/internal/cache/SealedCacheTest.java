@@ -85,6 +85,24 @@ class SealedCacheTest {
   }
 
   @Test
+  void aSealedReadRemovesWhatAKilledProcessLeftWhenNoProcessUsesTheCache() throws IOException {
+    List<String> expected = elements(Pipeline.from(src));
+    Path cacheDir = filledAndClosed(expected);
+    List<Path> published = segments(cacheDir);
+    // what a process killed while filling leaves: a temporary segment, and a segment no entry names
+    Path temp = Files.writeString(cacheDir.resolve("." + CacheFiles.segmentName(3, 77) + ".tmp"), "torn");
+    Path unnamed = Files.writeString(cacheDir.resolve(CacheFiles.segmentName(3, 77)), "never published");
+    assertEquals(expected, elements(cached()));
+    assertFalse(CacheStore.opened(cacheDir).indexOpened(), "still read without the index");
+    assertFalse(Files.exists(temp), "the temporary file is removed");
+    assertFalse(Files.exists(unnamed), "the unnamed segment is removed");
+    assertEquals(published, segments(cacheDir), "every published segment stays");
+    assertTrue(Files.exists(cacheDir.resolve(SealedManifest.FILE)), "the cache stays sealed");
+    CacheAdmin.closeInThisProcess(cacheDir);
+    assertEquals(0, CacheAdmin.index(cacheDir, 30_000_000_000L).orphans());
+  }
+
+  @Test
   void aSegmentDeletedAfterSealingIsRebuiltThroughTheIndexWithExactValues() throws IOException {
     List<String> expected = elements(Pipeline.from(src));
     Path cacheDir = filledAndClosed(expected);
