@@ -23,6 +23,9 @@ import dev.sluice.io.WriteOptions;
 import dev.sluice.io.arrow.Arrow;
 import dev.sluice.io.arrow.ArrowDataset;
 import dev.sluice.io.arrow.ArrowWriteOptions;
+import dev.sluice.io.directory.Directory;
+import dev.sluice.io.directory.DirectoryDataset;
+import dev.sluice.io.directory.SampleFiles;
 import dev.sluice.io.hdf5.Hdf5;
 import dev.sluice.io.hdf5.Hdf5Dataset;
 import dev.sluice.io.internal.RemoteFiles;
@@ -242,6 +245,62 @@ class HdfsDatasetsTest {
     URI none = root.resolve("nostack/");
     assertThatThrownBy(() -> Npy.openStack(none)).isInstanceOf(DatasetIOException.class)
         .hasMessageContaining(none.toString().replaceAll("/$", "")).hasMessageContaining("no such file");
+  }
+
+  @Test
+  void sampleDirectoriesReadLikeTheLocalOnes() throws IOException {
+    Path npy = local.resolve("samples-npy");
+    Path raw = local.resolve("samples-raw");
+    java.util.Random random = new java.util.Random(7);
+    for (int i = 0; i < ROWS; i++) {
+      String name = String.format("s%04d", i);
+      writeNpyRows(npy.resolve(name + ".npy"), i, 1);
+      byte[] bytes = new byte[8 + random.nextInt(40)];
+      random.nextBytes(bytes);
+      ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN).putLong(0, (long) i * WIDTH);
+      Files.write(raw.resolve(name + ".bin"), bytes);
+    }
+    Files.writeString(raw.resolve(".hidden"), "skipped");
+    URI npyUri = uploadDir(npy, "samples-npy");
+    URI rawUri = uploadDir(raw, "samples-raw");
+    Dataset<Example> opened = Formats.openRemote(npyUri, "directory", List.of());
+    assertThat(opened).isInstanceOf(DirectoryDataset.class);
+    try (DirectoryDataset l = Directory.open(npy); DirectoryDataset r = (DirectoryDataset) opened) {
+      assertNull(r.path());
+      assertEquals(npyUri.toString(), r.location());
+      assertEquals(SampleFiles.NPY, r.content());
+      assertEquals(l.schema(), r.schema());
+      assertEquals(l.files().stream().map(f -> f.getFileName().toString()).toList(),
+          r.uris().stream().map(RemoteFiles::name).toList());
+      assertEquals(Checksums.sha256(l), Checksums.sha256(r));
+      everyRowOncePerEpoch(r, Directory.NPY_FIELD, 1);
+    }
+    try (DirectoryDataset l = Directory.open(raw); DirectoryDataset r = Directory.open(rawUri)) {
+      assertEquals(SampleFiles.RAW, r.content());
+      assertEquals(ROWS, r.size());
+      assertEquals(Checksums.sha256(l), Checksums.sha256(r));
+      everyRowOncePerEpoch(r, Directory.RAW_FIELD, 1);
+    }
+  }
+
+  @Test
+  void aRemoteSampleDirectoryWithAMissingOrBadFileIsANamedError() throws IOException {
+    Path dir = local.resolve("samples-bad");
+    writeNpyRows(dir.resolve("a.npy"), 0, 1);
+    writeNpyRows(dir.resolve("b.npy"), 1, 1);
+    URI good = uploadDir(dir, "samples-gone");
+    try (DirectoryDataset r = Directory.open(good)) {
+      hdfs.delete(new org.apache.hadoop.fs.Path(good.resolve("b.npy")), false);
+      assertThatThrownBy(() -> Checksums.sha256(r)).isInstanceOf(DatasetIOException.class)
+          .hasMessageContaining(good + "b.npy").hasMessageContaining("no such file");
+    }
+    Files.write(dir.resolve("b.npy"), "not an npy file".getBytes(StandardCharsets.US_ASCII));
+    URI bad = uploadDir(dir, "samples-bad");
+    assertThatThrownBy(() -> Directory.open(bad)).isInstanceOf(DatasetFormatException.class)
+        .hasMessageContaining(bad + "b.npy");
+    URI none = root.resolve("no-samples/");
+    assertThatThrownBy(() -> Directory.open(none)).isInstanceOf(DatasetIOException.class)
+        .hasMessageContaining("no-samples").hasMessageContaining("no such file");
   }
 
   @Test
