@@ -168,7 +168,7 @@ public final class Formats {
 
   /**
    * {@link #openRemote(URI, String, List)} with shard sets, Arrow files and Parquet datasets read
-   * through the node-local {@code cache} (null: read remotely); npy and HDF5 ignore it.
+   * through the node-local {@code cache} (null: read remotely); npy, HDF5 and directories ignore it.
    *
    * @throws IllegalArgumentException when {@code format} cannot be read from a remote URI
    */
