@@ -17,7 +17,6 @@ import dev.sluice.io.npy.Npy;
 import dev.sluice.core.UnsupportedFormatException;
 import dev.sluice.io.internal.RemoteFiles;
 import dev.sluice.io.internal.RemoteInput;
-import dev.sluice.io.npy.internal.NpyArrays;
 import java.io.IOException;
 import java.net.URI;
 import java.util.function.IntFunction;
@@ -76,11 +75,7 @@ public final class DirectoryDataset implements RandomAccessDataset<Example>, Has
     List<String> names = files.stream().map(URI::toString).toList();
     Schema schema = c == SampleFiles.RAW
         ? Schema.of(new TensorSpec(Directory.RAW_FIELD, DType.BYTES, Shape.scalar()))
-        : Schema.of(npySpec(names, i -> {
-          try (RemoteInput in = RemoteFiles.open(files.get(i))) {
-            return NpyArrays.spec(in, Directory.NPY_FIELD);
-          }
-        }));
+        : Schema.of(npySpec(names, i -> Npy.arraySpec(files.get(i), Directory.NPY_FIELD)));
     return new DirectoryDataset(null, List.of(), dir.toString(), files, c, schema);
   }
 
@@ -201,11 +196,10 @@ public final class DirectoryDataset implements RandomAccessDataset<Example>, Has
   /** Reads remote file {@code index} whole with positioned reads. */
   private Example getRemote(long index) {
     URI uri = uris.get((int) index);
-    RemoteInput in = RemoteFiles.open(uri);
     if (content == SampleFiles.NPY) {
-      return npyExample(index, uri.toString(), NpyArrays.read(in, Directory.NPY_FIELD));
+      return npyExample(index, uri.toString(), Npy.readArray(uri, Directory.NPY_FIELD));
     }
-    try (in) {
+    try (RemoteInput in = RemoteFiles.open(uri)) {
       if (in.size() > Integer.MAX_VALUE) {
         throw new UnsupportedFormatException(uri.toString(), null, "is " + in.size() + " bytes; one sample holds at"
             + " most " + Integer.MAX_VALUE);

@@ -196,6 +196,28 @@ public final class Npy {
     return NpyArrays.read(file, name);
   }
 
+  /**
+   * {@link #arraySpec(Path, String)} of the file a Hadoop {@code FileSystem} URI names, from its
+   * header alone (positioned reads).
+   *
+   * @throws dev.sluice.core.DatasetIOException naming the URI when it cannot be read
+   */
+  public static TensorSpec arraySpec(URI file, String name) {
+    try (RemoteInput in = RemoteFiles.open(file)) {
+      return NpyArrays.spec(in, name);
+    }
+  }
+
+  /**
+   * {@link #readArray(Path, String)} of the file a Hadoop {@code FileSystem} URI names, read whole
+   * with positioned reads.
+   *
+   * @throws dev.sluice.core.DatasetIOException naming the URI when it cannot be read
+   */
+  public static Tensor readArray(URI file, String name) {
+    return NpyArrays.read(RemoteFiles.open(file), name);
+  }
+
   /** Opens an npy stack directory ({@code 0.npy … k.npy}). */
   public static NpyStack openStack(Path dir) {
     return NpyStackDataset.open(dir, DEFAULT_MAX_CHUNK_BYTES);
