@@ -122,22 +122,7 @@ public final class BlockCache implements PositionedReader, AutoCloseable {
       if (closed) {
         throw new ClosedChannelException();
       }
-      long p = position;
-      int done = 0;
-      while (done < length) {
-        int k = (int) (p / blockBytes);
-        PooledBuffer b = blocks.get(k);
-        if (b == null && (b = load(k)) == null) {
-          return false;
-        }
-        ByteBuffer block = b.buffer();
-        int in = (int) (p - (long) k * blockBytes);
-        int n = Math.min(length - done, block.limit() - in);
-        dst.put(at + done, block, in, n);
-        done += n;
-        p += n;
-      }
-      return true;
+      return copyBlocks(position, length, dst, at);
     } finally {
       users.decrementAndGet(stripe);
     }
@@ -213,21 +198,8 @@ public final class BlockCache implements PositionedReader, AutoCloseable {
       }
       MappedReads.consume(sum);
       for (int i = 0; i < count; i++) {
-        long p = dataOffset + (indices[from + i] - base) * rowBytes;
-        int at = (dstRow + i) * rowBytes;
-        int done = 0;
-        while (done < rowBytes) {
-          int k = (int) (p / blockBytes);
-          PooledBuffer b = blocks.get(k);
-          if (b == null && (b = load(k)) == null) {
-            return false;
-          }
-          ByteBuffer block = b.buffer();
-          int in = (int) (p - (long) k * blockBytes);
-          int n = Math.min(rowBytes - done, block.limit() - in);
-          dst.put(at + done, block, in, n);
-          done += n;
-          p += n;
+        if (!copyBlocks(dataOffset + (indices[from + i] - base) * rowBytes, rowBytes, dst, (dstRow + i) * rowBytes)) {
+          return false;
         }
       }
       return true;
@@ -244,6 +216,30 @@ public final class BlockCache implements PositionedReader, AutoCloseable {
   }
 
   /** Reads and keeps block {@code k}; null when it cannot be kept (no room, or the file is short). */
+  /**
+   * Copies file bytes {@code [position, position + length)} to {@code dst} at {@code at} out of
+   * the blocks, loading those not cached; false when a block cannot be kept (the caller reads the
+   * file). The caller holds a use of the cache.
+   */
+  private boolean copyBlocks(long position, int length, ByteBuffer dst, int at) throws IOException {
+    long p = position;
+    int done = 0;
+    while (done < length) {
+      int k = (int) (p / blockBytes);
+      PooledBuffer b = blocks.get(k);
+      if (b == null && (b = load(k)) == null) {
+        return false;
+      }
+      ByteBuffer block = b.buffer();
+      int in = (int) (p - (long) k * blockBytes);
+      int n = Math.min(length - done, block.limit() - in);
+      dst.put(at + done, block, in, n);
+      done += n;
+      p += n;
+    }
+    return true;
+  }
+
   private PooledBuffer load(int k) throws IOException {
     long start = (long) k * blockBytes;
     int length = (int) Math.min(blockBytes, size - start);
