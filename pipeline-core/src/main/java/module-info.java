@@ -13,6 +13,7 @@ module dev.sluice.core {
   requires org.slf4j;
   requires com.fasterxml.jackson.databind;
   requires jdk.jfr;
+  requires jdk.management; // the physical memory, for the default block shuffle threshold
   requires jdk.unsupported;
 
   exports dev.sluice.core;

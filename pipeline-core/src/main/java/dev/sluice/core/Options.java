@@ -25,9 +25,15 @@ import java.util.Objects;
  * @param mapChunks where a parallel {@code map} maps its chunks; default
  *     {@link ChunkPlacement#ADAPTIVE}, or {@link ChunkPlacement#WORKERS} when the system property
  *     {@value #MAP_INLINE_PROPERTY} is {@code false}
+ * @param blockShuffleThreshold the data size, in bytes, above which {@code shuffle()} on a
+ *     random-access source is a block shuffle (contiguous blocks of rows in a permuted order, mixed
+ *     in a window) instead of the global permutation, whose every row is a random read once the file
+ *     no longer fits the page cache; &gt;= 0; default {@link #defaultBlockShuffleThreshold()} (half
+ *     the physical memory)
  */
 public record Options(boolean deterministic, MemoryManager memory, NullPolicy nullPolicy, MeterRegistry metrics,
-    String name, Duration prefetchPark, PrefetchSpin prefetchSpin, ChunkPlacement mapChunks) {
+    String name, Duration prefetchPark, PrefetchSpin prefetchSpin, ChunkPlacement mapChunks,
+    long blockShuffleThreshold) {
   /** The name of a pipeline whose options give none. */
   public static final String DEFAULT_NAME = "pipeline";
   /** The system property that sets the default of {@link #prefetchPark()}, in microseconds. */
@@ -42,7 +48,8 @@ public record Options(boolean deterministic, MemoryManager memory, NullPolicy nu
   /**
    * Options with the given values; {@code memory}, {@code nullPolicy}, {@code name},
    * {@code prefetchPark}, {@code prefetchSpin} and {@code mapChunks} must not be null, {@code name}
-   * must not be blank and {@code prefetchPark} not negative; {@code metrics} may be null (no registry).
+   * must not be blank, {@code prefetchPark} and {@code blockShuffleThreshold} not negative;
+   * {@code metrics} may be null (no registry).
    */
   public Options {
     Objects.requireNonNull(memory, "memory");
@@ -54,6 +61,48 @@ public record Options(boolean deterministic, MemoryManager memory, NullPolicy nu
     checkNotNegative("prefetchPark", prefetchPark);
     Objects.requireNonNull(prefetchSpin, "prefetchSpin");
     Objects.requireNonNull(mapChunks, "mapChunks");
+    checkThreshold(blockShuffleThreshold);
+  }
+
+  /**
+   * Options with the given values and the default {@link #blockShuffleThreshold()}.
+   */
+  public Options(boolean deterministic, MemoryManager memory, NullPolicy nullPolicy, MeterRegistry metrics,
+      String name, Duration prefetchPark, PrefetchSpin prefetchSpin, ChunkPlacement mapChunks) {
+    this(deterministic, memory, nullPolicy, metrics, name, prefetchPark, prefetchSpin, mapChunks,
+        defaultBlockShuffleThreshold());
+  }
+
+  /**
+   * Half the physical memory of the machine (or of the container the JVM runs in), the default
+   * {@link #blockShuffleThreshold()}: a dataset larger than that is taken not to stay in the page
+   * cache between epochs. {@code Long.MAX_VALUE} when the JVM cannot tell.
+   */
+  public static long defaultBlockShuffleThreshold() {
+    return PhysicalMemory.HALF;
+  }
+
+  /** Half the physical memory, read once. */
+  private static final class PhysicalMemory {
+    static final long HALF = half();
+
+    private static long half() {
+      java.lang.management.OperatingSystemMXBean os = java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+      if (os instanceof com.sun.management.OperatingSystemMXBean sun) {
+        long total = sun.getTotalMemorySize();
+        if (total > 0) {
+          return total / 2;
+        }
+      }
+      return Long.MAX_VALUE;
+    }
+  }
+
+  private static long checkThreshold(long bytes) {
+    if (bytes < 0) {
+      throw new IllegalArgumentException("blockShuffleThreshold >= 0 required but it was " + bytes);
+    }
+    return bytes;
   }
 
   /**
@@ -205,6 +254,7 @@ public record Options(boolean deterministic, MemoryManager memory, NullPolicy nu
     private Duration prefetchPark;
     private PrefetchSpin prefetchSpin;
     private ChunkPlacement mapChunks;
+    private long blockShuffleThreshold;
 
     private Builder(Options from) {
       this.deterministic = from.deterministic;
@@ -215,6 +265,7 @@ public record Options(boolean deterministic, MemoryManager memory, NullPolicy nu
       this.prefetchPark = from.prefetchPark;
       this.prefetchSpin = from.prefetchSpin;
       this.mapChunks = from.mapChunks;
+      this.blockShuffleThreshold = from.blockShuffleThreshold;
     }
 
     /** Whether parallel operators keep element order; returns this builder. */
@@ -295,9 +346,22 @@ public record Options(boolean deterministic, MemoryManager memory, NullPolicy nu
       return this;
     }
 
+    /**
+     * The data size above which {@code shuffle()} on a random-access source is a block shuffle;
+     * returns this builder. An explicit {@code shuffle(RandomAccessShuffle)} ignores it.
+     *
+     * @param bytes &gt;= 0 (0: always blocks; {@code Long.MAX_VALUE}: always the global
+     *     permutation); default half the physical memory ({@link #defaultBlockShuffleThreshold()})
+     */
+    public Builder blockShuffleThreshold(long bytes) {
+      this.blockShuffleThreshold = checkThreshold(bytes);
+      return this;
+    }
+
     /** The options set so far. */
     public Options build() {
-      return new Options(deterministic, memory, nullPolicy, metrics, name, prefetchPark, prefetchSpin, mapChunks);
+      return new Options(deterministic, memory, nullPolicy, metrics, name, prefetchPark, prefetchSpin, mapChunks,
+          blockShuffleThreshold);
     }
   }
 }

@@ -35,6 +35,19 @@ class OptionsTest {
   }
 
   @Test
+  void theBlockShuffleThresholdDefaultsToHalfThePhysicalMemoryAndIsChecked() {
+    long total = ((com.sun.management.OperatingSystemMXBean)
+        java.lang.management.ManagementFactory.getOperatingSystemMXBean()).getTotalMemorySize();
+    assertEquals(total / 2, Options.defaults().blockShuffleThreshold());
+    Options o = Options.builder().blockShuffleThreshold(1234).build();
+    assertEquals(1234, o.blockShuffleThreshold());
+    assertEquals(1234, o.toBuilder().name("x").build().blockShuffleThreshold());
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> Options.builder().blockShuffleThreshold(-1));
+    assertEquals("blockShuffleThreshold >= 0 required but it was -1", e.getMessage());
+  }
+
+  @Test
   void theOldSystemPropertiesSetTheDefaults() {
     Options o = withProperties(Options::defaults, "250", "0", "false");
     assertEquals(Duration.ofNanos(250_000), o.prefetchPark());

@@ -6,6 +6,7 @@ import dev.sluice.core.DatasetIOException;
 import dev.sluice.core.Example;
 import dev.sluice.io.arrow.Arrow;
 import dev.sluice.io.arrow.ArrowOptions;
+import dev.sluice.io.directory.Directory;
 import dev.sluice.io.hdf5.Hdf5;
 import dev.sluice.io.internal.RemoteFiles;
 import dev.sluice.io.internal.RemoteInput;
@@ -111,14 +112,17 @@ public final class Formats {
   }
 
   /** The formats a remote URI can be read in: {@link #openRemote} opens these. */
-  public static final List<String> REMOTE_FORMATS = List.of("npy", "arrow", "parquet", "shards", "hdf5");
+  public static final List<String> REMOTE_FORMATS = List.of("npy", "arrow", "parquet", "shards", "hdf5",
+      "directory");
 
   /**
    * The format of the remote dataset {@code uri} ({@code hdfs://}, {@code s3a://}, ...), recognized
    * from its contents: a file by its first bytes ({@code \x93NUMPY}: npy, {@code ARROW1} or an IPC
    * stream's continuation marker: arrow, {@code PAR1}: parquet, HDF5's signature: hdf5); a
    * directory by the files it lists ({@code metadata.json} of a shard set: shards, {@code *.npy}:
-   * npy, {@code *.parquet}: parquet).
+   * npy, {@code *.parquet}: parquet; an npy stack's {@code 0.npy … k.npy} are npy too). As for a
+   * local path, a directory of sample files is not recognized from its contents: it is named
+   * {@code directory}.
    *
    * @throws DatasetIOException naming the URI when it does not exist or cannot be read
    * @throws DatasetFormatException when no remote format recognizes it
@@ -164,7 +168,7 @@ public final class Formats {
 
   /**
    * {@link #openRemote(URI, String, List)} with shard sets, Arrow files and Parquet datasets read
-   * through the node-local {@code cache} (null: read remotely); npy and HDF5 ignore it.
+   * through the node-local {@code cache} (null: read remotely); npy, HDF5 and directories ignore it.
    *
    * @throws IllegalArgumentException when {@code format} cannot be read from a remote URI
    */
@@ -198,6 +202,8 @@ public final class Formats {
       case "shards" -> columns.isEmpty() ? Shards.open(uri)
           : dev.sluice.io.internal.Projection.of(Shards.open(uri), columns);
       case "hdf5" -> Hdf5.open(uri, columns);
+      case "directory" -> columns.isEmpty() ? Directory.open(uri)
+          : dev.sluice.io.internal.Projection.of(Directory.open(uri), columns);
       default -> throw new IllegalArgumentException("--format " + f + " cannot be read from a remote URI ("
           + uri + "); remote URIs are read as " + REMOTE_FORMATS);
     };

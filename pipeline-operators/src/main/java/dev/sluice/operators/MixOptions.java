@@ -9,6 +9,17 @@ import java.util.OptionalLong;
  * exhausted source does, and which sources repeat through their own epochs. Immutable; each
  * {@code with} method returns a new value.
  *
+ * <p><b>An exhausted source.</b> With {@link #withStopOnEmptyDataset stopOnEmptyDataset} the pass ends when the drawn
+ * source has no element left. Without it (the default, as tf.data), the exhausted source's weight
+ * is removed, the remaining weights are renormalized and the draw is made again, until every source
+ * is exhausted; a source with weight 0 is never drawn.
+ *
+ * <p><b>Per-source epochs.</b> A source cycled by {@link #withCycled} starts its pass for
+ * its next epoch (its own shuffle) whenever its pass ends, so a small source repeats while a large
+ * one is read once; a pass then ends when the sources read once end (the first drawn exhausted one
+ * with {@code stopOnEmptyDataset}, the last one without). A pass whose sources all cycle never ends
+ * ({@code take} bounds it).
+ *
  * <pre>{@code
  * MixOptions.defaults().withSeed(7).withStopOnEmptyDataset(true).withCycled(1)
  * }</pre>

@@ -27,12 +27,7 @@ import dev.sluice.operators.internal.PaddedBatchStage;
 import dev.sluice.operators.internal.UnbatchStage;
 import dev.sluice.operators.internal.cache.CachedDataset;
 import dev.sluice.operators.internal.cache.CachedPasses;
-import dev.sluice.operators.internal.ChooseSource;
-import dev.sluice.operators.internal.ConcatenateSource;
 import dev.sluice.operators.internal.MapStage;
-import dev.sluice.operators.internal.MixSource;
-import dev.sluice.operators.internal.SampleSource;
-import dev.sluice.operators.internal.ZipSource;
 import dev.sluice.operators.internal.Plan;
 import dev.sluice.operators.internal.PlanBuilder;
 import dev.sluice.operators.internal.PlanCompiler;
@@ -359,6 +354,11 @@ public final class Pipeline<T> implements Dataset<T> {
     return PlanCompiler.length(plan(), context, 0);
   }
 
+  /** A pipeline over {@code source} with no operators and {@code options}, for the factories of this package. */
+  static <T> Pipeline<T> over(Dataset<?> source, Options options) {
+    return new Pipeline<>(source, List.of(), options);
+  }
+
   /** The pipeline's options ({@link Options#defaults()} unless {@link #withOptions} set others). */
   public Options options() {
     return options;
@@ -390,6 +390,12 @@ public final class Pipeline<T> implements Dataset<T> {
    * likely at each of its positions, so it is at least as random as a buffer shuffle of the same
    * size. {@link #shuffle(SplitShuffle) shuffle(SplitShuffle.SPLITS)} shuffles whole splits only.
    *
+   * <p>On a random-access source larger than {@link Options#blockShuffleThreshold()} (half the
+   * physical memory unless set), where the global permutation would read each row at a random
+   * place of a file the page cache cannot hold, it is the same block shuffle over the source seen
+   * as one split of blocks of about 2 MiB of rows ({@link RandomAccessShuffle#AUTO}); {@link #explain()}
+   * says which shuffle runs and why, and {@link #shuffle(RandomAccessShuffle)} chooses explicitly.
+   *
    * <p>Caveats: needs a {@link RandomAccessDataset} (or a split source) with only {@code shuffle}, {@code shard},
    * {@code take} and {@code skip} before it; a shuffle written after {@code shard} runs before it,
    * so every rank takes its stride of the same permutation (as DistributedSampler). For streaming
@@ -410,19 +416,47 @@ public final class Pipeline<T> implements Dataset<T> {
    * {@link #shuffle()} with a choice of how a split source's rows are ordered:
    * {@link SplitShuffle#BLOCKS} (what {@code shuffle()} does) or {@link SplitShuffle#SPLITS}, which
    * only shuffles the order of whole splits (cheaper, but with few splits a rank reads the same rows
-   * every epoch). On a random-access source both are the global permutation.
+   * every epoch). On a random-access source both are what {@code shuffle()} does there.
    *
    * @param splits how a split source's rows are ordered
    * @throws UnsupportedOperationException as {@link #shuffle()}
    */
   public Pipeline<T> shuffle(SplitShuffle splits) {
     Objects.requireNonNull(splits, "splits");
+    return shuffle(new ShuffleStage(null, splits));
+  }
+
+  /**
+   * {@link #shuffle()} with a choice of how a random-access source's rows are ordered:
+   * {@link RandomAccessShuffle#GLOBAL} (the uniform permutation, whatever the size),
+   * {@link RandomAccessShuffle#BLOCKS} (the block shuffle, whatever the size) or
+   * {@link RandomAccessShuffle#AUTO} (what {@code shuffle()} does: blocks above
+   * {@link Options#blockShuffleThreshold()}). On a split source it is {@code shuffle()}.
+   *
+   * <pre>{@code
+   * Pipeline.from(bigNpy).shuffle(RandomAccessShuffle.BLOCKS).shard(world, rank).batch(256)
+   * }</pre>
+   *
+   * @param order how a random-access source's rows are ordered
+   * @throws UnsupportedOperationException as {@link #shuffle()}, or when {@code BLOCKS} follows a
+   *     {@code take} or {@code skip}
+   */
+  public Pipeline<T> shuffle(RandomAccessShuffle order) {
+    Objects.requireNonNull(order, "order");
+    Pipeline<T> out = shuffle(new ShuffleStage(null, SplitShuffle.BLOCKS, order));
+    if (order == RandomAccessShuffle.BLOCKS) {
+      out.plan(); // a block shuffle after take or skip fails here, not at the next operator
+    }
+    return out;
+  }
+
+  private Pipeline<T> shuffle(ShuffleStage stage) {
     if (!plan().acceptsShuffle()) {
       throw new UnsupportedOperationException("shuffle() is the global shuffle of a random-access source and must come "
           + "before any element operator, but the source is " + source
           + (stages.isEmpty() ? "" : " with " + describeStages()) + "; use the buffer shuffle shuffle(bufferSize)");
     }
-    return with(new ShuffleStage(null, splits));
+    return with(stage);
   }
 
   /**
@@ -548,12 +582,8 @@ public final class Pipeline<T> implements Dataset<T> {
    * @param numParallelCalls batches gathered concurrently, &gt; 0 (default 1)
    */
   public Pipeline<Batch> batch(int batchSize, boolean dropRemainder, int numParallelCalls) {
-    if (batchSize <= 0) {
-      throw new IllegalArgumentException("batchSize > 0 required but it was " + batchSize);
-    }
-    if (numParallelCalls <= 0) {
-      throw new IllegalArgumentException("numParallelCalls > 0 required but it was " + numParallelCalls);
-    }
+    checkPositive("batchSize", batchSize);
+    checkPositive("numParallelCalls", numParallelCalls);
     return with(new BatchStage(batchSize, dropRemainder, numParallelCalls));
   }
 
@@ -575,9 +605,7 @@ public final class Pipeline<T> implements Dataset<T> {
    * @param count elements, &ge; 0
    */
   public Pipeline<T> take(long count) {
-    if (count < 0) {
-      throw new IllegalArgumentException("count >= 0 required but it was " + count);
-    }
+    checkCount(count);
     return with(new TakeStage(count));
   }
 
@@ -598,9 +626,7 @@ public final class Pipeline<T> implements Dataset<T> {
    * @param count elements, &ge; 0
    */
   public Pipeline<T> skip(long count) {
-    if (count < 0) {
-      throw new IllegalArgumentException("count >= 0 required but it was " + count);
-    }
+    checkCount(count);
     return with(new SkipStage(count));
   }
 
@@ -662,9 +688,7 @@ public final class Pipeline<T> implements Dataset<T> {
    * @param count passes, &ge; 0
    */
   public Pipeline<T> repeat(long count) {
-    if (count < 0) {
-      throw new IllegalArgumentException("count >= 0 required but it was " + count);
-    }
+    checkCount(count);
     return with(new RepeatStage(count));
   }
 
@@ -804,16 +828,7 @@ public final class Pipeline<T> implements Dataset<T> {
    * sequence for the same triple and every epoch draws anew. Each source runs its own plan (index,
    * columnar or element path) for the pass's context, and is read only as far as it is drawn.
    *
-   * <p><b>An exhausted source.</b> With {@code stopOnEmptyDataset} the pass ends when the drawn
-   * source has no element left. Without it (the default, as tf.data), the exhausted source's weight
-   * is removed, the remaining weights are renormalized and the draw is made again, until every source
-   * is exhausted; a source with weight 0 is never drawn.
-   *
-   * <p><b>Per-source epochs.</b> A source cycled by {@link MixOptions#withCycled} starts its pass for
-   * its next epoch (its own shuffle) whenever its pass ends, so a small source repeats while a large
-   * one is read once; a pass then ends when the sources read once end (the first drawn exhausted one
-   * with {@code stopOnEmptyDataset}, the last one without). A pass whose sources all cycle never ends
-   * ({@code take} bounds it).
+   * <p>An exhausted source and sources that repeat through their own epochs: {@link MixOptions}.
    *
    * <p><b>Sharding.</b> Shard each source ({@code source.shuffle().shard(world, rank)}): each rank then
    * reads its own part of every source and mixes it with its own draws, and the ranks together read
@@ -831,14 +846,8 @@ public final class Pipeline<T> implements Dataset<T> {
    * {@code sluice.stage.mix.elements}, tagged {@code source}, counts the elements taken from each
    * source: the realized proportions.
    *
-   * <p><b>Reactive Streams semantics.</b> Opens a source when it is first drawn and keeps up to 2 of
-   * its elements queued; emits on demand, one draw per element; completes as above; a source's error ends
-   * the pass where that source's next element would have come (after every element before it, so
-   * the elements before an error do not depend on timing) and cancels the others; cancel cancels
-   * every open source.
-   *
-   * <p><b>Discard support.</b> Elements queued from the sources go to the discard hook on cancel,
-   * error or end; batches are closed.
+   * <p><b>Reactive Streams semantics and discard support</b> are {@link Mixing}'s: a source is opened
+   * when first drawn, one draw per element, queued elements are discarded (batches closed).
    *
    * <pre>{@code
    * Pipeline<Example> web = Pipeline.from(webData).shuffle().shard(world, rank);
@@ -856,20 +865,9 @@ public final class Pipeline<T> implements Dataset<T> {
    *     declared schemas differ (naming the field and both types)
    */
   public static <T> Pipeline<T> sample(List<Pipeline<T>> sources, double[] weights, MixOptions options) {
-    Objects.requireNonNull(sources, "sources");
-    Objects.requireNonNull(weights, "weights");
-    Objects.requireNonNull(options, "options");
-    if (options.cycledLength() > sources.size()) {
-      throw new IllegalArgumentException("cycled source " + (options.cycledLength() - 1) + " must be in [0, "
-          + sources.size() + ")");
-    }
-    boolean[] cycled = new boolean[sources.size()];
-    for (int i = 0; i < cycled.length; i++) {
-      cycled[i] = options.isCycled(i);
-    }
-    return mixed(new SampleSource<>(planned(sources), weights, options.seedOrNull(), options.stopOnEmptyDataset(),
-        cycled), sources);
+    return PipelineMixes.sample(sources, weights, options);
   }
+
 
   /**
    * tf.data's {@code choose_from_datasets(datasets, choice_dataset)}: element {@code k} is the next
@@ -881,13 +879,8 @@ public final class Pipeline<T> implements Dataset<T> {
    * <p><b>Resume.</b> A resumed pass reads the selector's values before its position again (no
    * source element), counts each source's elements and resumes every source from its count.
    *
-   * <p><b>Reactive Streams semantics.</b> Opens a source when it is first chosen and keeps up to 2
-   * of its elements queued; emits on demand; an error of the selector or a source ends the pass where
-   * its next value or element would have come, and cancels the others; cancel cancels every open source. Each source's elements are counted as for
-   * {@link #sample(List, double[], MixOptions)} (operator {@code choose}).
-   *
-   * <p><b>Discard support.</b> Elements queued from the sources go to the discard hook on cancel,
-   * error or end; batches are closed.
+   * <p><b>Reactive Streams semantics and discard support</b> are {@link Mixing}'s; each source's
+   * elements are counted as for {@link #sample(List, double[], MixOptions)} (operator {@code choose}).
    *
    * <pre>{@code
    * Pipeline<Integer> roundRobin = Pipeline.from(Datasets.range(300)).map(e -> (int) (e.index() % 3));
@@ -899,10 +892,9 @@ public final class Pipeline<T> implements Dataset<T> {
    * @throws IllegalArgumentException when sources declare different schemas
    */
   public static <T> Pipeline<T> choose(Pipeline<? extends Number> selector, List<Pipeline<T>> sources) {
-    Objects.requireNonNull(selector, "selector");
-    Objects.requireNonNull(sources, "sources");
-    return mixed(new ChooseSource<>(new PlannedPipeline<>(selector), planned(sources)), sources);
+    return PipelineMixes.choose(selector, sources);
   }
+
 
   /** tf.data's {@code Dataset.zip((a, b))}: {@link #zip(Pipeline, Pipeline, String, String)} keeping the field names. */
   public static Pipeline<Example> zip(Pipeline<Example> a, Pipeline<Example> b) {
@@ -932,12 +924,9 @@ public final class Pipeline<T> implements Dataset<T> {
    * @param prefixB prepended to each field name of {@code b}
    */
   public static Pipeline<Example> zip(Pipeline<Example> a, Pipeline<Example> b, String prefixA, String prefixB) {
-    Objects.requireNonNull(a, "a");
-    Objects.requireNonNull(b, "b");
-    Objects.requireNonNull(prefixA, "prefixA");
-    Objects.requireNonNull(prefixB, "prefixB");
-    return mixed(new ZipSource(new PlannedPipeline<>(a), new PlannedPipeline<>(b), prefixA, prefixB), List.of(a, b));
+    return PipelineMixes.zip(a, b, prefixA, prefixB);
   }
+
 
   /**
    * tf.data's {@code a.concatenate(b)}: the elements of {@code a}'s pass, then those of
@@ -960,27 +949,13 @@ public final class Pipeline<T> implements Dataset<T> {
    * }</pre>
    */
   public static <T> Pipeline<T> concatenate(Pipeline<T> a, Pipeline<T> b) {
-    Objects.requireNonNull(a, "a");
-    Objects.requireNonNull(b, "b");
-    return mixed(new ConcatenateSource<>(List.of(new PlannedPipeline<>(a), new PlannedPipeline<>(b))), List.of(a, b));
+    return PipelineMixes.concatenate(a, b);
   }
+
 
   /** {@link #concatenate(Pipeline, Pipeline) concatenate(this, other)}. */
   public Pipeline<T> concatenate(Pipeline<T> other) {
     return concatenate(this, other);
-  }
-
-  private static <T> List<PlannedPipeline<T>> planned(List<Pipeline<T>> sources) {
-    List<PlannedPipeline<T>> out = new ArrayList<>(sources.size());
-    for (Pipeline<T> p : sources) {
-      out.add(new PlannedPipeline<>(Objects.requireNonNull(p, "sources contains null")));
-    }
-    return out;
-  }
-
-  private static <T> Pipeline<T> mixed(MixSource<T> mix, List<? extends Pipeline<?>> sources) {
-    Options first = sources.isEmpty() ? Options.defaults() : sources.get(0).options();
-    return new Pipeline<>(mix, List.of(), first);
   }
 
   /**
@@ -1008,9 +983,7 @@ public final class Pipeline<T> implements Dataset<T> {
    */
   public Pipeline<Batch> paddedBatch(int batchSize, Map<String, Shape> paddedShapes,
       Map<String, ? extends Number> paddingValues, boolean dropRemainder) {
-    if (batchSize <= 0) {
-      throw new IllegalArgumentException("batchSize > 0 required but it was " + batchSize);
-    }
+    checkPositive("batchSize", batchSize);
     return with(new PaddedBatchStage(batchSize, Map.copyOf(paddedShapes), Map.copyOf(paddingValues), dropRemainder));
   }
 
@@ -1343,6 +1316,18 @@ public final class Pipeline<T> implements Dataset<T> {
   @SuppressWarnings("unchecked")
   private static <T> T cast(Object o) {
     return (T) o;
+  }
+
+  private static void checkPositive(String name, int value) {
+    if (value <= 0) {
+      throw new IllegalArgumentException(name + " > 0 required but it was " + value);
+    }
+  }
+
+  private static void checkCount(long count) {
+    if (count < 0) {
+      throw new IllegalArgumentException("count >= 0 required but it was " + count);
+    }
   }
 
   private static void checkParallel(int numParallelCalls) {

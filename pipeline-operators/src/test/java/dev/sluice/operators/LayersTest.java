@@ -34,7 +34,7 @@ class LayersTest {
 
   /** Public types of the facade package that internal code may use as plain values. */
   private static final Set<String> VALUE_TYPES =
-      Set.of("EqualLength", "SplitShuffle", "CacheSpec", "CacheMonitor", "CacheStats", "CacheException",
+      Set.of("EqualLength", "SplitShuffle", "RandomAccessShuffle", "CacheSpec", "CacheMonitor", "CacheStats", "CacheException",
           "Enumerated");
 
   /**

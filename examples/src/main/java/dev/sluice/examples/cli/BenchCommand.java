@@ -83,6 +83,10 @@ final class BenchCommand implements Callable<Integer> {
   @Option(names = "--shuffle", description = "Shuffle as sluice read --shuffle does: a new order every epoch.")
   boolean shuffle;
 
+  @Option(names = "--shuffle-mode", paramLabel = "auto|global|blocks", defaultValue = "auto",
+      description = "With --shuffle on a random-access source: as sluice read --shuffle-mode (default: ${DEFAULT-VALUE}).")
+  String shuffleMode;
+
   @Option(names = "--seed", paramLabel = "S", defaultValue = "0", description = "Seed (default: ${DEFAULT-VALUE}).")
   long seed;
 
@@ -104,6 +108,13 @@ final class BenchCommand implements Callable<Integer> {
       + "measured ones, not counted; more for the rate after the JIT has compiled the pipeline's loops (a few "
       + "seconds on one core) (default: ${DEFAULT-VALUE}).")
   int warmup;
+
+  @Option(names = "--read-cache", paramLabel = "BYTES", converter = ByteSize.OrZero.class,
+      description = "With --io read and for Hadoop URIs: the most the block cache of positioned reads holds, "
+          + "e.g. 512m or 0 (off). A file up to this size is read in 1 MiB blocks kept off-heap, so shuffled rows "
+          + "are copies instead of one read each; a larger file is read one run of rows at a time. Default: a "
+          + "quarter of --memory-limit, or 1 GiB.")
+  Long readCache;
 
   @Option(names = "--memory-limit", paramLabel = "BYTES", converter = ByteSize.class,
       description = "Limit the pooled off-heap memory (batches, decode buffers) to BYTES, e.g. 64m or 1g: the "
@@ -147,6 +158,10 @@ final class BenchCommand implements Callable<Integer> {
     OptionChecks.positive("--num-workers", numWorkers);
     OptionChecks.nonNegative("--prefetch", prefetch);
     OptionChecks.positive("--dim", dim);
+    ReadCommand.shuffleMode(shuffleMode);
+    if (given("--shuffle-mode") && !shuffle && !matrix) {
+      throw new IllegalArgumentException("--shuffle-mode " + shuffleMode + " needs --shuffle");
+    }
     PrintWriter out = spec.commandLine().getOut();
     remote = DatasetRun.remote(pathArg);
     path = remote == null ? DatasetRun.localPath(pathArg) : null;
@@ -156,7 +171,8 @@ final class BenchCommand implements Callable<Integer> {
           + remote + " is remote");
     }
     if (matrix) {
-      refuseWithMatrix("--format", "--io", "--use-mmap", "--fixed-length", "--shuffle", "--num-workers", "--columns");
+      refuseWithMatrix("--format", "--io", "--use-mmap", "--fixed-length", "--shuffle", "--shuffle-mode", "--num-workers",
+          "--columns");
       BenchMatrix m = new BenchMatrix(path, formats, numSamples == null ? BenchMatrix.DEFAULT_ROWS : numSamples, dim,
           seed, batch, prefetch, warmup, epochs, memoryLimit, world == null ? BenchMatrix.DEFAULT_WORLD : world);
       m.run(out, plot, json);
@@ -167,7 +183,7 @@ final class BenchCommand implements Callable<Integer> {
         throw new IllegalArgumentException(matrixOnly + " applies to --matrix runs only");
       }
     }
-    return DatasetRun.withMemoryLimit(memoryLimit, () -> bench(out));
+    return DatasetRun.withMemoryLimit(memoryLimit, () -> DatasetRun.withReadCache(readCache, () -> bench(out)));
   }
 
   private int bench(PrintWriter out) {
@@ -199,7 +215,8 @@ final class BenchCommand implements Callable<Integer> {
       f = DatasetRun.formatOf(path, format);
     }
     Access access = access(f.name());
-    BenchRun run = new BenchRun(data, f, access, take, shuffle, seed, numWorkers, batch, prefetch,
+    BenchRun run = new BenchRun(data, f, access, take, shuffle, ReadCommand.shuffleMode(shuffleMode), seed,
+        numWorkers, batch, prefetch,
         warmup, epochs, columns, null, null);
     if (fixedLength && !DatasetRun.isStdin(path)) {
       checkFixedLength(run);
@@ -218,7 +235,8 @@ final class BenchCommand implements Callable<Integer> {
           + "cannot be memory-mapped; remote URIs are read with positioned reads (--io read)");
     }
     DatasetFormat f = Formats.named(DatasetRun.formatName(pathArg, format));
-    BenchRun run = new BenchRun(Path.of(remote.getPath()), f, Access.READ, numSamples, shuffle, seed, numWorkers,
+    BenchRun run = new BenchRun(Path.of(remote.getPath()), f, Access.READ, numSamples, shuffle,
+        ReadCommand.shuffleMode(shuffleMode), seed, numWorkers,
         batch, prefetch, warmup, epochs, columns, remote, remoteCache.cache());
     if (fixedLength) {
       checkFixedLength(run);

@@ -28,6 +28,7 @@ import java.util.Locale;
  * @param access how its files are read: a mapping, or positioned reads (for Parquet: each column chunk copied out)
  * @param numSamples only the first N records, or null for all
  * @param shuffle a new order every epoch (global permutation, or split order plus a window or buffer)
+ * @param shuffleMode how a random-access source is shuffled (global permutation or block shuffle)
  * @param seed the seed of the shuffle
  * @param workers gather (index path) or decode (columnar path) threads, &ge; 1
  * @param batch records per batch, &ge; 1
@@ -38,7 +39,8 @@ import java.util.Locale;
  * @param remote the dataset's Hadoop URI ({@code hdfs://…}), read with positioned reads; null for a local path
  * @param remoteCache the node-local cache a remote dataset is read through ({@code --remote-cache}); null: none
  */
-record BenchRun(Path path, DatasetFormat format, Access access, Long numSamples, boolean shuffle, long seed,
+record BenchRun(Path path, DatasetFormat format, Access access, Long numSamples, boolean shuffle,
+    dev.sluice.operators.RandomAccessShuffle shuffleMode, long seed,
     int workers, int batch, int prefetch, int warmup, int epochs, List<String> columns, URI remote,
     dev.sluice.io.RemoteCache remoteCache) {
 
@@ -159,8 +161,8 @@ record BenchRun(Path path, DatasetFormat format, Access access, Long numSamples,
     if (shuffle) {
       // Global permutation on a random-access source, split-order shuffle plus a 10,000-row
       // window on a split source, a 10,000-element buffer on any other stream (as sluice read).
-      p = data instanceof RandomAccessDataset || data instanceof SplitDataset
-          ? p.shuffle()
+      p = data instanceof RandomAccessDataset ? p.shuffle(shuffleMode)
+          : data instanceof SplitDataset ? p.shuffle()
           : p.shuffle(ReadCommand.STREAMING_SHUFFLE_BUFFER);
     }
     Pipeline<Batch> b = p.shard(1, 0).batch(batch, false, workers);

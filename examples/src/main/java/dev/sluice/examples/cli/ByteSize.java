@@ -37,4 +37,12 @@ final class ByteSize implements ITypeConverter<Long> {
       throw new TypeConversionException("'" + value + "' is too large for a byte count");
     }
   }
+
+  /** A byte count that may be 0 (off), for budgets. */
+  static final class OrZero implements ITypeConverter<Long> {
+    @Override
+    public Long convert(String value) {
+      return value.trim().matches("0+([kKmMgGtT]?)([iI]?[bB])?") ? 0L : new ByteSize().convert(value);
+    }
+  }
 }

@@ -9,6 +9,7 @@ import dev.sluice.core.Dataset;
 import dev.sluice.core.DatasetFormatException;
 import dev.sluice.core.Example;
 import dev.sluice.core.MemoryManager;
+import dev.sluice.core.ReadCache;
 import dev.sluice.core.RandomAccessDataset;
 import dev.sluice.core.Split;
 import dev.sluice.core.SplitDataset;
@@ -128,6 +129,22 @@ final class DatasetRun {
       return body.getAsInt();
     } finally {
       memory.setLimit(before);
+    }
+  }
+
+  /**
+   * Runs {@code body} with the read cache budget {@code bytes} (or the default when null), and puts
+   * the default back afterwards.
+   */
+  static int withReadCache(Long bytes, IntSupplier body) {
+    if (bytes == null) {
+      return body.getAsInt();
+    }
+    ReadCache.setBudget(bytes);
+    try {
+      return body.getAsInt();
+    } finally {
+      ReadCache.resetBudget();
     }
   }
 

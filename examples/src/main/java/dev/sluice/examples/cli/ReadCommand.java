@@ -14,6 +14,7 @@ import dev.sluice.operators.CacheMonitor;
 import dev.sluice.operators.CacheSpec;
 import dev.sluice.operators.CacheStats;
 import dev.sluice.operators.EqualLength;
+import dev.sluice.operators.RandomAccessShuffle;
 import dev.sluice.operators.SplitShuffle;
 import dev.sluice.operators.Pipeline;
 import dev.sluice.operators.ShuffleQuality;
@@ -69,6 +70,13 @@ final class ReadCommand implements Callable<Integer> {
       + "rows every epoch).")
   String splitShuffle;
 
+  @Option(names = "--shuffle-mode", paramLabel = "auto|global|blocks", defaultValue = "auto",
+      description = "With --shuffle on a random-access source (npy, shards, arrow): global (a permutation of all "
+      + "rows: perfect mixing, but every row is a random read), blocks (blocks of about 2 MiB of rows in a new order "
+      + "every epoch, each read sequentially, mixed in a window: for files larger than memory) or auto (default: "
+      + "blocks when the data is larger than half the physical memory, else global).")
+  String shuffleMode;
+
   @Option(names = "--buffer", paramLabel = "N", description = "With --shuffle: tf.data's buffer shuffle of N elements "
       + "(after the shard; on a split source after the split-order shuffle, and a window of N rows with --batch).")
   Integer buffer;
@@ -101,6 +109,13 @@ final class ReadCommand implements Callable<Integer> {
 
   @Option(names = "--prefetch", paramLabel = "P", defaultValue = "4", description = "Elements produced ahead on another thread, 0 for none (default: ${DEFAULT-VALUE}).")
   int prefetch;
+
+  @Option(names = "--read-cache", paramLabel = "BYTES", converter = ByteSize.OrZero.class,
+      description = "With --io read and for Hadoop URIs: the most the block cache of positioned reads holds, "
+          + "e.g. 512m or 0 (off). A file up to this size is read in 1 MiB blocks kept off-heap, so shuffled rows "
+          + "are copies instead of one read each; a larger file is read one run of rows at a time. Default: a "
+          + "quarter of --memory-limit, or 1 GiB.")
+  Long readCache;
 
   @Option(names = "--memory-limit", paramLabel = "BYTES", converter = ByteSize.class,
       description = "Limit the pooled off-heap memory (batches, decode buffers) to BYTES, e.g. 64m or 1g: the "
@@ -222,6 +237,14 @@ final class ReadCommand implements Callable<Integer> {
     if (given("--split-shuffle") && !shuffle) {
       throw new IllegalArgumentException("--split-shuffle " + splitShuffle + " needs --shuffle");
     }
+    shuffleMode(shuffleMode);
+    if (given("--shuffle-mode") && !shuffle) {
+      throw new IllegalArgumentException("--shuffle-mode " + shuffleMode + " needs --shuffle");
+    }
+    if (given("--shuffle-mode") && buffer != null) {
+      throw new IllegalArgumentException("--shuffle-mode " + shuffleMode + " and --buffer cannot be combined: "
+          + "--buffer replaces the global or block shuffle by a buffer shuffle");
+    }
     PipelineState from = null;
     if (resume != null) {
       if (given("--epochs")) {
@@ -236,7 +259,8 @@ final class ReadCommand implements Callable<Integer> {
     EqualLength policy = policy(equal);
     PrintWriter out = spec.commandLine().getOut();
 
-    return DatasetRun.withMemoryLimit(memoryLimit, () -> read(ctx, start, policy, out));
+    return DatasetRun.withMemoryLimit(memoryLimit,
+        () -> DatasetRun.withReadCache(readCache, () -> read(ctx, start, policy, out)));
   }
 
   private boolean given(String option) {
@@ -260,9 +284,13 @@ final class ReadCommand implements Callable<Integer> {
         p = p.cache(cacheMaxBytes == null ? spec : spec.maxBytes(cacheMaxBytes));
       }
       if (shuffle && data instanceof RandomAccessDataset) {
-        // Global permutation, or a buffer shuffle of the rank's stride with --buffer.
-        p = buffer == null ? p.shuffle() : p;
+        // Global permutation or block shuffle (--shuffle-mode), or a buffer shuffle of the rank's stride with --buffer.
+        p = buffer == null ? p.shuffle(shuffleMode(shuffleMode)) : p;
       } else if (shuffle && data instanceof SplitDataset) {
+        if (shuffleMode(shuffleMode) == RandomAccessShuffle.GLOBAL) {
+          throw new IllegalArgumentException("--shuffle-mode global: " + path + " is not random-access, so it has no "
+              + "global permutation; its shuffle is by blocks (--split-shuffle)");
+        }
         // Block (or split-order) shuffle plus a buffer (10,000 elements, or --buffer N), after the shard.
         p = p.shuffle(splitShuffle(splitShuffle));
       }
@@ -434,6 +462,15 @@ final class ReadCommand implements Callable<Integer> {
       throw new IllegalArgumentException("--rank " + rank + " is out of range for --world " + world + ": expected 0 <= rank < world");
     }
     return PipelineContext.defaults().withRank(rank, world);
+  }
+
+  static RandomAccessShuffle shuffleMode(String name) {
+    for (RandomAccessShuffle s : RandomAccessShuffle.values()) {
+      if (s.name().equalsIgnoreCase(name)) {
+        return s;
+      }
+    }
+    throw new IllegalArgumentException("--shuffle-mode '" + name + "': expected auto, global or blocks");
   }
 
   static SplitShuffle splitShuffle(String name) {

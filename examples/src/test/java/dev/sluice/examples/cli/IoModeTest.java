@@ -288,4 +288,20 @@ class IoModeTest {
     assertThat(wrong.exitCode()).isEqualTo(2);
     assertThat(wrong.err().strip()).isEqualTo("sluice: --io must be mmap or read but it was 'fast'");
   }
+  @Test
+  void theReadCacheBudgetChangesNoBatchAndABadOneExitsTwo() throws IOException {
+    Path stack = bigEndianStack(tmp.resolve("cached"), 100, 150, 51);
+    CliRun mapped = CliRun.of("read", stack.toString(), "--shuffle", "--seed", "3", "--epochs", "2", "--batch", "16",
+        "--print-indices");
+    assertThat(mapped.exitCode()).as(mapped.toString()).isZero();
+    for (String budget : List.of("0", "1k", "1m", "1g")) {
+      CliRun read = CliRun.of("read", stack.toString(), "--io", "read", "--read-cache", budget, "--shuffle", "--seed",
+          "3", "--epochs", "2", "--batch", "16", "--print-indices");
+      assertThat(read.exitCode()).as(read.toString()).isZero();
+      assertThat(read.out()).as("--read-cache " + budget).isEqualTo(mapped.out());
+    }
+    CliRun bad = CliRun.of("bench", stack.toString(), "--io", "read", "--read-cache", "-1");
+    assertThat(bad.exitCode()).as(bad.toString()).isEqualTo(2);
+    assertThat(bad.err()).startsWith("sluice: ").contains("--read-cache");
+  }
 }

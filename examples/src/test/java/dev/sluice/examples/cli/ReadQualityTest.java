@@ -61,6 +61,31 @@ class ReadQualityTest {
   }
 
   @Test
+  void aBlockShuffledRankReadsEveryRowOfItsPartOnceInANewMixEveryEpoch() throws Exception {
+    JsonNode q = quality("--shuffle", "--shuffle-mode", "blocks", "--epochs", "3", "--rank", "1", "--world", "4",
+        "--batch", "64");
+    assertThat(q.get("epochs")).hasSize(3);
+    for (JsonNode e : q.get("epochs")) {
+      assertThat(e.get("rows").asLong()).isEqualTo(ROWS / 4);
+      assertThat(e.get("distinctRows").asLong()).isEqualTo(ROWS / 4);
+      assertThat(Math.abs(e.get("spearman").asDouble())).isLessThan(0.15);
+    }
+    assertThat(q.get("maxJaccard").asDouble()).isLessThan(0.5); // a few blocks per rank: near 1/7, never the same rows
+  }
+
+  @Test
+  void aShuffleModeIsCheckedAndNeedsShuffle() {
+    CliRun bad = CliRun.of("read", data.toString(), "--shuffle", "--shuffle-mode", "sideways");
+    assertThat(bad.exitCode()).isEqualTo(2);
+    assertThat(bad.err().strip()).isEqualTo("sluice: --shuffle-mode 'sideways': expected auto, global or blocks");
+    CliRun alone = CliRun.of("read", data.toString(), "--shuffle-mode", "blocks");
+    assertThat(alone.exitCode()).isEqualTo(2);
+    assertThat(alone.err().strip()).isEqualTo("sluice: --shuffle-mode blocks needs --shuffle");
+    CliRun global = CliRun.of("read", data.toString(), "--shuffle", "--shuffle-mode", "global", "--batch", "100");
+    assertThat(global.exitCode()).as(global.err()).isZero();
+  }
+
+  @Test
   void anUnshuffledRankReadsTheSameRowsInFileOrder() throws Exception {
     JsonNode q = quality("--epochs", "2", "--rank", "1", "--world", "4");
     assertThat(q.get("maxJaccard").asDouble()).isEqualTo(1.0);

@@ -1,7 +1,10 @@
 package dev.sluice.io.directory;
 
 import dev.sluice.core.DatasetIOException;
+import dev.sluice.io.internal.RemoteFiles;
+import java.net.URI;
 import java.nio.file.Files;
+import java.util.Objects;
 import java.nio.file.Path;
 
 /**
@@ -44,5 +47,33 @@ public final class Directory {
           null);
     }
     return DirectoryDataset.open(dir, content);
+  }
+
+  /** Opens the directory named by {@code dir}, {@link SampleFiles#AUTO}. */
+  public static DirectoryDataset open(URI dir) {
+    return open(dir, SampleFiles.AUTO);
+  }
+
+  /**
+   * Opens the directory named by {@code dir}. A {@code file:} URI (or one without a scheme) is the
+   * local directory, opened as {@link #open(Path, SampleFiles)} does; any other scheme
+   * ({@code hdfs://}, {@code s3a://}, ...) is listed through Hadoop's {@code FileSystem} (the same
+   * files in the same order as a local listing) and each file read whole with positioned reads,
+   * retried as every remote read is. Needs {@code org.apache.hadoop:hadoop-client-api} and
+   * {@code hadoop-client-runtime} on the class path.
+   *
+   * @throws DatasetIOException naming the URI when it is missing or not a directory
+   * @throws dev.sluice.core.DatasetFormatException as {@link #open(Path, SampleFiles)}
+   * @throws dev.sluice.core.MissingDependencyException for a remote URI without Hadoop on the class path
+   */
+  public static DirectoryDataset open(URI dir, SampleFiles content) {
+    Objects.requireNonNull(content, "content");
+    if (!RemoteFiles.isRemote(dir)) {
+      return open(RemoteFiles.localPath(dir), content);
+    }
+    if (!RemoteFiles.isDirectory(dir)) {
+      throw new DatasetIOException(dir.toString(), "not a directory", null);
+    }
+    return DirectoryDataset.openRemote(dir, content);
   }
 }

@@ -14,7 +14,12 @@ import dev.sluice.core.Tensor;
 import dev.sluice.core.TensorSpec;
 import dev.sluice.core.internal.Fingerprints;
 import dev.sluice.io.npy.Npy;
+import dev.sluice.core.UnsupportedFormatException;
+import dev.sluice.io.internal.RemoteFiles;
+import dev.sluice.io.internal.RemoteInput;
 import java.io.IOException;
+import java.net.URI;
+import java.util.function.IntFunction;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.Files;
@@ -36,15 +41,42 @@ import java.util.stream.Stream;
 public final class DirectoryDataset implements RandomAccessDataset<Example>, HasSchema, Fingerprinted, AutoCloseable {
   private final Path dir;
   private final List<Path> files;
+  private final String location;
+  private final List<URI> uris;
   private final SampleFiles content;
   private final Schema schema;
   private volatile boolean closed;
 
-  private DirectoryDataset(Path dir, List<Path> files, SampleFiles content, Schema schema) {
+  private DirectoryDataset(Path dir, List<Path> files, String location, List<URI> uris, SampleFiles content,
+      Schema schema) {
     this.dir = dir;
     this.files = files;
+    this.location = location;
+    this.uris = uris;
     this.content = content;
     this.schema = schema;
+  }
+
+  /**
+   * Opens the remote directory {@code dir}: lists it through Hadoop's {@code FileSystem} now (the
+   * same files, in the same order, as a local listing) and, for {@code .npy} samples, reads every
+   * header.
+   */
+  static DirectoryDataset openRemote(URI dir, SampleFiles content) {
+    List<URI> files = RemoteFiles.list(dir).stream().filter(u -> !RemoteFiles.name(u).startsWith(".")).toList();
+    if (files.isEmpty()) {
+      throw new DatasetFormatException(dir.toString(), null, "holds no files (a directory dataset is one file per "
+          + "sample; names starting with '.' and subdirectories are skipped)");
+    }
+    SampleFiles c = content;
+    if (c == SampleFiles.AUTO) {
+      c = files.stream().allMatch(u -> RemoteFiles.name(u).endsWith(".npy")) ? SampleFiles.NPY : SampleFiles.RAW;
+    }
+    List<String> names = files.stream().map(URI::toString).toList();
+    Schema schema = c == SampleFiles.RAW
+        ? Schema.of(new TensorSpec(Directory.RAW_FIELD, DType.BYTES, Shape.scalar()))
+        : Schema.of(npySpec(names, i -> Npy.arraySpec(files.get(i), Directory.NPY_FIELD)));
+    return new DirectoryDataset(null, List.of(), dir.toString(), files, c, schema);
   }
 
   static DirectoryDataset open(Path dir, SampleFiles content) {
@@ -59,8 +91,9 @@ public final class DirectoryDataset implements RandomAccessDataset<Example>, Has
     }
     Schema schema = c == SampleFiles.RAW
         ? Schema.of(new TensorSpec(Directory.RAW_FIELD, DType.BYTES, Shape.scalar()))
-        : Schema.of(npySpec(files));
-    return new DirectoryDataset(dir, List.copyOf(files), c, schema);
+        : Schema.of(npySpec(files.stream().map(Path::toString).toList(),
+            i -> Npy.arraySpec(files.get(i), Directory.NPY_FIELD)));
+    return new DirectoryDataset(dir, List.copyOf(files), dir.toString(), null, c, schema);
   }
 
   private static List<Path> list(Path dir) {
@@ -75,17 +108,17 @@ public final class DirectoryDataset implements RandomAccessDataset<Example>, Has
   }
 
   /** The common spec of every sample array: one dtype, shapes equal but for a variable first dimension. */
-  private static TensorSpec npySpec(List<Path> files) {
-    TensorSpec first = Npy.arraySpec(files.get(0), Directory.NPY_FIELD);
+  private static TensorSpec npySpec(List<String> files, IntFunction<TensorSpec> specOf) {
+    TensorSpec first = specOf.apply(0);
     long[] dims = first.shape().dims();
     for (int i = 1; i < files.size(); i++) {
-      TensorSpec s = Npy.arraySpec(files.get(i), Directory.NPY_FIELD);
+      TensorSpec s = specOf.apply(i);
       long[] d = s.shape().dims();
       boolean sameTail = d.length == dims.length && d.length > 0
           && java.util.Arrays.equals(d, 1, d.length, dims, 1, dims.length);
       if (s.dtype() != first.dtype() || !(java.util.Arrays.equals(d, first.shape().dims()) || sameTail)) {
-        throw new DatasetFormatException(files.get(i).toString(), "header", "holds " + s.dtype() + s.shape() + " but "
-            + files.get(0).getFileName() + " holds " + first.dtype() + first.shape() + "; the samples of a directory "
+        throw new DatasetFormatException(files.get(i), "header", "holds " + s.dtype() + s.shape() + " but "
+            + files.get(0).substring(files.get(0).lastIndexOf('/') + 1) + " holds " + first.dtype() + first.shape() + "; the samples of a directory "
             + "must share their dtype and all but their first dimension");
       }
       if (d.length > 0 && d[0] != dims[0]) {
@@ -95,14 +128,24 @@ public final class DirectoryDataset implements RandomAccessDataset<Example>, Has
     return new TensorSpec(Directory.NPY_FIELD, first.dtype(), Shape.of(dims));
   }
 
-  /** The directory. */
+  /** The directory; null when it was opened from a remote URI. */
   public Path path() {
     return dir;
   }
 
-  /** The sample files, in index order. */
+  /** The directory or URI this dataset was opened from, as given. */
+  public String location() {
+    return location;
+  }
+
+  /** The sample files, in index order; empty when the directory was opened from a remote URI. */
   public List<Path> files() {
     return files;
+  }
+
+  /** The sample files as URIs ({@code file:} ones for a local directory), in index order. */
+  public List<URI> uris() {
+    return uris != null ? uris : files.stream().map(Path::toUri).toList();
   }
 
   /** What the files hold ({@link SampleFiles#RAW} or {@link SampleFiles#NPY}, never AUTO). */
@@ -117,7 +160,7 @@ public final class DirectoryDataset implements RandomAccessDataset<Example>, Has
 
   @Override
   public long size() {
-    return files.size();
+    return uris != null ? uris.size() : files.size();
   }
 
   /**
@@ -129,9 +172,12 @@ public final class DirectoryDataset implements RandomAccessDataset<Example>, Has
   @Override
   public Example get(long index) {
     if (closed) {
-      throw new DatasetClosedException(dir.toString());
+      throw new DatasetClosedException(location);
     }
-    RandomAccessDataset.checkIndex(index, files.size(), this);
+    RandomAccessDataset.checkIndex(index, size(), this);
+    if (uris != null) {
+      return getRemote(index);
+    }
     Path file = files.get((int) index);
     if (content == SampleFiles.RAW) {
       try {
@@ -144,10 +190,30 @@ public final class DirectoryDataset implements RandomAccessDataset<Example>, Has
         throw new DatasetIOException(file.toString(), "cannot read: " + e, e);
       }
     }
-    Tensor t = Npy.readArray(file, Directory.NPY_FIELD);
+    return npyExample(index, file.toString(), Npy.readArray(file, Directory.NPY_FIELD));
+  }
+
+  /** Reads remote file {@code index} whole with positioned reads. */
+  private Example getRemote(long index) {
+    URI uri = uris.get((int) index);
+    if (content == SampleFiles.NPY) {
+      return npyExample(index, uri.toString(), Npy.readArray(uri, Directory.NPY_FIELD));
+    }
+    try (RemoteInput in = RemoteFiles.open(uri)) {
+      if (in.size() > Integer.MAX_VALUE) {
+        throw new UnsupportedFormatException(uri.toString(), null, "is " + in.size() + " bytes; one sample holds at"
+            + " most " + Integer.MAX_VALUE);
+      }
+      ByteBuffer bytes = ByteBuffer.allocate((int) in.size()).order(ByteOrder.LITTLE_ENDIAN);
+      in.readFully(0, bytes);
+      return Example.of(index, Directory.RAW_FIELD, Tensor.wrap(DType.BYTES, Shape.scalar(), bytes.flip()));
+    }
+  }
+
+  private Example npyExample(long index, String file, Tensor t) {
     TensorSpec spec = schema.field(0);
     if (t.dtype() != spec.dtype() || !spec.shape().isCompatibleWith(t.shape())) {
-      throw new DatasetFormatException(file.toString(), "header", "holds " + t.dtype() + t.shape() + " but the "
+      throw new DatasetFormatException(file, "header", "holds " + t.dtype() + t.shape() + " but the "
           + "directory's samples are " + spec.dtype() + spec.shape() + " (the file changed after the open)");
     }
     return Example.of(index, Directory.NPY_FIELD, t);
@@ -161,11 +227,20 @@ public final class DirectoryDataset implements RandomAccessDataset<Example>, Has
   /** Every sample file (path, size, modification time), how they are read and the schema. */
   @Override
   public String fingerprint() {
-    return "directory " + content + "\n" + Fingerprints.files(files) + Fingerprints.schema(schema);
+    if (uris == null) {
+      return "directory " + content + "\n" + Fingerprints.files(files) + Fingerprints.schema(schema);
+    }
+    StringBuilder sb = new StringBuilder("directory " + content + "\n");
+    for (URI u : uris) {
+      try (RemoteInput in = RemoteFiles.open(u)) {
+        sb.append(in.fingerprint()).append('\n');
+      }
+    }
+    return sb.append(Fingerprints.schema(schema)).toString();
   }
 
   @Override
   public String toString() {
-    return "directory(" + dir + ", " + files.size() + " files, " + content + ")";
+    return "directory(" + location + ", " + size() + " files, " + content + ")";
   }
 }

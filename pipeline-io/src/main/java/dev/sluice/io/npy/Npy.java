@@ -99,13 +99,13 @@ public final class Npy {
   }
 
   /**
-   * Opens a file or a directory of aligned arrays named by a URI. A {@code file:} URI (or one
+   * Opens a file, a directory of aligned arrays or an npy stack named by a URI. A {@code file:} URI (or one
    * without a scheme) is the local path, opened as {@link #open(Path)} does (mapped); any other
    * scheme ({@code hdfs://}, {@code s3a://}, ...) is read through Hadoop's {@code FileSystem} with
    * positioned reads ({@link IoMode#READ}), a directory listed with {@code FileSystem.listStatus}.
    * Remote URIs need {@code org.apache.hadoop:hadoop-client-api} and {@code hadoop-client-runtime} on
-   * the class path ({@code s3a://} also {@code hadoop-aws}); an npy stack is read from local paths
-   * only.
+   * the class path ({@code s3a://} also {@code hadoop-aws}). A remote npy stack's chunks are listed
+   * the same way and each read as a remote file is.
    *
    * @throws dev.sluice.core.MissingDependencyException for a remote URI without Hadoop on the class path
    */
@@ -149,9 +149,8 @@ public final class Npy {
     if (files.isEmpty()) {
       throw new DatasetFormatException(uri.toString(), null, "holds no .npy files");
     }
-    if (files.stream().anyMatch(u -> RemoteFiles.name(u).matches("[0-9]+\\.npy"))) {
-      throw new UnsupportedFormatException(uri.toString(), null, "is an npy stack, which Sluice reads from local"
-          + " paths only; copy it to a local directory or convert it to shards");
+    if (files.stream().anyMatch(u -> NpyLayout.isChunk(RemoteFiles.name(u)))) {
+      return NpyStackDataset.openRemote(uri, maxChunkBytes);
     }
     List<RemoteInput> opened = new ArrayList<>();
     try {
@@ -197,9 +196,44 @@ public final class Npy {
     return NpyArrays.read(file, name);
   }
 
+  /**
+   * {@link #arraySpec(Path, String)} of the file a Hadoop {@code FileSystem} URI names, from its
+   * header alone (positioned reads).
+   *
+   * @throws dev.sluice.core.DatasetIOException naming the URI when it cannot be read
+   */
+  public static TensorSpec arraySpec(URI file, String name) {
+    try (RemoteInput in = RemoteFiles.open(file)) {
+      return NpyArrays.spec(in, name);
+    }
+  }
+
+  /**
+   * {@link #readArray(Path, String)} of the file a Hadoop {@code FileSystem} URI names, read whole
+   * with positioned reads.
+   *
+   * @throws dev.sluice.core.DatasetIOException naming the URI when it cannot be read
+   */
+  public static Tensor readArray(URI file, String name) {
+    return NpyArrays.read(RemoteFiles.open(file), name);
+  }
+
   /** Opens an npy stack directory ({@code 0.npy … k.npy}). */
   public static NpyStack openStack(Path dir) {
     return NpyStackDataset.open(dir, DEFAULT_MAX_CHUNK_BYTES);
+  }
+
+  /**
+   * Opens the npy stack in remote directory {@code dir} ({@code hdfs://}, {@code s3a://}, ...; a
+   * {@code file:} URI is the local directory, mapped): listed with {@code FileSystem.listStatus},
+   * each chunk read with positioned reads as {@link #open(URI)} reads a file.
+   *
+   * @throws dev.sluice.core.MissingDependencyException for a remote URI without Hadoop on the class path
+   */
+  public static NpyStack openStack(URI dir) {
+    Objects.requireNonNull(dir, "dir");
+    return RemoteFiles.isRemote(dir) ? NpyStackDataset.openRemote(dir, DEFAULT_MAX_CHUNK_BYTES)
+        : openStack(RemoteFiles.localPath(dir));
   }
 
   /** Opens an npy stack directory ({@code 0.npy … k.npy}), its chunks read in {@code mode}. */

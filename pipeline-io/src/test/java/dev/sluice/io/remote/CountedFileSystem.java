@@ -13,11 +13,9 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FSDataInputStream;
-import org.apache.hadoop.fs.FSInputStream;
 import org.apache.hadoop.fs.FileStatus;
-import org.apache.hadoop.fs.FilterFileSystem;
+import org.apache.hadoop.fs.FSInputStream;
 import org.apache.hadoop.fs.Path;
-import org.apache.hadoop.fs.RawLocalFileSystem;
 
 /**
  * Local files under the test scheme {@code counted:///abs/path}, as a remote file system: every
@@ -27,13 +25,13 @@ import org.apache.hadoop.fs.RawLocalFileSystem;
  * bytes creates the file {@code fs.counted.blocked.marker} names and blocks for good: a download
  * that hangs until its process is killed.
  */
-public class CountedFileSystem extends FilterFileSystem {
+public class CountedFileSystem extends LocalBackedFileSystem {
   static final String SCHEME = "counted";
   static final Map<String, AtomicLong> BYTES = new ConcurrentHashMap<>();
   static final Map<String, AtomicLong> FULL_READS = new ConcurrentHashMap<>();
 
   public CountedFileSystem() {
-    super(new RawLocalFileSystem());
+    super(SCHEME);
   }
 
   /** The settings that make {@code counted://} a Hadoop file system. */
@@ -44,37 +42,6 @@ public class CountedFileSystem extends FilterFileSystem {
 
   static URI uri(java.nio.file.Path local) {
     return URI.create(SCHEME + "://" + local.toAbsolutePath().toUri().getPath());
-  }
-
-  @Override
-  public void initialize(URI name, Configuration conf) throws IOException {
-    fs.initialize(URI.create("file:///"), conf);
-    setConf(conf);
-  }
-
-  @Override
-  public URI getUri() {
-    return URI.create(SCHEME + ":///");
-  }
-
-  private static Path local(Path p) {
-    return new Path("file", null, p.toUri().getPath());
-  }
-
-  @Override
-  public FileStatus getFileStatus(Path f) throws IOException {
-    FileStatus s = fs.getFileStatus(local(f));
-    s.setPath(f);
-    return s;
-  }
-
-  @Override
-  public FileStatus[] listStatus(Path f) throws IOException {
-    FileStatus[] all = fs.listStatus(local(f));
-    for (FileStatus s : all) {
-      s.setPath(new Path(SCHEME, null, s.getPath().toUri().getPath()));
-    }
-    return all;
   }
 
   @Override

@@ -3,22 +3,17 @@ package dev.sluice.io.remote;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.RandomAccessFile;
-import java.net.URI;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.FSInputStream;
-import org.apache.hadoop.fs.FileStatus;
-import org.apache.hadoop.fs.FilterFileSystem;
 import org.apache.hadoop.fs.Path;
-import org.apache.hadoop.fs.RawLocalFileSystem;
 
 /**
  * Local files under the test scheme {@code flaky:///abs/path}, whose positioned reads fail with
  * an {@link IOException} while {@link #FAILURES} is above zero (each failure counts it down;
  * {@link Integer#MAX_VALUE} fails every read).
  */
-public class FlakyFileSystem extends FilterFileSystem {
+public class FlakyFileSystem extends LocalBackedFileSystem {
   static final String SCHEME = "flaky";
   static final AtomicInteger FAILURES = new AtomicInteger();
   static final AtomicInteger FAILED = new AtomicInteger();
@@ -26,38 +21,7 @@ public class FlakyFileSystem extends FilterFileSystem {
   static final String SECRET_KEY = "fs.flaky.secret.key";
 
   public FlakyFileSystem() {
-    super(new RawLocalFileSystem());
-  }
-
-  @Override
-  public void initialize(URI name, Configuration conf) throws IOException {
-    fs.initialize(URI.create("file:///"), conf);
-    setConf(conf);
-  }
-
-  @Override
-  public URI getUri() {
-    return URI.create(SCHEME + ":///");
-  }
-
-  private static Path local(Path p) {
-    return new Path("file", null, p.toUri().getPath());
-  }
-
-  @Override
-  public FileStatus getFileStatus(Path f) throws IOException {
-    FileStatus s = fs.getFileStatus(local(f));
-    s.setPath(f);
-    return s;
-  }
-
-  @Override
-  public FileStatus[] listStatus(Path f) throws IOException {
-    FileStatus[] all = fs.listStatus(local(f));
-    for (FileStatus s : all) {
-      s.setPath(new Path(SCHEME, null, s.getPath().toUri().getPath()));
-    }
-    return all;
+    super(SCHEME);
   }
 
   @Override

@@ -23,11 +23,15 @@ import dev.sluice.io.WriteOptions;
 import dev.sluice.io.arrow.Arrow;
 import dev.sluice.io.arrow.ArrowDataset;
 import dev.sluice.io.arrow.ArrowWriteOptions;
+import dev.sluice.io.directory.Directory;
+import dev.sluice.io.directory.DirectoryDataset;
+import dev.sluice.io.directory.SampleFiles;
 import dev.sluice.io.hdf5.Hdf5;
 import dev.sluice.io.hdf5.Hdf5Dataset;
 import dev.sluice.io.internal.RemoteFiles;
 import dev.sluice.io.npy.Npy;
 import dev.sluice.io.npy.NpyDataset;
+import dev.sluice.io.npy.NpyStack;
 import dev.sluice.io.parquet.Parquet;
 import dev.sluice.io.parquet.ParquetDataset;
 import dev.sluice.io.parquet.ParquetOptions;
@@ -106,6 +110,33 @@ class HdfsDatasetsTest {
     return file;
   }
 
+  /** A C-order int64 array of {@code rows} rows, row i = [(first + i)*WIDTH + k] for k in [0, WIDTH). */
+  static Path writeNpyRows(Path file, long first, int rows) throws IOException {
+    String dict = "{'descr': '<i8', 'fortran_order': False, 'shape': (" + rows + ", " + WIDTH + "), }";
+    int pad = 64 - (10 + dict.length() + 1) % 64;
+    String header = dict + " ".repeat(pad == 64 ? 0 : pad) + "\n";
+    ByteBuffer b = ByteBuffer.allocate(10 + header.length() + rows * WIDTH * 8).order(ByteOrder.LITTLE_ENDIAN);
+    b.put(new byte[] {(byte) 0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0}).putShort((short) header.length());
+    b.put(header.getBytes(StandardCharsets.US_ASCII));
+    for (long i = 0; i < (long) rows * WIDTH; i++) {
+      b.putLong(first * WIDTH + i);
+    }
+    Files.createDirectories(file.getParent());
+    Files.write(file, b.array());
+    return file;
+  }
+
+  /** Uploads every file of local directory {@code dir} into remote directory {@code name}. */
+  static URI uploadDir(Path dir, String name) throws IOException {
+    hdfs.mkdirs(new org.apache.hadoop.fs.Path(root.resolve(name + "/")));
+    try (var files = Files.list(dir)) {
+      for (Path f : files.toList()) {
+        upload(f, name + "/" + f.getFileName());
+      }
+    }
+    return root.resolve(name + "/");
+  }
+
   static URI upload(Path file, String name) throws IOException {
     URI to = root.resolve(name);
     hdfs.copyFromLocalFile(new org.apache.hadoop.fs.Path(file.toUri()), new org.apache.hadoop.fs.Path(to));
@@ -114,6 +145,11 @@ class HdfsDatasetsTest {
 
   /** The rows (by their first value) each of 4 ranks reads in one epoch, checkpointed half-way and resumed. */
   static void everyRowOncePerEpoch(Dataset<Example> ds, String column, long scale) {
+    everyRowOncePerEpoch(ds, column, scale, ROWS);
+  }
+
+  /** {@link #everyRowOncePerEpoch(Dataset, String, long)} of a dataset of {@code rows} rows. */
+  static void everyRowOncePerEpoch(Dataset<Example> ds, String column, long scale, int rows) {
     List<Long> seen = new ArrayList<>();
     for (int rank = 0; rank < 4; rank++) {
       Pipeline<Batch> p = Pipeline.from(ds).shuffle(64, 11, true).shard(4, rank, EqualLength.UNEVEN).batch(8);
@@ -125,8 +161,8 @@ class HdfsDatasetsTest {
       }
       p.resume(state).doOnNext(b -> collect(b, column, scale, seen)).blockLast();
     }
-    assertThat(seen).hasSize(ROWS).doesNotHaveDuplicates();
-    assertThat(seen).allSatisfy(r -> assertThat(r).isBetween(0L, ROWS - 1L));
+    assertThat(seen).hasSize(rows).doesNotHaveDuplicates();
+    assertThat(seen).allSatisfy(r -> assertThat(r).isBetween(0L, rows - 1L));
   }
 
   static void collect(Batch b, String column, long scale, List<Long> seen) {
@@ -163,6 +199,115 @@ class HdfsDatasetsTest {
     try (NpyDataset l = Npy.open(x.toUri())) {
       assertEquals(x, l.path());
     }
+  }
+
+  @Test
+  void npyStackReadsLikeTheLocalStack() throws IOException {
+    Path stack = local.resolve("stack");
+    writeNpyRows(stack.resolve("0.npy"), 0, 70);
+    writeNpyRows(stack.resolve("1.npy"), 70, 70);
+    writeNpyRows(stack.resolve("2.npy"), 140, ROWS - 140);
+    URI remote = uploadDir(stack, "stack");
+    Dataset<Example> opened = Formats.openRemote(remote, null, List.of());
+    assertThat(opened).isInstanceOf(NpyStack.class);
+    try (NpyDataset l = Npy.open(stack); NpyStack r = (NpyStack) opened) {
+      assertEquals(3, r.chunkCount());
+      assertNull(r.path());
+      assertEquals(remote.toString(), r.location());
+      assertEquals(l.schema(), r.schema());
+      assertEquals(Checksums.sha256(l), Checksums.sha256(r));
+      everyRowOncePerEpoch(r, "stack", 1);
+    }
+    Files.writeString(stack.resolve("metadata.json"), "{\"dataset_len\": " + ROWS + ", \"num_shards\": 3}");
+    URI withMeta = uploadDir(stack, "stack-meta");
+    try (NpyStack l = Npy.openStack(stack); NpyStack r = Npy.openStack(withMeta)) {
+      assertEquals(ROWS, r.size());
+      assertEquals(Checksums.sha256(l), Checksums.sha256(r));
+      assertThat(r.fingerprint()).contains(withMeta + "0.npy").contains(withMeta + "metadata.json");
+    }
+  }
+
+  @Test
+  void aRemoteNpyStackWithAMissingOrBadChunkIsANamedError() throws IOException {
+    Path gap = local.resolve("gap");
+    writeNpyRows(gap.resolve("0.npy"), 0, 10);
+    writeNpyRows(gap.resolve("2.npy"), 10, 10);
+    URI gr = uploadDir(gap, "gap");
+    assertThatThrownBy(() -> Npy.open(gr)).isInstanceOf(DatasetFormatException.class)
+        .hasMessageContaining(gr + "1.npy").hasMessageContaining("missing chunk 1");
+    Path bad = local.resolve("badstack");
+    writeNpyRows(bad.resolve("0.npy"), 0, 10);
+    Files.write(bad.resolve("1.npy"), "not an npy file at all".getBytes(StandardCharsets.US_ASCII));
+    URI br = uploadDir(bad, "badstack");
+    assertThatThrownBy(() -> Npy.openStack(br)).isInstanceOf(DatasetFormatException.class)
+        .hasMessageContaining(br + "1.npy");
+    Files.writeString(bad.resolve("1.npy"), "");
+    writeNpyRows(bad.resolve("1.npy"), 10, 10);
+    Files.writeString(bad.resolve("metadata.json"), "{\"num_shards\": 5}");
+    URI mr = uploadDir(bad, "badmeta");
+    assertThatThrownBy(() -> Npy.openStack(mr)).isInstanceOf(DatasetFormatException.class)
+        .hasMessageContaining(mr + "metadata.json").hasMessageContaining("num_shards");
+    URI none = root.resolve("nostack/");
+    assertThatThrownBy(() -> Npy.openStack(none)).isInstanceOf(DatasetIOException.class)
+        .hasMessageContaining(none.toString().replaceAll("/$", "")).hasMessageContaining("no such file");
+  }
+
+  @Test
+  void sampleDirectoriesReadLikeTheLocalOnes() throws IOException {
+    Path npy = local.resolve("samples-npy");
+    Path raw = local.resolve("samples-raw");
+    Files.createDirectories(raw);
+    java.util.Random random = new java.util.Random(7);
+    int samples = 48; // each sample is one remote open: a few dozen keep the test quick
+    for (int i = 0; i < samples; i++) {
+      String name = String.format("s%04d", i);
+      writeNpyRows(npy.resolve(name + ".npy"), i, 1);
+      byte[] bytes = new byte[8 + random.nextInt(40)];
+      random.nextBytes(bytes);
+      ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN).putLong(0, (long) i * WIDTH);
+      Files.write(raw.resolve(name + ".bin"), bytes);
+    }
+    Files.writeString(raw.resolve(".hidden"), "skipped");
+    URI npyUri = uploadDir(npy, "samples-npy");
+    URI rawUri = uploadDir(raw, "samples-raw");
+    Dataset<Example> opened = Formats.openRemote(npyUri, "directory", List.of());
+    assertThat(opened).isInstanceOf(DirectoryDataset.class);
+    try (DirectoryDataset l = Directory.open(npy); DirectoryDataset r = (DirectoryDataset) opened) {
+      assertNull(r.path());
+      assertEquals(npyUri.toString(), r.location());
+      assertEquals(SampleFiles.NPY, r.content());
+      assertEquals(l.schema(), r.schema());
+      assertEquals(l.files().stream().map(f -> f.getFileName().toString()).toList(),
+          r.uris().stream().map(RemoteFiles::name).toList());
+      assertEquals(Checksums.sha256(l), Checksums.sha256(r));
+      everyRowOncePerEpoch(r, Directory.NPY_FIELD, 1, samples);
+    }
+    try (DirectoryDataset l = Directory.open(raw); DirectoryDataset r = Directory.open(rawUri)) {
+      assertEquals(SampleFiles.RAW, r.content());
+      assertEquals(samples, r.size());
+      assertEquals(Checksums.sha256(l), Checksums.sha256(r));
+      everyRowOncePerEpoch(r, Directory.RAW_FIELD, 1, samples);
+    }
+  }
+
+  @Test
+  void aRemoteSampleDirectoryWithAMissingOrBadFileIsANamedError() throws IOException {
+    Path dir = local.resolve("samples-bad");
+    writeNpyRows(dir.resolve("a.npy"), 0, 1);
+    writeNpyRows(dir.resolve("b.npy"), 1, 1);
+    URI good = uploadDir(dir, "samples-gone");
+    try (DirectoryDataset r = Directory.open(good)) {
+      hdfs.delete(new org.apache.hadoop.fs.Path(good.resolve("b.npy")), false);
+      assertThatThrownBy(() -> Checksums.sha256(r)).isInstanceOf(DatasetIOException.class)
+          .hasMessageContaining(good + "b.npy").hasMessageContaining("no such file");
+    }
+    Files.write(dir.resolve("b.npy"), "not an npy file".getBytes(StandardCharsets.US_ASCII));
+    URI bad = uploadDir(dir, "samples-bad");
+    assertThatThrownBy(() -> Directory.open(bad)).isInstanceOf(DatasetFormatException.class)
+        .hasMessageContaining(bad + "b.npy");
+    URI none = root.resolve("no-samples/");
+    assertThatThrownBy(() -> Directory.open(none)).isInstanceOf(DatasetIOException.class)
+        .hasMessageContaining("no-samples").hasMessageContaining("no such file");
   }
 
   @Test

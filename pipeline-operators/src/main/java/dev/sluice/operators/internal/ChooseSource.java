@@ -53,10 +53,7 @@ public final class ChooseSource<T> implements MixSource<T> {
   }
 
   private Flux<T> mix(PipelineContext context, Flux<? extends Number> choices, long first, long[] offsets) {
-    FluxMix.Sources<T> open = (i, cycle, offset) -> offset == 0 ? sources.get(i).flux(context)
-        : sources.get(i).flux(context, offset);
-    return new FluxMix<>(sources.size(), open, new long[sources.size()], offsets, choices, () -> new Picks(first),
-        PREFETCH);
+    return MixPasses.ofPasses(sources, context, offsets, choices, () -> new Picks(first));
   }
 
   /** Checks each selector value; a chosen source that is exhausted ends the pass. */

@@ -379,6 +379,19 @@ final class ColumnarPlan {
         + " rows that the source decodes whole and a window must hold many of them";
   }
 
+  /** What {@code explain} says of the window shuffle of a random-access source's block shuffle. */
+  String explainWindow() {
+    if (window == null) {
+      return "no window shuffle";
+    }
+    if (!window.isSplitDefault()) {
+      return "window shuffle of " + window.bufferSize() + " rows";
+    }
+    return "window shuffle of the rank's rows, up to " + (ALIGNED_WINDOW_BYTES >> 20) + " MiB of them (an eighth of "
+        + "the memory limit when less; at least " + window.bufferSize() + " rows), the next window read ahead on a "
+        + "worker";
+  }
+
   /** What {@code explain} says about a stage of this plan. */
   String explain(Stage s) {
     return switch (s.kind()) {

@@ -58,10 +58,7 @@ public final class ConcatenateSource<T> implements MixSource<T> {
   }
 
   private Flux<T> mix(PipelineContext context, int first, long[] offsets) {
-    FluxMix.Sources<T> open = (i, cycle, offset) -> offset == 0 ? sources.get(i).flux(context)
-        : sources.get(i).flux(context, offset);
-    return new FluxMix<>(sources.size(), open, new long[sources.size()], offsets, null, () -> new InTurn(first),
-        PREFETCH);
+    return MixPasses.ofPasses(sources, context, offsets, null, () -> new InTurn(first));
   }
 
   /** One source after the other. */

@@ -56,13 +56,20 @@ import java.util.function.LongUnaryOperator;
  * @param foldedAhead the batches each parallel gather worker may hold when the {@code prefetch} at
  *     {@code next} is folded into the index path's parallel gather ({@link IndexPlan#foldedAhead}),
  *     else 0
+ * @param blocks the random-access source seen as a split source, which its block shuffle reads
+ *     ({@link ShuffleChoice}), else null
  */
 public record Plan(Dataset<?> source, Access access, RandomAccessDataset<?> random, SplitDataset<?> splits,
     StageCounters.Source counted, Options options, List<Stage> ordered, Head head, int next, Plan inner,
     long repeatCount, ColumnarPlan columnar, SplitStages.Prefix prefix, BatchStage headBatch, boolean headPositional,
     List<Element> stages, List<String> probes, int threads, boolean emitsBatches, boolean acceptsShuffle,
     ShardStage shard, List<String> shapeKeys, String unresumable, String notRepartitionable, int shardAt,
-    long elementsPerOutput, List<Step> steps, int foldedAhead) {
+    long elementsPerOutput, List<Step> steps, int foldedAhead, SplitDataset<?> blocks) {
+
+  /** The split source the split plan head reads: the block view of a block-shuffled random-access source, else the source. */
+  public SplitDataset<?> splitHead() {
+    return blocks != null ? blocks : splits;
+  }
 
   /** The path of a plan's leading stages, named as the architecture names it. */
   public enum Head {

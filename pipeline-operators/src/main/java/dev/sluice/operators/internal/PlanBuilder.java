@@ -71,6 +71,12 @@ public final class PlanBuilder {
       throw new IllegalStateException(source + " declares block access but is not a SplitDataset");
     }
     SplitDataset<?> splits = source instanceof SplitDataset<?> s ? s : null;
+    int repeatAt = lastRepeat(ordered);
+    // under a repeat the choice is the inner plan's, recorded here for the checkpoint's shape
+    ShuffleChoice choice = random == null ? null
+        : ShuffleChoice.of(random, repeatAt < 0 ? ordered : ordered.subList(0, repeatAt), options);
+    boolean blocks = repeatAt < 0 && choice != null && choice.blocks();
+    RandomAccessBlocks<?> view = null;
     StageCounters.Source counted = source instanceof StageCounters.Source c ? c : null;
 
     int repeat = lastRepeat(ordered);
@@ -88,6 +94,17 @@ public final class PlanBuilder {
     } else if (source instanceof MixSource<?>) {
       head = Head.MIX;
       next = 0;
+    } else if (blocks) {
+      view = RandomAccessBlocks.of(random, options.memory().pool("batch"));
+      List<Stage> asBlocks = choice.asBlocks(ordered);
+      if (view instanceof BatchSplitDataset<?> b && (columnar = ColumnarPlan.of(b, asBlocks)) != null) {
+        head = Head.COLUMNAR;
+        next = columnar.next();
+      } else {
+        head = Head.SPLIT;
+        prefix = SplitStages.prefix(asBlocks);
+        next = prefix.next();
+      }
     } else if (access == Access.RANDOM) {
       head = Head.INDEX;
       next = IndexPlan.planned(ordered);
@@ -139,19 +156,22 @@ public final class PlanBuilder {
     if (shard == null && source instanceof MixSource<?> mix) {
       shard = mix.shard(); // the rank a mix's sources read, which a checkpoint records
     }
-    String notRepartitionable = notRepartitionable(source, access, ordered, options);
+    String notRepartitionable = blocks ? "re-partitioning the rest of an epoch needs the global shuffle, and " + source
+        + " is block-shuffled; resume with the same number of ranks, or at an epoch boundary"
+        : notRepartitionable(source, access, ordered, options);
     int shardAt = notRepartitionable == null ? ordered.indexOf(shard) : -1;
     List<Step> steps = new ArrayList<>();
     int foldedAhead = head == Head.INDEX && headBatch != null && headBatch.numParallelCalls() > 1
         && next < ordered.size() && ordered.get(next) instanceof PrefetchStage p && p.bufferSize() > 0
         ? IndexPlan.foldedAhead(p.bufferSize(), headBatch.numParallelCalls()) : 0;
-    explain(ordered, head, next, inner, columnar, prefix, foldedAhead, steps);
+    explain(ordered, head, next, inner, columnar, prefix, foldedAhead, choice, steps);
     return new Plan(source, access, random, splits, counted, options, ordered, head, next, inner, repeatCount,
         columnar, prefix, headBatch, headPositional, Collections.unmodifiableList(elements),
         Collections.unmodifiableList(probes), threads(source, ordered), emitsBatches(ordered),
-        acceptsShuffle(access, ordered), shard, shapeKeys(source, ordered), unresumable(source, ordered, options),
+        acceptsShuffle(access, ordered), shard, shapeKeys(source, ordered, choice),
+        unresumable(source, ordered, options),
         notRepartitionable, shardAt, notRepartitionable == null ? elementsPerOutput(ordered, options) : 0,
-        List.copyOf(steps), foldedAhead);
+        List.copyOf(steps), foldedAhead, view);
   }
 
   /**
@@ -379,13 +399,13 @@ public final class PlanBuilder {
   }
 
   /** The shape a state records: the stages in execution order, each as {@link Stage#shapeKey()}. */
-  private static List<String> shapeKeys(Dataset<?> source, List<Stage> ordered) {
+  private static List<String> shapeKeys(Dataset<?> source, List<Stage> ordered, ShuffleChoice choice) {
     List<String> out = new ArrayList<>();
     if (source instanceof MixSource<?> mix) {
       out.add(mix.shapeKey());
     }
     for (Stage s : ordered) {
-      String key = s.shapeKey();
+      String key = choice != null && s == choice.stage() ? choice.shapeKey() : s.shapeKey();
       if (key != null) {
         out.add(key);
       }
@@ -476,7 +496,7 @@ public final class PlanBuilder {
 
   /** Each stage of the plan in execution order with the path it runs on and what that path does with it. */
   private static void explain(List<Stage> ordered, Head head, int next, Plan inner, ColumnarPlan columnar,
-      SplitStages.Prefix prefix, int foldedAhead, List<Step> steps) {
+      SplitStages.Prefix prefix, int foldedAhead, ShuffleChoice choice, List<Step> steps) {
     for (int i = 0; i < next; i++) {
       Stage s = ordered.get(i);
       switch (head) {
@@ -487,16 +507,19 @@ public final class PlanBuilder {
           }
         }
         case INDEX -> steps.add(new Step(s, Path.INDEX, switch (s.kind()) {
-          case SHUFFLE -> "global permutation per (seed, epoch)";
+          case SHUFFLE -> choice != null && s == choice.stage() ? choice.why()
+              : "global permutation per (seed, epoch)";
           case SHARD -> "the rank's stride of the positions";
           case TAKE, SKIP -> "position range";
           case BATCH -> "the source's gather into " + ((BatchStage) s).batchSize() + "-row batches";
           case BUFFER_SHUFFLE, REPEAT, ELEMENT -> "";
         }));
-        case COLUMNAR -> steps.add(new Step(s, Path.COLUMNAR,
-            columnar.isBatchCut(s) ? "batch range" : columnar.explain(s)));
+        case COLUMNAR -> steps.add(new Step(s, Path.COLUMNAR, columnar.isBatchCut(s) ? "batch range"
+            : choice != null && s == choice.stage() ? choice.why() + "; " + columnar.explainWindow()
+            : columnar.explain(s)));
         case SPLIT -> steps.add(new Step(s, Path.ELEMENT, switch (s.kind()) {
-          case SHUFFLE -> SplitStages.explainShuffle((ShuffleStage) s) + ", then a buffer shuffle";
+          case SHUFFLE -> choice != null && s == choice.stage() ? choice.why() + ", then a buffer shuffle"
+              : SplitStages.explainShuffle((ShuffleStage) s) + ", then a buffer shuffle";
           case SHARD -> "reads " + SplitStages.explainShard(prefix) + " as examples";
           case BUFFER_SHUFFLE -> "buffer shuffle after the shard";
           case TAKE, SKIP, BATCH, REPEAT, ELEMENT -> "";

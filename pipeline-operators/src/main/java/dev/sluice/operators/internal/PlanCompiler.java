@@ -63,7 +63,7 @@ public final class PlanCompiler {
     long n = switch (plan.head()) {
       case INDEX -> IndexPlan.length(plan.random(), plan.ordered(), ctx, offset);
       case COLUMNAR -> plan.columnar().length(ctx);
-      case SPLIT -> SplitStages.length(plan.splits(), plan.prefix(), ctx);
+      case SPLIT -> SplitStages.length(plan.splitHead(), plan.prefix(), ctx);
       case MIX -> ((MixSource<?>) plan.source()).cardinality(ctx);
       case REPEAT, PLAIN -> -1;
     };
@@ -200,7 +200,7 @@ public final class PlanCompiler {
         }
         return switch (plan.head()) {
           case INDEX -> IndexPlan.positional(plan.random(), ordered, ctx, offset);
-          case SPLIT -> SplitStages.positional(plan.splits(), plan.prefix(), ctx);
+          case SPLIT -> SplitStages.positional(plan.splitHead(), plan.prefix(), ctx);
           case REPEAT, COLUMNAR, MIX, PLAIN -> null;
         };
       }
@@ -280,7 +280,7 @@ public final class PlanCompiler {
         case REPEAT -> repeat(skip);
         case INDEX -> IndexPlan.plan(plan.random(), ordered, options, ctx, skip, offset).flux();
         case COLUMNAR -> plan.columnar().flux(options, ctx, skip);
-        case SPLIT -> SplitStages.plan(plan.splits(), plan.prefix(), options, ctx, skip).flux();
+        case SPLIT -> SplitStages.plan(plan.splitHead(), plan.prefix(), options, ctx, skip).flux();
         case MIX -> ((MixSource<?>) plan.source()).flux(ctx, skip);
         case PLAIN -> skip == 0 ? plan.source().flux(ctx) : plan.source().flux(ctx).skip(skip);
       };

@@ -107,10 +107,8 @@ public final class SampleSource<T> implements MixSource<T> {
   }
 
   private Flux<T> mix(PipelineContext context, Draws draws, long[] cycles, long[] offsets) {
-    FluxMix.Sources<T> open = (i, cycle, offset) -> {
-      PipelineContext c = cycle == 0 ? context : context.withEpoch(cycleEpoch(context.epoch(), cycle));
-      return offset == 0 ? sources.get(i).flux(c) : sources.get(i).flux(c, offset);
-    };
+    FluxMix.Sources<T> open = MixPasses.passes(sources,
+        cycle -> cycle == 0 ? context : context.withEpoch(cycleEpoch(context.epoch(), cycle)));
     return new FluxMix<>(sources.size(), open, cycles, offsets, null, () -> draws, PREFETCH);
   }
 

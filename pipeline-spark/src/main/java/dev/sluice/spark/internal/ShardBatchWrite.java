@@ -3,10 +3,13 @@ package dev.sluice.spark.internal;
 import dev.sluice.core.Schema;
 import dev.sluice.io.shards.ShardInfo;
 import dev.sluice.io.shards.ShardWriter;
+import java.io.File;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -16,8 +19,10 @@ import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileContext;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Options;
 import org.apache.hadoop.fs.Path;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.connector.write.BatchWrite;
@@ -33,8 +38,9 @@ import org.apache.spark.sql.types.StructType;
 
 /**
  * The job side of a write: tasks write shards into a staging directory inside the target; the
- * driver's commit moves the committed attempts' shards into place and writes {@code metadata.json}
- * last (temporary name, then rename); abort deletes the staging directory.
+ * driver's commit moves the committed attempts' shards into place and replaces {@code metadata.json}
+ * last, by one atomic rename, before deleting the replaced dataset's shards; abort deletes the
+ * staging directory and leaves a dataset already at the target untouched.
  */
 public final class ShardBatchWrite implements BatchWrite {
   /** Rows per shard file unless the {@code shardRows} option says otherwise. */
@@ -42,6 +48,7 @@ public final class ShardBatchWrite implements BatchWrite {
   static final String STAGING_PREFIX = "_sluice-staging-";
 
   private final URI target;
+  private final String job;
   private final String staging;
   private final Schema schema;
   private final int shardRows;
@@ -55,6 +62,7 @@ public final class ShardBatchWrite implements BatchWrite {
     this.sparkSchema = sparkSchema;
     this.options = options;
     Schema schema = SchemaMapping.toShards(sparkSchema, options);
+    this.job = queryId;
     this.staging = STAGING_PREFIX + queryId;
     this.schema = schema;
     this.shardRows = shardRows;
@@ -134,7 +142,7 @@ public final class ShardBatchWrite implements BatchWrite {
 
   @Override
   public DataWriterFactory createBatchWriterFactory(PhysicalWriteInfo info) {
-    return new Factory(target.toString(), staging, sparkSchema, options, shardRows);
+    return new Factory(target.toString(), job, sparkSchema, options, shardRows);
   }
 
   @Override
@@ -142,6 +150,14 @@ public final class ShardBatchWrite implements BatchWrite {
     return true;
   }
 
+  /**
+   * Publishes the committed attempts' shards as the dataset at the target: moves them (unique
+   * names) from staging into the directory, writes {@code metadata.json} under a temporary name and
+   * replaces the current one with a single atomic rename, then deletes the shard files the new
+   * {@code metadata.json} does not list (those of the dataset it replaced). Until the rename a
+   * reader sees the old dataset whole; after it, the new one. A failure before the rename removes
+   * what it moved and leaves the old dataset as it was.
+   */
   @Override
   public void commit(WriterCommitMessage[] messages) {
     Path dir = new Path(target);
@@ -154,40 +170,70 @@ public final class ShardBatchWrite implements BatchWrite {
     }
     parts.sort(Comparator.comparingInt(ShardMessage::partition));
     List<ShardInfo> shards = new ArrayList<>();
-    try (FileSystem fs = fs(target)) {
-      Set<String> keep = new HashSet<>();
-      for (ShardMessage p : parts) {
-        for (ShardInfo s : p.infos()) {
-          shards.add(s);
-          keep.add(s.file());
-        }
+    Set<String> keep = new HashSet<>();
+    for (ShardMessage p : parts) {
+      for (ShardInfo s : p.infos()) {
+        shards.add(s);
+        keep.add(s.file());
       }
-      if (truncate && fs.exists(dir)) {
+    }
+    try (FileSystem fs = fs(target)) {
+      publish(fs, dir, stage, shards);
+      if (truncate) {
         for (FileStatus st : fs.listStatus(dir)) {
           String name = st.getPath().getName();
-          if (name.equals("metadata.json") || (name.endsWith(".shard") && !keep.contains(name))) {
+          if (name.endsWith(".shard") && !keep.contains(name)) {
             fs.delete(st.getPath(), false);
           }
         }
       }
-      for (ShardInfo s : shards) {
-        Path to = new Path(dir, s.file());
-        fs.delete(to, false);
-        if (!fs.rename(new Path(stage, s.file()), to)) {
-          throw new IOException("cannot move " + s.file() + " from " + stage + " into place");
-        }
-      }
-      Path temp = new Path(dir, ".metadata.json." + UUID.randomUUID());
-      try (OutputStream out = fs.create(temp, false)) {
-        out.write(ShardWriter.metadataJson(schema, shards));
-      }
-      if (!fs.rename(temp, new Path(dir, "metadata.json"))) {
-        fs.delete(temp, false);
-        throw new IOException("cannot rename " + temp + " to metadata.json");
-      }
       fs.delete(stage, true);
     } catch (IOException e) {
       throw new UncheckedIOException("sluice: cannot commit the shard set " + target + ": " + e.getMessage(), e);
+    }
+  }
+
+  /** Moves the shards into {@code dir} and renames the new metadata.json into place; undoes the moves on failure. */
+  private void publish(FileSystem fs, Path dir, Path stage, List<ShardInfo> shards) throws IOException {
+    List<Path> moved = new ArrayList<>();
+    Path temp = new Path(dir, ".metadata.json." + UUID.randomUUID());
+    boolean published = false;
+    try {
+      for (ShardInfo s : shards) {
+        Path to = new Path(dir, s.file());
+        if (fs.exists(to)) {
+          throw new IOException(to + " already exists; the job's shard names are unique, so another job wrote it");
+        }
+        if (!fs.rename(new Path(stage, s.file()), to)) {
+          throw new IOException("cannot move " + s.file() + " from " + stage + " into place");
+        }
+        moved.add(to);
+      }
+      try (OutputStream out = fs.create(temp, false)) {
+        out.write(ShardWriter.metadataJson(schema, shards));
+      }
+      replace(fs, temp, new Path(dir, "metadata.json"));
+      published = true;
+    } finally {
+      if (!published) {
+        fs.delete(temp, false);
+        for (Path p : moved) {
+          fs.delete(p, false);
+        }
+      }
+    }
+  }
+
+  /**
+   * Renames {@code from} to {@code to}, replacing {@code to} in one atomic step: {@code rename(2)}
+   * on a local file system, {@code FileContext.rename(..., OVERWRITE)} elsewhere (atomic on HDFS).
+   */
+  static void replace(FileSystem fs, Path from, Path to) throws IOException {
+    if ("file".equals(fs.getUri().getScheme())) {
+      Files.move(new File(from.toUri().getPath()).toPath(), new File(to.toUri().getPath()).toPath(),
+          StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    } else {
+      FileContext.getFileContext(fs.getUri(), fs.getConf()).rename(from, to, Options.Rename.OVERWRITE);
     }
   }
 
@@ -205,11 +251,11 @@ public final class ShardBatchWrite implements BatchWrite {
   }
 
   /** Creates the tasks' writers on the executors. */
-  record Factory(String target, String staging, StructType sparkSchema, HashMap<String, String> options, int shardRows)
+  record Factory(String target, String job, StructType sparkSchema, HashMap<String, String> options, int shardRows)
       implements DataWriterFactory {
     @Override
     public DataWriter<InternalRow> createWriter(int partitionId, long taskId) {
-      return new ShardDataWriter(URI.create(target), staging, sparkSchema, SchemaMapping.toShards(sparkSchema, options),
+      return new ShardDataWriter(URI.create(target), job, sparkSchema, SchemaMapping.toShards(sparkSchema, options),
           shardRows, partitionId, taskId);
     }
   }

@@ -28,14 +28,16 @@ import org.apache.spark.sql.types.StructType;
 
 /**
  * One task attempt's writer: rows are collected into a batch of at most {@code shardRows} rows;
- * each full batch becomes one shard file {@code part-<partition>-<task>-<k>.shard}, written locally
- * and moved into the job's staging directory. {@link #commit()} returns the shards' entries;
+ * each full batch becomes one shard file {@code part-<partition>-<job>-<task>-<k>.shard} (the job's
+ * query id makes the name unique, so it never replaces a file of the dataset it overwrites), written
+ * locally and moved into the job's staging directory. {@link #commit()} returns the shards' entries;
  * {@link #abort()} deletes them.
  */
 final class ShardDataWriter implements DataWriter<InternalRow> {
   private static final String STAGE = "spark-write";
 
   private final URI target;
+  private final String job;
   private final Path stage;
   private final Schema schema;
   private final int shardRows;
@@ -47,9 +49,11 @@ final class ShardDataWriter implements DataWriter<InternalRow> {
   private BatchBuilder builder;
   private long rowsSeen;
 
-  ShardDataWriter(URI target, String staging, StructType spark, Schema schema, int shardRows, int partition,
+  ShardDataWriter(URI target, String job, StructType spark, Schema schema, int shardRows, int partition,
       long taskId) {
     this.target = target;
+    this.job = job;
+    String staging = ShardBatchWrite.STAGING_PREFIX + job;
     this.stage = new Path(new Path(target), staging);
     this.schema = schema;
     this.shardRows = shardRows;
@@ -162,7 +166,7 @@ final class ShardDataWriter implements DataWriter<InternalRow> {
     if (builder == null || builder.size() == 0) {
       return;
     }
-    String name = String.format(Locale.ROOT, "part-%05d-%d-%d.shard", partition, taskId, written.size());
+    String name = String.format(Locale.ROOT, "part-%05d-%s-%d-%d.shard", partition, job, taskId, written.size());
     java.nio.file.Path file = local.resolve(name);
     ShardInfo info;
     try (Batch b = builder.build(); ShardWriter w = ShardWriter.create(file, schema, b.size())) {

@@ -22,11 +22,13 @@ import org.apache.spark.sql.connector.read.PartitionReaderFactory;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.ScanBuilder;
 import org.apache.spark.sql.connector.read.SupportsPushDownRequiredColumns;
+import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.sql.types.ArrayType;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.vectorized.ColumnarBatch;
 import org.apache.spark.unsafe.types.UTF8String;
 
 /**
@@ -34,12 +36,17 @@ import org.apache.spark.unsafe.types.UTF8String;
  * no column required (a count) no shard is opened on the executors.
  */
 final class ShardScan implements ScanBuilder, SupportsPushDownRequiredColumns, Scan, Batch {
+  /** Read option: {@code false} delivers rows one at a time instead of columnar batches. */
+  static final String COLUMNAR = "columnar";
+
   private final URI uri;
+  private final boolean columnar;
   private StructType schema;
 
-  ShardScan(URI uri, StructType schema) {
+  ShardScan(URI uri, StructType schema, boolean columnar) {
     this.uri = uri;
     this.schema = schema;
+    this.columnar = columnar;
   }
 
   @Override
@@ -76,17 +83,32 @@ final class ShardScan implements ScanBuilder, SupportsPushDownRequiredColumns, S
 
   @Override
   public PartitionReaderFactory createReaderFactory() {
-    return new Factory(schema);
+    return new Factory(schema, columnar && schema.fields().length > 0,
+        SQLConf.get().parquetVectorizedReaderBatchSize());
   }
 
   /** Shard {@code index} of the set at {@code uri}. */
   record ShardPartition(String uri, int index, long rows) implements InputPartition {}
 
-  record Factory(StructType schema) implements PartitionReaderFactory {
+  /**
+   * Readers of one shard: columnar batches of {@code batchSize} rows when {@code columnar} (every
+   * column type the schema mapping produces can be filled), else rows; no column at all is a count.
+   */
+  record Factory(StructType schema, boolean columnar, int batchSize) implements PartitionReaderFactory {
     @Override
     public PartitionReader<InternalRow> createReader(InputPartition partition) {
       ShardPartition p = (ShardPartition) partition;
       return schema.fields().length == 0 ? new CountOnly(p.rows()) : new Rows(p, schema);
+    }
+
+    @Override
+    public boolean supportColumnarReads(InputPartition partition) {
+      return columnar;
+    }
+
+    @Override
+    public PartitionReader<ColumnarBatch> createColumnarReader(InputPartition partition) {
+      return new ShardColumnarReader((ShardPartition) partition, schema, batchSize);
     }
   }
 

@@ -59,7 +59,7 @@ public final class SluiceTable implements SupportsRead, SupportsWrite {
 
   @Override
   public ScanBuilder newScanBuilder(CaseInsensitiveStringMap readOptions) {
-    return new ShardScan(uri(options), schema);
+    return new ShardScan(uri(options), schema, readOptions.getBoolean(ShardScan.COLUMNAR, true));
   }
 
   @Override

@@ -15,8 +15,7 @@ import java.nio.file.StandardOpenOption;
  * read-only views of byte ranges, and copies of byte ranges. {@link MappedFile} serves them from
  * a memory mapping (views share the mapping, no copy); {@link PositionedReadFile} serves them with
  * positioned reads (views are copies); a remote file (a Hadoop {@code FileSystem} URI, in
- * pipeline-io) serves them with positioned reads through {@link PositionedReader} and
- * {@link MappedReads#readFully(String, PositionedReader, long, java.nio.ByteBuffer)}. A source
+ * pipeline-io) serves them with positioned reads too: both are a {@link PositionedInput}. A source
  * written against this interface reads the same bytes from any of them.
  *
  * <p>Errors: a range outside the file is a {@link DatasetFormatException} naming the file, the

@@ -6,7 +6,7 @@ import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 
-/** What both kinds of {@link FileInput} hold: the file's name, its open channel and its size when opened. */
+/** What a mapped {@link FileInput} holds: the file's name, its open channel and its size when opened. */
 abstract class LocalFile implements FileInput {
   final String resource;
   final FileChannel channel;
@@ -18,9 +18,9 @@ abstract class LocalFile implements FileInput {
     this.size = size;
   }
 
-  /** Makes a {@link LocalFile} of an open channel. */
+  /** Makes a {@link FileInput} of an open channel. */
   @FunctionalInterface
-  interface Maker<T extends LocalFile> {
+  interface Maker<T extends FileInput> {
     /** The input over {@code channel}, of {@code size} bytes. */
     T make(String resource, FileChannel channel, long size);
   }
@@ -30,7 +30,7 @@ abstract class LocalFile implements FileInput {
    *
    * @throws DatasetIOException "no such file", "cannot open" or "cannot read"
    */
-  static <T extends LocalFile> T open(Path path, Maker<T> maker) {
+  static <T extends FileInput> T open(Path path, Maker<T> maker) {
     String resource = path.toString();
     FileChannel ch = FileInput.openChannel(path);
     try {
@@ -65,6 +65,11 @@ abstract class LocalFile implements FileInput {
    * @throws UnsupportedFormatException when it is larger than 2 GiB
    */
   void checkRegion(long offset, long length, String what) {
+    checkRegion(resource, size, offset, length, what);
+  }
+
+  /** {@link #checkRegion(long, long, String)} of a file of {@code size} bytes named {@code resource}. */
+  static void checkRegion(String resource, long size, long offset, long length, String what) {
     FileInput.checkRange(resource, size, offset, length, what);
     if (length > Integer.MAX_VALUE) {
       throw new UnsupportedFormatException(resource, "byte " + offset, what + " of " + length
@@ -74,6 +79,11 @@ abstract class LocalFile implements FileInput {
 
   @Override
   public void close() {
+    close(resource, channel);
+  }
+
+  /** Closes {@code channel} of file {@code resource}. */
+  static void close(String resource, FileChannel channel) {
     try {
       channel.close();
     } catch (IOException e) {

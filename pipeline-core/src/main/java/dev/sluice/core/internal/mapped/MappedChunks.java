@@ -19,7 +19,8 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * <p>{@link IoMode#MMAP}: chunks are mapped read-only on first use and released by
  * the GC once the last view is gone; they are never unmapped explicitly (a stale view would crash
  * the JVM). {@link IoMode#READ} ({@link #positioned}): nothing is mapped;
- * {@link #copyTo} reads straight into the caller's buffer with one positioned read per call, and
+ * {@link #copyTo} copies out of the file's cached blocks when the reader is a {@link BlockCache}
+ * that holds the file, else reads straight into the caller's buffer with one positioned read per call, and
  * {@link #chunk} reads a chunk onto the heap on first use and keeps it (meant for the small blocks
  * read a few bytes at a time: validity, offsets).
  */
@@ -27,6 +28,7 @@ public final class MappedChunks {
   private final String resource;
   private final FileChannel channel; // null for a region read with positioned reads or already mapped
   private final PositionedReader reader; // null for a mapped region
+  private final BlockCache cache; // the reader when it is a block cache, else null
   private final long dataOffset;
   private final long length;
   private final long chunkBytes;
@@ -101,6 +103,7 @@ public final class MappedChunks {
     this.resource = resource;
     this.channel = channel;
     this.reader = reader;
+    this.cache = reader instanceof BlockCache c ? c : null;
     this.dataOffset = dataOffset;
     this.length = length;
     long units = Math.max(1, maxChunkBytes / unitBytes);
@@ -129,6 +132,7 @@ public final class MappedChunks {
     this.resource = resource;
     this.channel = null;
     this.reader = null;
+    this.cache = null;
     this.dataOffset = 0;
     this.length = mapped.remaining();
     this.chunkBytes = Math.max(1, length);
@@ -201,6 +205,45 @@ public final class MappedChunks {
   }
 
   /**
+   * With positioned reads through a {@link BlockCache}: touches the cached rows a gather is about to
+   * copy ({@link BlockCache#touch}); otherwise does nothing and returns 0.
+   */
+  int touchCached(long[] rows, int[] positions, int from, int to, int rowBytes, int lines) {
+    return cache == null ? 0 : cache.touch(dataOffset, rows, positions, from, to, rowBytes, lines);
+  }
+
+  /** True when the region is read with positioned reads through a {@link BlockCache}. */
+  boolean hasCache() {
+    return cache != null;
+  }
+
+  /**
+   * {@link BlockCache#copyRows} of region rows {@code indices[from..from+count) - base}, which must
+   * exist; false when the cache cannot serve them (the caller reads them from the file).
+   */
+  boolean copyCachedRows(long[] indices, int from, int count, long base, int rowBytes, ByteBuffer dst, int dstRow) {
+    int lines = (Math.min(rowBytes, 256) + 63) >>> 6;
+    try {
+      return cache.copyRows(dataOffset, indices, from, count, base, rowBytes, dst, dstRow, lines);
+    } catch (ClosedChannelException e) {
+      throw new DatasetClosedException(resource);
+    } catch (IOException e) {
+      throw new DatasetIOException(resource, "cannot read rows " + (indices[from] - base) + "..: " + e.getMessage(), e);
+    }
+  }
+
+  private boolean cached(long position, int n, ByteBuffer dst, int at) {
+    try {
+      return cache.copy(position, n, dst, at);
+    } catch (ClosedChannelException e) {
+      throw new DatasetClosedException(resource);
+    } catch (IOException e) {
+      throw new DatasetIOException(resource, "cannot read bytes [" + position + ", " + (position + n) + "): "
+          + e.getMessage(), e);
+    }
+  }
+
+  /**
    * Copies region bytes {@code [start, start + length)} to {@code dst} at {@code at} (its position
    * and limit unchanged): chunk by chunk from the mappings, or with one positioned read straight into
    * {@code dst}.
@@ -210,7 +253,11 @@ public final class MappedChunks {
    */
   public void copyTo(long start, long length, ByteBuffer dst, int at) {
     if (positioned) {
-      MappedReads.readFully(resource, reader, dataOffset + start, dst.slice(at, Math.toIntExact(length)));
+      int n = Math.toIntExact(length);
+      if (cache != null && cached(dataOffset + start, n, dst, at)) {
+        return;
+      }
+      MappedReads.readFully(resource, reader, dataOffset + start, dst.slice(at, n));
       return;
     }
     long done = 0;

@@ -98,10 +98,13 @@ public final class MappedRows {
    * overlap. Returns the sum of the loads, for {@link MappedReads#consume}.
    */
   public int touch(long[] rows, int[] positions, int from, int to) {
-    if (mapped == null || !mapped.isMapped()) {
-      return 0; // positioned reads: nothing to fault in ahead
+    if (mapped == null) {
+      return 0;
     }
     int lines = (Math.min(rowBytes, 256) + 63) >>> 6;
+    if (!mapped.isMapped()) {
+      return mapped.touchCached(rows, positions, from, to, rowBytes, lines); // nothing to fault in ahead
+    }
     ByteBuffer only = single();
     int sum = 0;
     for (int j = from; j < to; j++) {
@@ -207,6 +210,13 @@ public final class MappedRows {
       return;
     } else if (mapped.isMapped()) {
       touchScattered(only, indices, from, count, base);
+    } else if (mapped.hasCache()) {
+      for (int k = 0; k < count; k++) {
+        checked(indices[from + k] - base, 1);
+      }
+      if (mapped.copyCachedRows(indices, from, count, base, fb, dst, dstRow)) {
+        return; // every row copied out of the file's cached blocks
+      }
     }
     while (i < count) {
       long first = indices[from + i] - base;

@@ -1,8 +1,8 @@
 package dev.sluice.core.internal.mapped;
 
 import dev.sluice.core.DatasetIOException;
+import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 
@@ -13,9 +13,12 @@ import java.nio.file.Path;
  * copy of its range on the heap. Safe for concurrent use: positioned reads do not move a shared
  * position.
  */
-public final class PositionedReadFile extends LocalFile {
+public final class PositionedReadFile extends PositionedInput {
+  private final FileChannel channel;
+
   private PositionedReadFile(String resource, FileChannel channel, long size) {
-    super(resource, channel, size);
+    super(resource, size);
+    this.channel = channel;
   }
 
   /**
@@ -28,17 +31,12 @@ public final class PositionedReadFile extends LocalFile {
   }
 
   @Override
-  public ByteBuffer region(long offset, long length, String what) {
-    checkRegion(offset, length, what);
-    ByteBuffer copy = ByteBuffer.allocate((int) length);
-    readFully(offset, copy);
-    return copy.flip().asReadOnlyBuffer().order(ByteOrder.LITTLE_ENDIAN);
+  public int read(ByteBuffer dst, long position) throws IOException {
+    return channel.read(dst, position);
   }
 
   @Override
-  public void readFully(long offset, ByteBuffer dst) {
-    int n = dst.remaining();
-    FileInput.checkRange(resource, size, offset, n, "a read of " + n + " bytes");
-    MappedReads.readFully(resource, channel, offset, dst);
+  public void close() {
+    LocalFile.close(resource(), channel);
   }
 }

@@ -1,9 +1,8 @@
 package dev.sluice.io.internal.hadoop;
 
 import dev.sluice.core.DatasetIOException;
-import dev.sluice.core.UnsupportedFormatException;
-import dev.sluice.core.internal.mapped.FileInput;
 import dev.sluice.core.internal.mapped.MappedReads;
+import dev.sluice.core.internal.mapped.PositionedInput;
 import dev.sluice.io.internal.RemoteFiles;
 import dev.sluice.io.internal.RemoteInput;
 import java.io.EOFException;
@@ -11,7 +10,6 @@ import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.channels.ClosedChannelException;
 import java.util.concurrent.locks.LockSupport;
 import org.apache.hadoop.fs.FSDataInputStream;
@@ -23,7 +21,7 @@ import org.apache.hadoop.fs.StreamCapabilities;
 /**
  * A file on a Hadoop {@code FileSystem} ({@code hdfs://}, {@code s3a://}, ...) read with positioned
  * reads ({@code FSDataInputStream.read(position, ...)}): the remote counterpart of
- * {@link dev.sluice.core.internal.mapped.PositionedReadFile}. Views are heap copies; nothing is
+ * {@link dev.sluice.core.internal.mapped.PositionedReadFile}, on the same {@link PositionedInput} base. Views are heap copies; nothing is
  * mapped. Safe for concurrent use (Hadoop's positioned reads do not move the stream's position).
  *
  * <p>Errors: a read that fails with an {@link IOException} is retried up to {@link #ATTEMPTS}
@@ -32,22 +30,19 @@ import org.apache.hadoop.fs.StreamCapabilities;
  * {@link MappedReads#readFully}). A missing file, an end of file and a closed file are not
  * retried: the file ending early is a {@code DatasetFormatException} "truncated".
  */
-public final class HadoopFile implements RemoteInput {
+public final class HadoopFile extends PositionedInput implements RemoteInput {
   /** Attempts of one read, the first included. */
   public static final int ATTEMPTS = 4;
   private static final long FIRST_BACKOFF_NANOS = 10_000_000L;
 
-  private final String resource;
   private final FSDataInputStream in;
-  private final long size;
   private final long modificationTime;
   private final boolean byteBufferReads;
   private volatile boolean closed;
 
   private HadoopFile(String resource, FSDataInputStream in, FileStatus status) {
-    this.resource = resource;
+    super(resource, status.getLen());
     this.in = in;
-    this.size = status.getLen();
     this.modificationTime = status.getModificationTime();
     this.byteBufferReads = in.hasCapability(StreamCapabilities.PREADBYTEBUFFER);
   }
@@ -88,16 +83,6 @@ public final class HadoopFile implements RemoteInput {
     return new HadoopFile(resource, in, status);
   }
 
-  @Override
-  public String resource() {
-    return resource;
-  }
-
-  @Override
-  public long size() {
-    return size;
-  }
-
   /** The file's modification time on its filesystem when it was opened (ms since the epoch). */
   public long modificationTime() {
     return modificationTime;
@@ -105,26 +90,7 @@ public final class HadoopFile implements RemoteInput {
 
   @Override
   public String fingerprint() {
-    return "file " + resource + " " + size + " " + modificationTime + "\n";
-  }
-
-  @Override
-  public ByteBuffer region(long offset, long length, String what) {
-    FileInput.checkRange(resource, size, offset, length, what);
-    if (length > Integer.MAX_VALUE) {
-      throw new UnsupportedFormatException(resource, "byte " + offset, what + " of " + length
-          + " bytes is larger than 2 GiB, which Sluice reads in one piece");
-    }
-    ByteBuffer copy = ByteBuffer.allocate((int) length);
-    readFully(offset, copy);
-    return copy.flip().asReadOnlyBuffer().order(ByteOrder.LITTLE_ENDIAN);
-  }
-
-  @Override
-  public void readFully(long offset, ByteBuffer dst) {
-    int n = dst.remaining();
-    FileInput.checkRange(resource, size, offset, n, "a read of " + n + " bytes");
-    MappedReads.readFully(resource, this, offset, dst);
+    return "file " + resource() + " " + size() + " " + modificationTime + "\n";
   }
 
   /**
@@ -159,7 +125,7 @@ public final class HadoopFile implements RemoteInput {
     if (!dst.hasRemaining()) {
       return 0;
     }
-    if (position >= size) {
+    if (position >= size()) {
       return -1;
     }
     if (dst.hasArray()) {
@@ -193,7 +159,7 @@ public final class HadoopFile implements RemoteInput {
     try {
       in.close();
     } catch (IOException e) {
-      throw new DatasetIOException(resource, "cannot close: " + RemoteFiles.scrub(e.getMessage()), e);
+      throw new DatasetIOException(resource(), "cannot close: " + RemoteFiles.scrub(e.getMessage()), e);
     }
   }
 }

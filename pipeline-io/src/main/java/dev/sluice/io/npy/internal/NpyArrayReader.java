@@ -10,12 +10,14 @@ import dev.sluice.core.Tensor;
 import dev.sluice.core.TensorSpec;
 import dev.sluice.core.internal.Fingerprints;
 import dev.sluice.core.internal.Resources;
+import dev.sluice.core.internal.mapped.BlockCache;
 import dev.sluice.core.internal.mapped.FileInput;
 import dev.sluice.core.internal.mapped.MappedChunks;
 import dev.sluice.core.internal.mapped.MappedReads;
 import dev.sluice.core.internal.mapped.MappedRows;
 import dev.sluice.core.internal.mapped.PositionedReader;
 import dev.sluice.io.internal.ByteSwap;
+import dev.sluice.io.internal.cache.CachedFile;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -29,7 +31,8 @@ import java.util.List;
 /**
  * Reads the rows of one {@code .npy} file from a chunked read-only mapping
  * ({@link IoMode#MMAP}) or with positioned reads ({@link IoMode#READ}: rows are heap copies, and a
- * gather reads each run of adjacent rows with one positioned read into the batch column).
+ * gather copies each run of adjacent rows out of the file's cached blocks ({@link BlockCache}), or,
+ * for a file larger than the cache's budget, reads it with one positioned read into the batch column).
  *
  * <p>Little-endian C-order rows are zero-copy views of the mapping. Big-endian values are copied
  * and byte-swapped (a view of the mapping would show them in the wrong order), and Fortran-order
@@ -53,9 +56,29 @@ final class NpyArrayReader implements AutoCloseable {
   private volatile boolean closed;
 
   private NpyArrayReader(Path path, NpyHeader header, FileChannel channel, long maxChunkBytes, IoMode mode) {
-    this(path, path.toString(), header, channel, null, header.dataBytes() == 0 ? null
-        : MappedChunks.of(mode, path.toString(), channel, header.dataOffset(), header.dataBytes(),
-            unitBytes(header), maxChunkBytes));
+    this(path, header, channel, maxChunkBytes, mode, mode == IoMode.READ && header.dataBytes() > 0
+        ? BlockCache.over(channel::read, header.dataOffset() + header.dataBytes()) : null);
+  }
+
+  private NpyArrayReader(Path path, NpyHeader header, FileChannel channel, long maxChunkBytes, IoMode mode,
+      BlockCache cache) {
+    this(path, path.toString(), header, cache == null ? channel : closingBoth(cache, channel), null,
+        header.dataBytes() == 0 ? null
+            : cache != null ? MappedChunks.positioned(path.toString(), cache, header.dataOffset(), header.dataBytes(),
+                unitBytes(header), maxChunkBytes)
+            : MappedChunks.of(mode, path.toString(), channel, header.dataOffset(), header.dataBytes(),
+                unitBytes(header), maxChunkBytes));
+  }
+
+  /** Closes {@code cache} (waiting for reads in progress), then {@code file}. */
+  private static AutoCloseable closingBoth(BlockCache cache, AutoCloseable file) {
+    return () -> {
+      try {
+        cache.close();
+      } finally {
+        file.close();
+      }
+    };
   }
 
   private NpyArrayReader(Path path, String resource, NpyHeader header, AutoCloseable file, String fingerprint,
@@ -95,8 +118,14 @@ final class NpyArrayReader implements AutoCloseable {
     String resource = file.resource();
     try {
       NpyHeader h = NpyHeader.read(resource, reader, file.size(), fieldName);
-      return new NpyArrayReader(null, resource, h, file, fingerprint, h.dataBytes() == 0 ? null
-          : MappedChunks.positioned(resource, reader, h.dataOffset(), h.dataBytes(), unitBytes(h), maxChunkBytes));
+      if (h.dataBytes() == 0) {
+        return new NpyArrayReader(null, resource, h, file, fingerprint, null);
+      }
+      // a file served from the node-local copy is already a mapping: no blocks on top of it
+      BlockCache cache = file instanceof CachedFile ? null : BlockCache.over(reader, file.size());
+      return new NpyArrayReader(null, resource, h, cache == null ? file : closingBoth(cache, file), fingerprint,
+          MappedChunks.positioned(resource, cache == null ? reader : cache, h.dataOffset(), h.dataBytes(),
+              unitBytes(h), maxChunkBytes));
     } catch (IOException e) {
       DatasetIOException failure = new DatasetIOException(resource, "cannot read its header: " + e.getMessage(), e);
       try {

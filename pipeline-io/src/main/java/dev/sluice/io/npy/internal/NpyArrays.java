@@ -9,6 +9,10 @@ import dev.sluice.core.UnsupportedFormatException;
 import dev.sluice.core.internal.mapped.MappedReads;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import dev.sluice.core.DatasetIOException;
+import dev.sluice.io.internal.RemoteFiles;
+import dev.sluice.io.internal.RemoteInput;
+import java.io.IOException;
 import java.nio.file.Path;
 
 /** Whole {@code .npy} arrays as one value each: what a directory of one {@code .npy} per sample holds. */
@@ -21,9 +25,31 @@ public final class NpyArrays {
    * @throws UnsupportedFormatException for a structured dtype (several fields per item)
    */
   public static TensorSpec spec(Path file, String name) {
-    NpyHeader h = NpyArrayReader.readHeader(file, name);
+    return spec(NpyArrayReader.readHeader(file, name), name);
+  }
+
+  /** {@link #spec(Path, String)} of the open remote file {@code in} (left open). */
+  public static TensorSpec spec(RemoteInput in, String name) {
+    try {
+      return spec(NpyHeader.read(in.resource(), in, in.size(), name), name);
+    } catch (IOException e) {
+      throw new DatasetIOException(in.resource(), "cannot read its header: " + RemoteFiles.scrub(e.getMessage()), e);
+    }
+  }
+
+  private static TensorSpec spec(NpyHeader h, String name) {
     checkPlain(h);
     return new TensorSpec(name, h.fields().get(0).dtype(), Shape.of(h.shape()));
+  }
+
+  /**
+   * {@link #read(Path, String)} of the remote file {@code in}, read with positioned reads; closes
+   * {@code in}.
+   */
+  public static Tensor read(RemoteInput in, String name) {
+    try (NpyArrayReader r = NpyArrayReader.open(in, in, in.fingerprint(), name, Integer.MAX_VALUE)) {
+      return read(r, name);
+    }
   }
 
   /**
@@ -35,23 +61,27 @@ public final class NpyArrays {
    */
   public static Tensor read(Path file, String name) {
     try (NpyArrayReader r = NpyArrayReader.open(file, name, Integer.MAX_VALUE)) {
-      NpyHeader h = r.header();
-      checkPlain(h);
-      DType dtype = h.fields().get(0).dtype();
-      long[] shape = h.shape();
-      long bytes = h.dataBytes();
-      if (bytes > Integer.MAX_VALUE) {
-        throw new UnsupportedFormatException(h.resource(), "header", "shape " + NpyHeader.tuple(shape) + " of "
-            + dtype + " is " + bytes + " bytes; one sample tensor holds at most " + Integer.MAX_VALUE);
-      }
-      ByteBuffer all = ByteBuffer.allocate((int) bytes).order(ByteOrder.LITTLE_ENDIAN);
-      MappedReads.run(r.resource(), null, () -> {
-        for (long i = 0; i < r.rows(); i++) {
-          all.put(row(r, i, name).data());
-        }
-      });
-      return Tensor.wrap(dtype, Shape.of(shape), all.flip());
+      return read(r, name);
     }
+  }
+
+  private static Tensor read(NpyArrayReader r, String name) {
+    NpyHeader h = r.header();
+    checkPlain(h);
+    DType dtype = h.fields().get(0).dtype();
+    long[] shape = h.shape();
+    long bytes = h.dataBytes();
+    if (bytes > Integer.MAX_VALUE) {
+      throw new UnsupportedFormatException(h.resource(), "header", "shape " + NpyHeader.tuple(shape) + " of "
+          + dtype + " is " + bytes + " bytes; one sample tensor holds at most " + Integer.MAX_VALUE);
+    }
+    ByteBuffer all = ByteBuffer.allocate((int) bytes).order(ByteOrder.LITTLE_ENDIAN);
+    MappedReads.run(r.resource(), null, () -> {
+      for (long i = 0; i < r.rows(); i++) {
+        all.put(row(r, i, name).data());
+      }
+    });
+    return Tensor.wrap(dtype, Shape.of(shape), all.flip());
   }
 
   private static Tensor row(NpyArrayReader r, long i, String name) {

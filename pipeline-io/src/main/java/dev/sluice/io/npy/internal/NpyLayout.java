@@ -59,7 +59,12 @@ public enum NpyLayout {
 
   /** True for a chunk name such as {@code 12.npy}. */
   public static boolean isChunk(Path p) {
-    return CHUNK.matcher(p.getFileName().toString()).matches();
+    return isChunk(p.getFileName().toString());
+  }
+
+  /** True for a chunk file name such as {@code 12.npy}. */
+  public static boolean isChunk(String fileName) {
+    return CHUNK.matcher(fileName).matches();
   }
 
   /** The regular {@code .npy} files of {@code dir}, sorted by file name. */

@@ -15,7 +15,15 @@ import dev.sluice.core.internal.mapped.MappedReads;
 import dev.sluice.core.IoMode;
 import dev.sluice.core.internal.mapped.MappedRows;
 import dev.sluice.io.npy.NpyStack;
+import dev.sluice.core.DatasetIOException;
+import dev.sluice.io.internal.JsonFiles;
+import dev.sluice.io.internal.RemoteFiles;
+import dev.sluice.io.internal.RemoteInput;
+import java.io.IOException;
+import java.net.URI;
+import java.nio.ByteBuffer;
 import java.nio.file.Files;
+import java.util.function.IntFunction;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -31,9 +39,11 @@ import reactor.core.publisher.Flux;
  * is mapped when a row of it is first read. A dask {@code info} pickle is ignored, never unpickled.
  */
 public final class NpyStackDataset implements NpyStack {
+  private static final String METADATA = "metadata.json";
   private final Path dir;
+  private final String location;
   private final String dirName;
-  private final List<Path> chunkFiles;
+  private final Chunks chunkFiles;
   private final long maxChunkBytes;
   private final IoMode mode;
   private final StackMetadata meta;
@@ -42,16 +52,124 @@ public final class NpyStackDataset implements NpyStack {
   private volatile Resolved resolved;
   private volatile boolean closed;
 
-  private NpyStackDataset(Path dir, List<Path> chunkFiles, StackMetadata meta, String fieldName, long maxChunkBytes,
-      IoMode mode) {
+  private NpyStackDataset(Path dir, String location, String dirName, Chunks chunkFiles, StackMetadata meta,
+      String fieldName, long maxChunkBytes, IoMode mode) {
     this.mode = mode;
     this.dir = dir;
-    this.dirName = dir.getFileName() == null ? dir.toString() : dir.getFileName().toString();
+    this.location = location;
+    this.dirName = dirName;
     this.chunkFiles = chunkFiles;
     this.meta = meta;
     this.fieldName = fieldName;
     this.maxChunkBytes = maxChunkBytes;
     this.readers = new AtomicReferenceArray<>(chunkFiles.size());
+  }
+
+  /**
+   * The chunk files of a stack in chunk order, local paths or remote URIs, and how each is read.
+   * {@link #resource} names a file in messages.
+   */
+  private interface Chunks {
+    int size();
+
+    String resource(int k);
+
+    String name(int k);
+
+    NpyHeader header(int k, String fieldName);
+
+    NpyArrayReader open(int k, String fieldName, long maxChunkBytes, IoMode mode);
+
+    /** The chunk files' fingerprints, then the metadata file's when there is one. */
+    String fingerprint();
+  }
+
+  private record LocalChunks(Path dir, List<Path> files) implements Chunks {
+    @Override
+    public int size() {
+      return files.size();
+    }
+
+    @Override
+    public String resource(int k) {
+      return files.get(k).toString();
+    }
+
+    @Override
+    public String name(int k) {
+      return files.get(k).getFileName().toString();
+    }
+
+    @Override
+    public NpyHeader header(int k, String fieldName) {
+      return NpyArrayReader.readHeader(files.get(k), fieldName);
+    }
+
+    @Override
+    public NpyArrayReader open(int k, String fieldName, long maxChunkBytes, IoMode mode) {
+      return NpyArrayReader.open(files.get(k), fieldName, maxChunkBytes, mode);
+    }
+
+    @Override
+    public String fingerprint() {
+      StringBuilder sb = new StringBuilder(Fingerprints.files(files));
+      Path metaFile = dir.resolve(METADATA);
+      if (Files.isRegularFile(metaFile)) {
+        sb.append(Fingerprints.file(metaFile));
+      }
+      return sb.toString();
+    }
+  }
+
+  /** Chunks on a Hadoop {@code FileSystem}, read with positioned reads; {@code metadata} may be null. */
+  private record RemoteChunks(List<URI> files, URI metadata) implements Chunks {
+    @Override
+    public int size() {
+      return files.size();
+    }
+
+    @Override
+    public String resource(int k) {
+      return files.get(k).toString();
+    }
+
+    @Override
+    public String name(int k) {
+      return RemoteFiles.name(files.get(k));
+    }
+
+    @Override
+    public NpyHeader header(int k, String fieldName) {
+      try (RemoteInput in = RemoteFiles.open(files.get(k))) {
+        return NpyHeader.read(in.resource(), in, in.size(), fieldName);
+      } catch (IOException e) {
+        throw new DatasetIOException(resource(k), "cannot read its header: " + RemoteFiles.scrub(e.getMessage()), e);
+      }
+    }
+
+    @Override
+    public NpyArrayReader open(int k, String fieldName, long maxChunkBytes, IoMode mode) {
+      RemoteInput in = RemoteFiles.open(files.get(k));
+      return NpyArrayReader.open(in, in, in.fingerprint(), fieldName, maxChunkBytes);
+    }
+
+    @Override
+    public String fingerprint() {
+      StringBuilder sb = new StringBuilder();
+      for (URI u : files) {
+        sb.append(fingerprintOf(u)).append('\n');
+      }
+      if (metadata != null) {
+        sb.append(fingerprintOf(metadata)).append('\n');
+      }
+      return sb.toString();
+    }
+
+    private static String fingerprintOf(URI u) {
+      try (RemoteInput in = RemoteFiles.open(u)) {
+        return in.fingerprint();
+      }
+    }
   }
 
   /** Opens the stack in {@code dir}; reads {@code metadata.json} when present. */
@@ -61,35 +179,82 @@ public final class NpyStackDataset implements NpyStack {
 
   /** Opens the stack in {@code dir}, its chunks read in {@code mode}. */
   public static NpyStackDataset open(Path dir, long maxChunkBytes, IoMode mode) {
-    List<Path> files = NpyLayout.npyFiles(dir);
-    List<Path> named = files.stream().filter(p -> !NpyLayout.isChunk(p)).collect(Collectors.toList());
-    if (!named.isEmpty()) {
-      throw new DatasetFormatException(dir.toString(), null, "mixes numbered chunks with named arrays "
-          + named.stream().map(p -> p.getFileName().toString()).collect(Collectors.toList())
-          + "; a directory is either an npy stack (0.npy, 1.npy, ...) or aligned named arrays");
-    }
-    long[] numbers = files.stream().mapToLong(p -> Long.parseLong(NpyLayout.stem(p))).sorted().toArray();
-    Path[] byNumber = new Path[numbers.length];
-    for (int i = 0; i < numbers.length; i++) {
-      if (numbers[i] != i) {
-        throw new DatasetFormatException(dir.resolve(i + ".npy").toString(), null, "missing chunk " + i
-            + ".npy of the npy stack " + dir + " (found " + numbers.length + " chunks numbered "
-            + abbreviate(numbers) + ")");
-      }
-      byNumber[i] = dir.resolve(i + ".npy");
+    List<String> names = NpyLayout.npyFiles(dir).stream().map(p -> p.getFileName().toString()).toList();
+    int n = chunkCount(dir.toString(), names, i -> dir.resolve(i + ".npy").toString());
+    List<Path> byNumber = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      byNumber.add(dir.resolve(i + ".npy"));
     }
     String dirName = dir.getFileName() == null ? "x" : dir.getFileName().toString();
+    Path metaFile = dir.resolve(METADATA);
+    StackMetadata meta = Files.isRegularFile(metaFile) ? StackMetadata.read(metaFile, dirName) : null;
+    return finish(dir, dir.toString(), dirName, new LocalChunks(dir, List.copyOf(byNumber)), meta, maxChunkBytes, mode);
+  }
+
+  /**
+   * Opens the stack in the remote directory {@code dir} ({@code hdfs://}, {@code s3a://}, ...), listed
+   * through Hadoop's {@code FileSystem}; its chunks are read with positioned reads.
+   */
+  public static NpyStackDataset openRemote(URI dir, long maxChunkBytes) {
+    List<URI> listed = RemoteFiles.list(dir);
+    List<URI> npy = listed.stream().filter(u -> RemoteFiles.name(u).endsWith(".npy")).toList();
+    String location = dir.toString();
+    String base = location.endsWith("/") ? location : location + "/";
+    int n = chunkCount(location, npy.stream().map(RemoteFiles::name).toList(), i -> base + i + ".npy");
+    List<URI> byNumber = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      String name = i + ".npy";
+      byNumber.add(npy.stream().filter(u -> RemoteFiles.name(u).equals(name)).findFirst().orElseThrow());
+    }
+    String dirName = RemoteFiles.name(dir);
+    if (dirName.isEmpty()) {
+      dirName = "x";
+    }
+    URI metaUri = listed.stream().filter(u -> RemoteFiles.name(u).equals(METADATA)).findFirst().orElse(null);
     StackMetadata meta = null;
-    Path metaFile = dir.resolve("metadata.json");
-    if (Files.isRegularFile(metaFile)) {
-      meta = StackMetadata.read(metaFile, dirName);
-      if (meta.numShards >= 0 && meta.numShards != numbers.length) {
-        throw new DatasetFormatException(metaFile.toString(), "key num_shards", "says " + meta.numShards
-            + " chunks but " + dir + " holds " + numbers.length + " (0.npy .. " + (numbers.length - 1) + ".npy)");
+    if (metaUri != null) {
+      byte[] bytes;
+      try (RemoteInput in = RemoteFiles.open(metaUri)) {
+        if (in.size() > Integer.MAX_VALUE) {
+          throw new DatasetFormatException(metaUri.toString(), null, "is " + in.size() + " bytes; expected a small"
+              + " JSON object");
+        }
+        bytes = new byte[(int) in.size()];
+        in.readFully(0, ByteBuffer.wrap(bytes));
+      }
+      meta = StackMetadata.read(metaUri.toString(), JsonFiles.readObject(metaUri.toString(), bytes), dirName);
+    }
+    return finish(null, location, dirName, new RemoteChunks(List.copyOf(byNumber), metaUri), meta, maxChunkBytes,
+        IoMode.READ);
+  }
+
+  /** Checks that {@code names} (the {@code .npy} files) are exactly {@code 0.npy … k.npy}; returns k + 1. */
+  private static int chunkCount(String location, List<String> names, IntFunction<String> chunkResource) {
+    List<String> named = names.stream().filter(n -> !NpyLayout.isChunk(n)).collect(Collectors.toList());
+    if (!named.isEmpty()) {
+      throw new DatasetFormatException(location, null, "mixes numbered chunks with named arrays " + named
+          + "; a directory is either an npy stack (0.npy, 1.npy, ...) or aligned named arrays");
+    }
+    long[] numbers = names.stream().mapToLong(n -> Long.parseLong(NpyLayout.stem(n))).sorted().toArray();
+    for (int i = 0; i < numbers.length; i++) {
+      if (numbers[i] != i) {
+        throw new DatasetFormatException(chunkResource.apply(i), null, "missing chunk " + i
+            + ".npy of the npy stack " + location + " (found " + numbers.length + " chunks numbered "
+            + abbreviate(numbers) + ")");
       }
     }
+    return numbers.length;
+  }
+
+  private static NpyStackDataset finish(Path dir, String location, String dirName, Chunks chunks, StackMetadata meta,
+      long maxChunkBytes, IoMode mode) {
+    int n = chunks.size();
+    if (meta != null && meta.numShards >= 0 && meta.numShards != n) {
+      throw new DatasetFormatException(meta.file, "key num_shards", "says " + meta.numShards
+          + " chunks but " + location + " holds " + n + " (0.npy .. " + (n - 1) + ".npy)");
+    }
     String field = meta != null && meta.shapeName != null ? meta.shapeName : dirName;
-    NpyStackDataset s = new NpyStackDataset(dir, List.of(byNumber), meta, field, maxChunkBytes, mode);
+    NpyStackDataset s = new NpyStackDataset(dir, location, dirName, chunks, meta, field, maxChunkBytes, mode);
     if (meta == null || meta.fields == null || meta.shape == null) {
       s.resolve(); // nothing answers size and dtype without the chunk headers
     }
@@ -137,23 +302,23 @@ public final class NpyStackDataset implements NpyStack {
     List<Split> splits = new ArrayList<>(n);
     List<TensorSpec> specs0 = null;
     for (int k = 0; k < n; k++) {
-      Path f = chunkFiles.get(k);
-      NpyHeader h = NpyArrayReader.readHeader(f, fieldName);
+      String f = chunkFiles.resource(k);
+      NpyHeader h = chunkFiles.header(k, fieldName);
       if (h.shape().length == 0) {
-        throw new DatasetFormatException(f.toString(), null, "is a 0-d array; chunks of an npy stack need a first dimension");
+        throw new DatasetFormatException(f, null, "is a 0-d array; chunks of an npy stack need a first dimension");
       }
       List<TensorSpec> specs = specsOf(h);
       if (specs0 == null) {
         specs0 = specs;
       } else if (!specs.equals(specs0)) {
-        throw new DatasetFormatException(f.toString(), null, "chunk has " + describe(specs) + " but "
-            + chunkFiles.get(0) + " has " + describe(specs0) + "; every chunk of a stack must have the same dtype and row shape");
+        throw new DatasetFormatException(f, null, "chunk has " + describe(specs) + " but "
+            + chunkFiles.resource(0) + " has " + describe(specs0) + "; every chunk of a stack must have the same dtype and row shape");
       }
       headers[k] = h;
       try {
         starts[k + 1] = Math.addExact(starts[k], h.rows());
       } catch (ArithmeticException e) {
-        throw new DatasetFormatException(f.toString(), "header", "its " + h.rows() + " rows after the " + starts[k]
+        throw new DatasetFormatException(f, "header", "its " + h.rows() + " rows after the " + starts[k]
             + " rows of the chunks before it make more rows than a dataset can index (" + Long.MAX_VALUE + ")");
       }
       splits.add(new Split(dirName + "/" + k + ".npy", h.rows()));
@@ -166,11 +331,11 @@ public final class NpyStackDataset implements NpyStack {
   }
 
   private void checkAgainstMetadata(NpyHeader[] headers, long total, Schema schema) {
-    String m = meta.file.toString();
-    Path c0 = chunkFiles.get(0);
+    String m = meta.file;
+    String c0 = chunkFiles.resource(0);
     if (meta.datasetLen >= 0 && meta.datasetLen != total) {
       throw new DatasetFormatException(m, "key dataset_len", "says " + meta.datasetLen + " rows but the chunks "
-          + c0.getFileName() + " .. " + chunkFiles.get(chunkFiles.size() - 1).getFileName() + " of " + dir
+          + chunkFiles.name(0) + " .. " + chunkFiles.name(chunkFiles.size() - 1) + " of " + location
           + " hold " + total);
     }
     if (meta.shape != null) {
@@ -212,7 +377,7 @@ public final class NpyStackDataset implements NpyStack {
 
   private void checkOpen() {
     if (closed) {
-      throw new DatasetClosedException(dir.toString());
+      throw new DatasetClosedException(location);
     }
   }
 
@@ -225,7 +390,7 @@ public final class NpyStackDataset implements NpyStack {
       checkOpen();
       r = readers.get(k);
       if (r == null) {
-        r = NpyArrayReader.open(chunkFiles.get(k), fieldName, maxChunkBytes, mode);
+        r = chunkFiles.open(k, fieldName, maxChunkBytes, mode);
         NpyHeader was = resolve().headers[k];
         if (!Arrays.equals(was.shape(), r.header().shape()) || !was.descr().equals(r.header().descr())) {
           String now = r.resource();
@@ -257,6 +422,11 @@ public final class NpyStackDataset implements NpyStack {
   @Override
   public Path path() {
     return dir;
+  }
+
+  @Override
+  public String location() {
+    return location;
   }
 
   @Override
@@ -383,16 +553,11 @@ public final class NpyStackDataset implements NpyStack {
   /** Its chunk files and {@code metadata.json} (path, size, modification time) and its schema. */
   @Override
   public String fingerprint() {
-    StringBuilder sb = new StringBuilder("npy-stack\n").append(Fingerprints.files(chunkFiles));
-    Path metaFile = dir.resolve("metadata.json");
-    if (Files.isRegularFile(metaFile)) {
-      sb.append(Fingerprints.file(metaFile));
-    }
-    return sb.append(Fingerprints.schema(schema())).toString();
+    return "npy-stack\n" + chunkFiles.fingerprint() + Fingerprints.schema(schema());
   }
 
   @Override
   public String toString() {
-    return "npy-stack(" + dir + ", " + chunkFiles.size() + " chunks)";
+    return "npy-stack(" + location + ", " + chunkFiles.size() + " chunks)";
   }
 }

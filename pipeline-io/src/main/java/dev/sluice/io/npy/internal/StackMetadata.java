@@ -18,7 +18,7 @@ import java.util.Map;
  * Unknown keys are ignored.
  */
 final class StackMetadata {
-  final Path file;
+  final String file; // the file's path or URI, for messages
   final List<NpyField> fields; // null when there is no dtype key
   final boolean byteOrderGiven;
   final String dtypeText;
@@ -27,7 +27,7 @@ final class StackMetadata {
   final String shapeName; // the <name> of the single <name>_shape key, or null
   final long[] shape; // null when absent
 
-  private StackMetadata(Path file, List<NpyField> fields, boolean byteOrderGiven, String dtypeText, long datasetLen,
+  private StackMetadata(String file, List<NpyField> fields, boolean byteOrderGiven, String dtypeText, long datasetLen,
       int numShards, String shapeName, long[] shape) {
     this.file = file;
     this.fields = fields;
@@ -40,8 +40,11 @@ final class StackMetadata {
   }
 
   static StackMetadata read(Path file, String defaultFieldName) {
-    String resource = file.toString();
-    JsonNode root = JsonFiles.readObject(file);
+    return read(file.toString(), JsonFiles.readObject(file), defaultFieldName);
+  }
+
+  /** The metadata in {@code root}, read from {@code resource} (a local path or a URI). */
+  static StackMetadata read(String resource, JsonNode root, String defaultFieldName) {
     long len = -1;
     if (root.has("dataset_len")) {
       JsonNode n = root.get("dataset_len");
@@ -105,7 +108,7 @@ final class StackMetadata {
     if (shape != null && fields != null) {
       checkRowBytes(resource, shapeName, shape, fields);
     }
-    return new StackMetadata(file, fields, orderGiven, dtypeText, len, shards, shapeName, shape);
+    return new StackMetadata(resource, fields, orderGiven, dtypeText, len, shards, shapeName, shape);
   }
 
   /** A row (the shape without its first dimension, of the dtype's items) must fit in one tensor. */

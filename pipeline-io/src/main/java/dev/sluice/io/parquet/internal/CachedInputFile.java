@@ -1,9 +1,6 @@
 package dev.sluice.io.parquet.internal;
 
-import dev.sluice.core.DatasetException;
 import dev.sluice.io.internal.cache.CachedFile;
-import java.io.IOException;
-import java.nio.ByteBuffer;
 import org.apache.parquet.io.InputFile;
 import org.apache.parquet.io.SeekableInputStream;
 
@@ -30,23 +27,7 @@ public final class CachedInputFile implements InputFile {
 
   @Override
   public SeekableInputStream newStream() {
-    return new CopyingInputStream(file.resource(), file.size()) {
-      @Override
-      protected int copy(ByteBuffer dst) throws IOException {
-        int n = (int) Math.min(dst.remaining(), length - pos);
-        if (n <= 0) {
-          return 0;
-        }
-        try {
-          file.readFully(pos, dst.slice(dst.position(), n));
-        } catch (DatasetException e) {
-          throw new IOException(e.getMessage(), e);
-        }
-        dst.position(dst.position() + n);
-        pos += n;
-        return n;
-      }
-    };
+    return CopyingInputStream.over(file);
   }
 
   @Override

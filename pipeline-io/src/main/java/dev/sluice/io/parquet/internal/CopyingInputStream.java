@@ -2,6 +2,8 @@ package dev.sluice.io.parquet.internal;
 
 import java.io.EOFException;
 import java.io.IOException;
+import dev.sluice.core.DatasetException;
+import dev.sluice.core.internal.mapped.FileInput;
 import java.nio.ByteBuffer;
 import org.apache.parquet.io.SeekableInputStream;
 
@@ -18,6 +20,31 @@ abstract class CopyingInputStream extends SeekableInputStream {
   CopyingInputStream(String file, long length) {
     this.file = file;
     this.length = length;
+  }
+
+  /**
+   * A stream over {@code file} whose every read is one {@link FileInput#readFully} (a copy out of a
+   * mapping, or a positioned read); a Sluice error of that read becomes an {@link IOException}
+   * carrying it, as parquet-java's callers expect.
+   */
+  static CopyingInputStream over(FileInput file) {
+    return new CopyingInputStream(file.resource(), file.size()) {
+      @Override
+      protected int copy(ByteBuffer dst) throws IOException {
+        int n = (int) Math.min(dst.remaining(), length - pos);
+        if (n <= 0) {
+          return 0;
+        }
+        try {
+          file.readFully(pos, dst.slice(dst.position(), n));
+        } catch (DatasetException e) {
+          throw new IOException(e.getMessage(), e);
+        }
+        dst.position(dst.position() + n);
+        pos += n;
+        return n;
+      }
+    };
   }
 
   /**

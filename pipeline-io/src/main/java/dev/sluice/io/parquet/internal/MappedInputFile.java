@@ -3,7 +3,6 @@ package dev.sluice.io.parquet.internal;
 import dev.sluice.core.DatasetException;
 import dev.sluice.core.internal.mapped.MappedFile;
 import java.io.IOException;
-import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import org.apache.parquet.io.InputFile;
 import org.apache.parquet.io.SeekableInputStream;
@@ -64,36 +63,11 @@ public final class MappedInputFile implements InputFile {
   @Override
   public SeekableInputStream newStream() throws IOException {
     MappedFile m = mapped();
-    return new Stream(m);
+    return CopyingInputStream.over(m);
   }
 
   @Override
   public String toString() {
     return path.toString();
-  }
-
-  private final class Stream extends CopyingInputStream {
-    private final MappedFile file;
-
-    Stream(MappedFile file) {
-      super(path.toString(), file.size());
-      this.file = file;
-    }
-
-    @Override
-    protected int copy(ByteBuffer dst) throws IOException {
-      int n = (int) Math.min(dst.remaining(), length - pos);
-      if (n <= 0) {
-        return 0;
-      }
-      try {
-        file.readFully(pos, dst.slice(dst.position(), n));
-      } catch (DatasetException e) {
-        throw new IOException(e.getMessage(), e);
-      }
-      dst.position(dst.position() + n);
-      pos += n;
-      return n;
-    }
   }
 }

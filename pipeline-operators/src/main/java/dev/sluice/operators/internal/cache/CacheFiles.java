@@ -4,11 +4,15 @@ import dev.sluice.core.internal.AtomicOutput;
 import dev.sluice.operators.CacheException;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.HashSet;
 import java.util.Locale;
 import java.util.Set;
@@ -70,6 +74,45 @@ final class CacheFiles {
         // recovered just now; keep what cannot be read
       }
     });
+    deleteUnreferenced(dir, referenced, false);
+  }
+
+  /**
+   * {@link #removeOrphans} for a sealed cache, whose index this process does not open: deletes
+   * temporary files and the segments {@code referenced} (the manifest's) does not name, only while
+   * no process uses the index. It holds the index's creation lock and then the users lock
+   * exclusively while it deletes, as recovering the index does, so no process opens the index and
+   * starts a segment meanwhile; when either lock is taken (another process uses the cache, or this
+   * one does), it deletes nothing. Best effort.
+   */
+  static void removeOrphansUnlessUsed(Path dir, Set<String> referenced) {
+    Path lockFile = dir.resolve(CacheIndex.LOCK_FILE);
+    Path usersFile = dir.resolve(CacheIndex.USERS_FILE);
+    if (!Files.isRegularFile(lockFile, LinkOption.NOFOLLOW_LINKS)
+        || !Files.isRegularFile(usersFile, LinkOption.NOFOLLOW_LINKS)) {
+      return;
+    }
+    try (FileChannel lockChannel = FileChannel.open(lockFile, StandardOpenOption.WRITE);
+        FileLock creating = lockChannel.tryLock()) {
+      if (creating == null) {
+        return;
+      }
+      try (FileChannel users = FileChannel.open(usersFile, StandardOpenOption.WRITE);
+          FileLock alone = users.tryLock()) {
+        if (alone != null) {
+          deleteUnreferenced(dir, referenced, true);
+        }
+      }
+    } catch (IOException | OverlappingFileLockException busy) {
+      // the cache is in use (by this process too): its orphans wait for the next lone opener
+    }
+  }
+
+  /**
+   * Deletes the temporary files of {@code dir} and the segments {@code referenced} does not name;
+   * unless {@code referencedBySeal} (the names are the sealed manifest's), the manifest goes first.
+   */
+  private static void deleteUnreferenced(Path dir, Set<String> referenced, boolean referencedBySeal) {
     try (DirectoryStream<Path> files = Files.newDirectoryStream(dir)) {
       for (Path f : files) {
         String name = f.getFileName().toString();
@@ -78,7 +121,9 @@ final class CacheFiles {
         if (temp) {
           deleteQuietly(f);
         } else if (segment && !referenced.contains(name)) {
-          deleteQuietly(dir.resolve(SealedManifest.FILE)); // first: no new reader is sent to the segment
+          if (!referencedBySeal) {
+            deleteQuietly(dir.resolve(SealedManifest.FILE)); // first: no new reader is sent to the segment
+          }
           deleteQuietly(f);
         }
       }

@@ -162,6 +162,11 @@ final class CacheStore {
       for (String f : new String[] {CacheIndex.MAP_FILE, CacheIndex.LOCK_FILE, CacheIndex.USERS_FILE}) {
         PrivateDirs.tighten(dir.resolve(f));
       }
+      java.util.Set<String> named = new java.util.HashSet<>();
+      for (int b = 0; b < manifest.length; b++) {
+        named.add(segmentName(b, manifest[b].nonce()));
+      }
+      CacheFiles.removeOrphansUnlessUsed(dir, named); // what a killed process left, which opening the index would remove
     }
   }
 

@@ -32,7 +32,9 @@ import java.util.zip.CRC32C;
  * <p>It is written atomically (a temporary file forced to disk, then renamed over the target) and
  * only describes entries the index publishes; anything that deletes or replaces a segment deletes
  * the manifest first. A manifest that is torn, of another key or geometry, or otherwise unreadable
- * is ignored: the cache is then read through the index.
+ * is ignored: the cache is then read through the index. So is one whose checksum holds but that
+ * names any other file than its block's segment in the cache directory ({@link
+ * CacheFiles#segmentName}: no path separator, {@code ..} or absolute path).
  */
 final class SealedManifest {
   /** The manifest's file name in the cache directory. */

@@ -85,6 +85,24 @@ class SealedCacheTest {
   }
 
   @Test
+  void aSealedReadRemovesWhatAKilledProcessLeftWhenNoProcessUsesTheCache() throws IOException {
+    List<String> expected = elements(Pipeline.from(src));
+    Path cacheDir = filledAndClosed(expected);
+    List<Path> published = segments(cacheDir);
+    // what a process killed while filling leaves: a temporary segment, and a segment no entry names
+    Path temp = Files.writeString(cacheDir.resolve("." + CacheFiles.segmentName(3, 77) + ".tmp"), "torn");
+    Path unnamed = Files.writeString(cacheDir.resolve(CacheFiles.segmentName(3, 77)), "never published");
+    assertEquals(expected, elements(cached()));
+    assertFalse(CacheStore.opened(cacheDir).indexOpened(), "still read without the index");
+    assertFalse(Files.exists(temp), "the temporary file is removed");
+    assertFalse(Files.exists(unnamed), "the unnamed segment is removed");
+    assertEquals(published, segments(cacheDir), "every published segment stays");
+    assertTrue(Files.exists(cacheDir.resolve(SealedManifest.FILE)), "the cache stays sealed");
+    CacheAdmin.closeInThisProcess(cacheDir);
+    assertEquals(0, CacheAdmin.index(cacheDir, 30_000_000_000L).orphans());
+  }
+
+  @Test
   void aSegmentDeletedAfterSealingIsRebuiltThroughTheIndexWithExactValues() throws IOException {
     List<String> expected = elements(Pipeline.from(src));
     Path cacheDir = filledAndClosed(expected);
@@ -129,6 +147,41 @@ class SealedCacheTest {
       assertNotNull(SealedManifest.read(cacheDir, key, geometry()), "rewritten once every block is open");
       CacheAdmin.closeInThisProcess(cacheDir);
     }
+  }
+
+  /**
+   * A manifest whose checksum is valid but whose segment name would reach outside the cache
+   * directory (a path separator, {@code ..}, an absolute path) is refused like a damaged one: the
+   * reader goes to the index and serves exact values.
+   */
+  @Test
+  void aManifestNamingASegmentOutsideTheDirectoryIsIgnored() throws IOException {
+    List<String> expected = elements(Pipeline.from(src));
+    Path cacheDir = filledAndClosed(expected);
+    Path manifest = cacheDir.resolve(SealedManifest.FILE);
+    String key = keyOf(cacheDir);
+    String good = Files.readString(manifest);
+    String body = good.substring(0, good.lastIndexOf("crc32c "));
+    String name = segments(cacheDir).get(1).getFileName().toString();
+    Path outside = dir.resolve("outside");
+    Files.createDirectories(outside);
+    Files.copy(segments(cacheDir).get(1), outside.resolve(name));
+    List<String> names = List.of("../" + cacheDir.getFileName() + "/" + name, "./" + name, "sub/" + name,
+        "..\\" + name, outside.resolve(name).toString(), "../outside/" + name);
+    for (String evil : names) {
+      String forged = body.replace(" " + name + " ", " " + evil + " ");
+      Files.writeString(manifest, forged + "crc32c " + crc32c(forged) + "\n");
+      assertNull(SealedManifest.read(cacheDir, key, geometry()), evil);
+      assertEquals(expected, elements(cached()), evil);
+      assertTrue(CacheStore.opened(cacheDir).indexOpened(), evil + ": the reader goes to the index");
+      CacheAdmin.closeInThisProcess(cacheDir);
+    }
+  }
+
+  private static String crc32c(String text) {
+    java.util.zip.CRC32C c = new java.util.zip.CRC32C();
+    c.update(text.getBytes(StandardCharsets.UTF_8));
+    return String.format(java.util.Locale.ROOT, "%08x", c.getValue());
   }
 
   @Test

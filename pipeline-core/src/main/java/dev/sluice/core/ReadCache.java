@@ -1,0 +1,81 @@
+package dev.sluice.core;
+
+/**
+ * The block cache of positioned reads (npy files read with {@link IoMode#READ}, and npy files named
+ * by a Hadoop URI): how many bytes it may hold, process-wide.
+ *
+ * <p>A file read with positioned reads whose size is at most the budget is read in aligned blocks
+ * of {@link #BLOCK_BYTES}, one positioned read per block, into off-heap buffers of
+ * {@link MemoryManager#shared()} (stage {@value #STAGE}, so they count against its limit), and
+ * random rows are then copied out of those blocks: the index path (a shuffled gather) costs one
+ * read per block instead of one per row. The blocks of every open file together stay within the
+ * budget; a block that would not fit, or would not fit the memory manager's limit, is not kept.
+ * A file larger than the budget is not cached at all: each run of adjacent rows is one
+ * positioned read straight into the batch, as without a cache, rather than a whole block read for
+ * one row. Reads of a block's size or more skip the cache. A file's blocks are released when the
+ * file is closed.
+ *
+ * <p>The budget is {@link #setBudget(long)} when set, else the system property
+ * {@value #PROPERTY} (bytes) when set, else a quarter of the shared memory manager's limit, or
+ * {@link #DEFAULT_BYTES} when it has none. Zero turns the cache off. It is read when a file is
+ * opened.
+ */
+public final class ReadCache {
+  /** The system property that sets the budget in bytes when {@link #setBudget(long)} was not called. */
+  public static final String PROPERTY = "sluice.read.cacheBytes";
+  /** The budget when neither a budget, the property nor a memory limit is set: 1 GiB. */
+  public static final long DEFAULT_BYTES = 1L << 30;
+  /** Bytes of one block (1 MiB); blocks start at multiples of it. */
+  public static final int BLOCK_BYTES = 1 << 20;
+  /** The stage of {@link MemoryManager#shared()} the blocks are allocated from. */
+  public static final String STAGE = "read-cache";
+
+  private static volatile long budget = -1;
+
+  private ReadCache() {}
+
+  /**
+   * The budget in bytes, as the class describes.
+   *
+   * @throws IllegalArgumentException when {@value #PROPERTY} is set to something other than a
+   *     non-negative number of bytes
+   */
+  public static long budget() {
+    long b = budget;
+    if (b >= 0) {
+      return b;
+    }
+    String p = System.getProperty(PROPERTY);
+    if (p != null && !p.isBlank()) {
+      long v;
+      try {
+        v = Long.parseLong(p.strip());
+      } catch (NumberFormatException e) {
+        v = -1;
+      }
+      if (v < 0) {
+        throw new IllegalArgumentException(PROPERTY + " must be a number of bytes >= 0 but it was '" + p + "'");
+      }
+      return v;
+    }
+    long limit = MemoryManager.shared().limit();
+    return limit == MemoryManager.UNLIMITED ? DEFAULT_BYTES : limit / 4;
+  }
+
+  /**
+   * Sets the budget for files opened from now on; zero turns the cache off.
+   *
+   * @throws IllegalArgumentException when {@code bytes} is negative
+   */
+  public static void setBudget(long bytes) {
+    if (bytes < 0) {
+      throw new IllegalArgumentException("the read cache budget must be >= 0 but it was " + bytes);
+    }
+    budget = bytes;
+  }
+
+  /** Forgets {@link #setBudget(long)}: the budget is the property's or the default again. */
+  public static void resetBudget() {
+    budget = -1;
+  }
+}

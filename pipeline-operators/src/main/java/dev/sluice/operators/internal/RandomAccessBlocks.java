@@ -1,0 +1,180 @@
+package dev.sluice.operators.internal;
+
+import dev.sluice.core.Access;
+import dev.sluice.core.Batch;
+import dev.sluice.core.BatchBuilder;
+import dev.sluice.core.BatchSplitDataset;
+import dev.sluice.core.BufferPool;
+import dev.sluice.core.PipelineContext;
+import dev.sluice.core.RandomAccessDataset;
+import dev.sluice.core.Schema;
+import dev.sluice.core.Split;
+import dev.sluice.core.SplitDataset;
+import dev.sluice.core.TensorSpec;
+import java.util.List;
+import reactor.core.publisher.Flux;
+
+/**
+ * A random-access source seen as one split whose blocks are runs of about {@value #BLOCK_BYTES}
+ * bytes of rows: the view its block shuffle plans over ({@link BlockPlan}, {@link SplitPlan},
+ * {@link ColumnarPlan}, {@link WindowShuffle}), so the block shuffle of a random-access source is
+ * the split sources' one. The block size is the split's {@linkplain #blockAlignment alignment}, so
+ * blocks are whole runs and a rank's blocks are paired around the middle of its rows
+ * ({@link BlockPlan#pair}); it is at most {@code rows / }{@value #MIN_BLOCKS} rows, so a small
+ * dataset still has many blocks.
+ *
+ * <p>A row range is read with the source's {@code gather} over contiguous indices (one bulk copy
+ * per batch on sources that copy runs), or with {@code get} per row for elements. With a declared
+ * schema the view is a {@link BatchSplitDataset} (the columnar path: {@link #of}).
+ *
+ * @param <T> the element type
+ */
+class RandomAccessBlocks<T> implements SplitDataset<T> {
+  /** Bytes of rows a block aims for. */
+  static final long BLOCK_BYTES = 2L << 20;
+  /** Fewest blocks of a dataset (unless it has fewer rows). */
+  static final long MIN_BLOCKS = 256;
+  /** Bytes a row of a variable-length field is taken to hold. */
+  static final long VARIABLE_FIELD_BYTES = 64;
+
+  final RandomAccessDataset<T> source;
+  private final Split split;
+  private final long blockRows;
+
+  RandomAccessBlocks(RandomAccessDataset<T> source, long rowBytes) {
+    this.source = source;
+    long n = source.size();
+    this.split = new Split(String.valueOf(source), n);
+    long byBytes = Math.max(1, BLOCK_BYTES / Math.max(1, rowBytes));
+    this.blockRows = Math.max(1, Math.min(byBytes, n / MIN_BLOCKS));
+  }
+
+  /**
+   * The block view of {@code source}: a {@link BatchSplitDataset} gathering into {@code pool}'s
+   * memory when the source declares its schema, else a split source of elements.
+   */
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  static RandomAccessBlocks<?> of(RandomAccessDataset<?> source, BufferPool pool) {
+    Schema schema = Schemas.declared(source);
+    if (schema == null) {
+      return new RandomAccessBlocks(source, VARIABLE_FIELD_BYTES);
+    }
+    return new Batches(source, schema, pool);
+  }
+
+  /**
+   * The bytes of the rows of {@code source}: its size times the row size of its declared schema
+   * (fixed-length fields their own, {@value #VARIABLE_FIELD_BYTES} for each other field), or -1
+   * when it declares none.
+   */
+  static long dataBytes(RandomAccessDataset<?> source) {
+    Schema schema = Schemas.declared(source);
+    return schema == null ? -1 : Saturated.multiply(source.size(), rowBytes(schema));
+  }
+
+  static long rowBytes(Schema schema) {
+    long n = 0;
+    for (TensorSpec f : schema.fields()) {
+      n += f.isFixedLength() ? f.rowBytes() : VARIABLE_FIELD_BYTES;
+    }
+    return Math.max(1, n);
+  }
+
+  /** The rows of a block. */
+  long blockRows() {
+    return blockRows;
+  }
+
+  @Override
+  public Access access() {
+    return Access.BLOCKS;
+  }
+
+  @Override
+  public List<Split> splits() {
+    return List.of(split);
+  }
+
+  @Override
+  public long blockAlignment(Split s) {
+    return blockRows;
+  }
+
+  /** The end row of a read of {@code [fromRow, toRow)} of the split, checked. */
+  long end(Split s, long fromRow, long toRow) {
+    if (!s.equals(split)) {
+      throw new IllegalArgumentException(s + " is not the split of " + this);
+    }
+    s.checkRows(fromRow, toRow);
+    return Math.min(toRow, split.rowCount());
+  }
+
+  @Override
+  public Flux<T> read(Split s, long fromRow, long toRow) {
+    long end = end(s, fromRow, toRow);
+    return Flux.defer(() -> PlanCompiler.longRange(fromRow, end).map(source::get));
+  }
+
+  @Override
+  public Flux<T> flux(PipelineContext context) {
+    return source.flux(context);
+  }
+
+  @Override
+  public String toString() {
+    return String.valueOf(source);
+  }
+
+  /** The view of a source with a declared schema: row ranges gathered into batches. */
+  static final class Batches<T> extends RandomAccessBlocks<T> implements BatchSplitDataset<T> {
+    private final Schema schema;
+    private final BufferPool pool;
+
+    Batches(RandomAccessDataset<T> source, Schema schema, BufferPool pool) {
+      super(source, rowBytes(schema));
+      this.schema = schema;
+      this.pool = pool;
+    }
+
+    @Override
+    public Schema schema() {
+      return schema;
+    }
+
+    @Override
+    public Flux<Batch> readBatches(Split s, long fromRow, long toRow, int batchSize) {
+      return readBatches(s, fromRow, toRow, batchSize, batchSize);
+    }
+
+    /** The rows gathered in order, each batch one {@code gather} of contiguous indices. */
+    @Override
+    public Flux<Batch> readBatches(Split s, long fromRow, long toRow, int firstBatchSize, int batchSize) {
+      BatchSplitDataset.checkBatchSizes(firstBatchSize, batchSize);
+      long end = end(s, fromRow, toRow);
+      return Flux.defer(() -> {
+        long[] indices = new long[(int) Math.min(Math.max(firstBatchSize, batchSize), Math.max(1, end - fromRow))];
+        return Flux.<Batch, long[]>generate(() -> new long[] {fromRow}, (at, sink) -> {
+          long from = at[0];
+          if (from >= end) {
+            sink.complete();
+            return at;
+          }
+          int size = (int) Math.min(from == fromRow ? firstBatchSize : batchSize, end - from);
+          for (int i = 0; i < size; i++) {
+            indices[i] = from + i;
+          }
+          try (BatchBuilder builder = BatchBuilder.create(schema, size, pool)) {
+            source.gather(indices, 0, size, builder);
+            if (builder.size() != size) {
+              throw new IllegalStateException(source + ": gather committed " + builder.size() + " of " + size
+                  + " rows");
+            }
+            sink.next(builder.build());
+          }
+          at[0] = from + size;
+          return at;
+        });
+      });
+    }
+  }
+}
