@@ -115,7 +115,9 @@ public final class OrderedParallel {
    * <p>Same contract as {@link #flatMap}: the output does not depend on the parallelism; a task's
    * failure is signalled after every result before its number; every result is emitted or handed to
    * {@code release} exactly once; cancel stops the workers (a running task is not interrupted; its
-   * result is released). Memory is bounded by {@code parallelism × ahead} results. Workers start on
+   * result is released). No result is emitted after {@code cancel()} returned, even when the cancel
+   * comes from another thread than the one emitting (it waits for an emission under way), so a
+   * downstream operator that drops a late value without discarding it loses nothing. Memory is bounded by {@code parallelism × ahead} results. Workers start on
    * the first request.
    *
    * @param parallelism workers, &gt; 0

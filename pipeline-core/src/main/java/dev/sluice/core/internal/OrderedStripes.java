@@ -27,7 +27,9 @@ import reactor.util.context.Context;
  *
  * <p>Every result is emitted or released exactly once: each slot is emptied by an atomic
  * {@code getAndSet}, by the drain that emits it, by the sweep after a cancel, an error or a
- * failed task, or by its worker when it stored the result after the stage had ended.
+ * failed task, or by its worker when it stored the result after the stage had ended. No result is
+ * emitted after {@code cancel()} returned: the drain takes a result out of its slot, then releases
+ * it instead of emitting it when the cancel came meanwhile.
  */
 final class OrderedStripes<R> extends Flux<R> {
   private final long count;
@@ -88,6 +90,14 @@ final class OrderedStripes<R> extends Flux<R> {
     volatile boolean stopped;
     /** Set once when a worker could not be scheduled; the drain ends the stage with it. */
     volatile Throwable rejected;
+    /**
+     * The thread handing a result to the subscriber, or null. Written before the drain's last look at
+     * {@link #stopped}, read by {@link #cancel} after setting it: either the drain sees the cancel
+     * and releases the result, or the cancel sees the emission and waits for it, so no result reaches
+     * the subscriber after its cancel returned (operators such as {@code concatMap} drop, without
+     * discarding, a value that arrives after their cancel).
+     */
+    volatile Thread emitter;
     /** The next number to emit; read and written only by the drain that holds {@link #wip}. */
     private long next;
 
@@ -122,9 +132,22 @@ final class OrderedStripes<R> extends Flux<R> {
       drain();
     }
 
+    /**
+     * Stops the stage. When it returns, no result will be emitted any more: a cancel from another
+     * thread than the one emitting waits for the emission under way to return, and every result not
+     * emitted is released (now, or by its worker when it is stored later).
+     */
     @Override
     public void cancel() {
       stopped = true;
+      Thread self = Thread.currentThread();
+      for (int spins = 0; emitter != null && emitter != self; spins++) {
+        if (spins < 100) {
+          Thread.onSpinWait();
+        } else {
+          Thread.yield();
+        }
+      }
       drain();
     }
 
@@ -227,9 +250,20 @@ final class OrderedStripes<R> extends Flux<R> {
           }
           next++;
           e++;
+          emitter = Thread.currentThread();
+          if (stopped) { // a cancel from another thread: it did not wait for this result, so it is not emitted
+            emitter = null;
+            release(v);
+            sweep();
+            return;
+          }
           @SuppressWarnings("unchecked")
           R result = (R) v;
-          actual.onNext(result);
+          try {
+            actual.onNext(result);
+          } finally {
+            emitter = null;
+          }
         }
         if (e != 0 && r != Long.MAX_VALUE) {
           REQUESTED.addAndGet(this, -e);

@@ -11,10 +11,15 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
+import org.reactivestreams.Subscription;
+import reactor.core.CoreSubscriber;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.scheduler.Scheduler;
@@ -112,6 +117,99 @@ class OrderedStripesTest {
       }
       assertThat(emitted).hasSize(take);
       assertThat(made.size()).isLessThanOrEqualTo(take + 3 * 4 + 3);
+    }
+  }
+
+  /**
+   * A cancel from another thread while the drain holds a result it took from its slot (here: while
+   * it resumes the suspended worker of that slot): once {@code cancel()} returned, the result is
+   * released rather than emitted; an operator such as {@code concatMap} would drop it unreleased.
+   */
+  @Test
+  void aResultTakenWhileACancelRunsIsReleasedNotEmittedAfterTheCancelReturned() throws InterruptedException {
+    for (int round = 0; round < 20; round++) {
+      Map<Res, Boolean> made = new ConcurrentHashMap<>();
+      List<Res> emitted = new CopyOnWriteArrayList<>();
+      List<Res> late = new CopyOnWriteArrayList<>();
+      AtomicInteger running = new AtomicInteger();
+      AtomicBoolean armed = new AtomicBoolean();
+      AtomicBoolean cancelReturned = new AtomicBoolean();
+      CountDownLatch inDrain = new CountDownLatch(1);
+      CountDownLatch cancelled = new CountDownLatch(1);
+      Scheduler gate = new Scheduler() {
+        @Override
+        public Disposable schedule(Runnable task) {
+          if (armed.compareAndSet(true, false)) { // the resume from the drain that holds a taken result
+            inDrain.countDown();
+            await(cancelled);
+          }
+          running.incrementAndGet();
+          return Schedulers.parallel().schedule(() -> {
+            try {
+              task.run();
+            } finally {
+              running.decrementAndGet();
+            }
+          });
+        }
+
+        @Override
+        public Worker createWorker() {
+          throw new UnsupportedOperationException();
+        }
+      };
+      AtomicReference<Subscription> upstream = new AtomicReference<>();
+      OrderedParallel.<Res>range(1000, (w, n) -> {
+        Res r = new Res(n);
+        made.put(r, true);
+        return r;
+      }, 1, 1, gate, r -> r.released.incrementAndGet()).subscribe(new CoreSubscriber<Res>() {
+        @Override
+        public void onSubscribe(Subscription s) {
+          upstream.set(s);
+        }
+
+        @Override
+        public void onNext(Res r) {
+          (cancelReturned.get() ? late : emitted).add(r);
+        }
+
+        @Override
+        public void onError(Throwable t) {
+        }
+
+        @Override
+        public void onComplete() {
+        }
+      });
+      upstream.get().request(1);
+      // number 0 emitted, number 1 waits in the worker's only slot, the worker suspended on number 2
+      Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> emitted.size() == 1 && made.size() == 2
+          && running.get() == 0);
+      armed.set(true);
+      Thread canceller = new Thread(() -> {
+        await(inDrain);
+        upstream.get().cancel();
+        cancelReturned.set(true);
+        cancelled.countDown();
+      });
+      canceller.start();
+      upstream.get().request(1); // the drain takes number 1 and resumes the worker, meanwhile the cancel
+      canceller.join();
+      Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> running.get() == 0);
+      assertThat(late).as("round %d: emitted after the cancel returned", round).isEmpty();
+      for (Res r : made.keySet()) {
+        assertThat(r.released.get()).as("round %d, number %d", round, r.number).isEqualTo(emitted.contains(r) ? 0 : 1);
+      }
+    }
+  }
+
+  private static void await(CountDownLatch latch) {
+    try {
+      assertThat(latch.await(5, TimeUnit.SECONDS)).isTrue();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
     }
   }
 
