@@ -23,7 +23,8 @@ import reactor.util.context.Context;
  * no task or subscription per result. Emission runs on whichever thread finds the next result
  * ready (a worker that just stored it, or the subscriber's thread that requests), so the subscriber
  * needs no thread of its own. A worker whose ring is full ends its run; the drain that takes from
- * that ring schedules it again, so no thread ever waits on a full ring.
+ * that ring schedules it again once half the ring is free, so no thread ever waits on a full ring
+ * and a worker that runs ahead is woken once per several results, not once per result.
  *
  * <p>Every result is emitted or released exactly once: each slot is emptied by an atomic
  * {@code getAndSet}, by the drain that emits it, by the sweep after a cancel, an error or a
@@ -197,9 +198,17 @@ final class OrderedStripes<R> extends Flux<R> {
       }
     }
 
-    /** Schedules worker {@code w} again if it suspended on a full ring (called after a slot of it was freed). */
-    private void resume(int w) {
-      if (state.get(w) == SUSPENDED && state.compareAndSet(w, SUSPENDED, RUNNING)) {
+    /**
+     * Schedules worker {@code w} again if it suspended on a full ring and the subscriber has taken
+     * enough of its results: called after the drain took the one that makes {@code consumed} of them.
+     * A suspended worker resumes once at most half of its ring is still waiting, not at the first
+     * free slot: a worker that runs ahead then fills several slots per wake-up instead of being
+     * scheduled once per result. It cannot stall the drain: its waiting results are ready, and the
+     * drain takes them in order down to the mark.
+     */
+    private void resume(int w, long consumed) {
+      // nextK is read after the volatile read of SUSPENDED, which its run wrote after nextK
+      if (state.get(w) == SUSPENDED && nextK[w] - consumed <= ahead / 2 && state.compareAndSet(w, SUSPENDED, RUNNING)) {
         schedule(w);
       }
     }
@@ -243,7 +252,7 @@ final class OrderedStripes<R> extends Flux<R> {
           if (v == null) {
             break;
           }
-          resume(w);
+          resume(w, next / workers + 1);
           if (v instanceof Failure f) {
             fail(f.error());
             return;
