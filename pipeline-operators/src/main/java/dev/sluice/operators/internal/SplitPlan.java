@@ -189,6 +189,10 @@ public final class SplitPlan {
 
   /** Tells {@code source} the splits of {@code segments}, in order: the reads about to start ({@link SplitDataset#readNext}). */
   static void announce(SplitDataset<?> source, List<Segment> segments) {
+    if (source instanceof RandomAccessBlocks<?> view) {
+      view.announce(segments);
+      return;
+    }
     List<Split> next = new ArrayList<>(segments.size());
     for (Segment s : segments) {
       if (next.isEmpty() || !next.get(next.size() - 1).equals(s.split())) {

@@ -9,6 +9,9 @@ import java.util.List;
  * times (a shuffle that visits a file's blocks at different times).
  */
 final class ReadOrder {
+  /** How far behind the cursor a file read out of order is still taken as part of the announced order. */
+  private static final int BEHIND = 64;
+
   private final List<CachedFile> files;
   private List<CachedFile> order;
   private int cursor;
@@ -30,12 +33,19 @@ final class ReadOrder {
 
   /**
    * The reader has started reading {@code file}: moves the cursor to its next occurrence in the
-   * order and returns the up to {@code n} distinct other files that follow it there (none when the
-   * order does not hold it).
+   * order (or one a little behind the cursor) and returns the up to {@code n} distinct other files
+   * that follow it there. A file found neither way means the reader has left the announced order:
+   * the files' own order applies again.
    */
   synchronized List<CachedFile> reached(CachedFile file, int n) {
     int at = indexOf(file, cursor);
-    if (at < 0) {
+    for (int k = cursor - 1; at < 0 && k >= Math.max(0, cursor - BEHIND); k--) {
+      if (order.get(k) == file) {
+        at = k; // a read slightly out of order (reads in parallel)
+      }
+    }
+    if (at < 0 && order != files) { // the reader has left the announced order: its pass is over
+      order = files;
       at = indexOf(file, 0);
     }
     if (at < 0) {
