@@ -41,6 +41,7 @@ class RandomAccessBlocks<T> implements SplitDataset<T> {
   final RandomAccessDataset<T> source;
   private final Split split;
   private final long blockRows;
+  private volatile SplitDataset<?> splitSource;
 
   RandomAccessBlocks(RandomAccessDataset<T> source, long rowBytes) {
     this.source = source;
@@ -81,6 +82,14 @@ class RandomAccessBlocks<T> implements SplitDataset<T> {
     return Math.max(1, n);
   }
 
+  /**
+   * The source seen as a split source (the same object, when the plan builder finds it is one),
+   * told the splits a pass reads next ({@link SplitDataset#readNext}); null (the default) for none.
+   */
+  void announcesTo(SplitDataset<?> source) {
+    this.splitSource = source;
+  }
+
   /** The rows of a block. */
   long blockRows() {
     return blockRows;
@@ -111,11 +120,12 @@ class RandomAccessBlocks<T> implements SplitDataset<T> {
   }
 
   /**
-   * Passes the reads about to start on to the source when it is also a split source (a shard set):
-   * as the source's splits that hold the rows of {@code segments}, in order.
+   * Passes the reads about to start on to the source when it is also a split source (a shard set,
+   * {@link #announcesTo}): as the source's splits that hold the rows of {@code segments}, in order.
    */
   void announce(List<SplitPlan.Segment> segments) {
-    if (!(source instanceof SplitDataset<?> inner)) {
+    SplitDataset<?> inner = splitSource;
+    if (inner == null) {
       return;
     }
     List<Split> parts = inner.splits();
