@@ -49,6 +49,18 @@ public interface SplitDataset<T> extends Dataset<T> {
     return 1;
   }
 
+  /**
+   * A hint: the reader is about to read these splits, in this order (the pass the operators
+   * planned for this rank, a split possibly several times, once per block). A source that fetches
+   * ahead (a remote dataset read through the node's file cache) follows it; the default ignores it.
+   * Each call replaces the previous one. Reads need not follow it, and a read of a split it does
+   * not name still works.
+   *
+   * @param splits splits of {@link #splits()}, in the order they will be read
+   */
+  default void readNext(List<Split> splits) {
+  }
+
   /** Every split in order, each read whole. */
   @Override
   default Flux<T> flux(PipelineContext context) {

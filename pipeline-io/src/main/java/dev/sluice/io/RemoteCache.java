@@ -12,8 +12,18 @@ import java.util.Objects;
  * {@link Formats#openRemote(java.net.URI, String, java.util.List, RemoteCache)}): the dataset's
  * headers and footers are read remotely when it opens, and the first read of a file's rows
  * downloads the whole file into the directory, after which every read of it is a local, mapped
- * read. When file {@code k} starts downloading, the next {@link #lookahead()} files in the
- * dataset's order start downloading in the background.
+ * read. When the reader starts on a file, the next {@link #lookahead()} files in the order it will
+ * read them start downloading in the background: the order a pipeline announces for its pass
+ * ({@link dev.sluice.core.SplitDataset#readNext}, after {@code shuffle()} and {@code shard}), else
+ * the dataset's file order.
+ *
+ * <p>A process holds a copy only while it needs it: once the reader has started on a file that is
+ * neither this one nor among the next {@link #lookahead()} files and no read of this one is under
+ * way, the process lets go of it (the budget may then evict it, and a later read takes the copy
+ * again, downloading it again when it was evicted). One process thus reads a dataset larger than
+ * {@link #maxBytes()}: the budget must hold the files read at once and those downloaded ahead.
+ * Regions handed out stay readable: mappings are never unmapped explicitly and copies are never
+ * changed in place.
  *
  * <p>Guarantees:
  * <ul>
@@ -26,10 +36,10 @@ import java.util.Objects;
  *       {@code .part} is never read: a process killed mid-download leaves one, and the next process
  *       that needs the file downloads it again.
  *   <li><b>Budget.</b> Before a download that would take the directory past {@link #maxBytes()},
- *       the least recently used complete files that no process holds open are deleted (a process
- *       reading a file holds a shared lock on its {@code <name>.lock}); when that is not enough the
- *       open fails with a {@link dev.sluice.core.DatasetIOException} naming the budget and the
- *       need.
+ *       the least recently used complete files that no process holds are deleted (a process
+ *       holds a shared lock on {@code <name>.lock} while it needs the copy, as above); when that is
+ *       not enough the read fails with a {@link dev.sluice.core.DatasetIOException} naming the
+ *       budget and the need.
  *   <li><b>Never stale.</b> A copy's name holds a hash of the URI, size and modification time of
  *       the remote file: a rewritten remote file is a new copy.
  * </ul>

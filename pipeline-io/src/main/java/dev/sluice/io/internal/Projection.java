@@ -166,6 +166,12 @@ public final class Projection {
       return sd.blockAlignment(split);
     }
 
+    /** Passed on to the source, which reads the splits. */
+    @Override
+    public void readNext(List<Split> next) {
+      sd.readNext(next);
+    }
+
     @Override
     public Flux<Example> flux(PipelineContext context) {
       return super.flux(context);

@@ -16,6 +16,8 @@ import dev.sluice.core.Split;
 import dev.sluice.core.TensorSpec;
 import dev.sluice.core.internal.Fingerprints;
 import dev.sluice.core.internal.OrderedParallel;
+import dev.sluice.io.internal.cache.CachedFile;
+import dev.sluice.io.parquet.internal.CachedInputFile;
 import dev.sluice.io.parquet.internal.ColumnPlan;
 import dev.sluice.io.parquet.internal.ParquetFileInfo;
 import dev.sluice.io.parquet.internal.RowGroupReader;
@@ -130,6 +132,22 @@ public final class ParquetDataset implements BatchSplitDataset<Example>, Fingerp
   @Override
   public List<Split> splits() {
     return splits;
+  }
+
+  /**
+   * Files read through the node's remote cache download ahead in this order (the files of these
+   * row groups); other files ignore it.
+   */
+  @Override
+  public void readNext(List<Split> next) {
+    List<CachedFile> order = new ArrayList<>(next.size());
+    for (Split s : next) {
+      SplitRef r = refs.get(s.id());
+      if (r != null && files.get(r.file).input() instanceof CachedInputFile c) {
+        order.add(c.file());
+      }
+    }
+    CachedFile.readNext(order);
   }
 
   /** Total rows of every file. */

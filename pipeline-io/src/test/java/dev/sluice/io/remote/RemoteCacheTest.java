@@ -237,10 +237,11 @@ class RemoteCacheTest {
       r.get(firstRow(shards, 2));
     }
     assertThat(copies()).hasSize(2).noneMatch(p -> p.getFileName().toString().endsWith("-" + shards.get(0).file()));
-    // with shards 1 and 2 held open by a reader, shard 0 cannot be cached: a clear error
-    try (ShardSet r = Shards.open(uri, cache)) {
-      r.get(firstRow(shards, 1));
-      r.get(firstRow(shards, 2));
+    // with shards 1 and 2 in use by two readers, shard 0 cannot be cached: a clear error
+    try (ShardSet a = Shards.open(uri, cache); ShardSet b = Shards.open(uri, cache);
+        ShardSet r = Shards.open(uri, cache)) {
+      a.get(firstRow(shards, 1));
+      b.get(firstRow(shards, 2));
       assertThatThrownBy(() -> r.get(0)).isInstanceOf(DatasetIOException.class)
           .hasMessageContaining(set.resolve(shards.get(0).file()).toString())
           .hasMessageContaining("budget of " + budget + " bytes")

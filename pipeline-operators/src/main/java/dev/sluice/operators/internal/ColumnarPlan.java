@@ -200,6 +200,7 @@ final class ColumnarPlan {
   Flux<Batch> flux(Options options, PipelineContext context, long skip) {
     return Flux.defer(() -> {
       List<SplitPlan.Segment> segments = segments(context);
+      SplitPlan.announce(source, segments);
       ShardStage shard = prefix.shard();
       RangeCuts cut = rowRange(segments);
       int parallelism = parallelism();

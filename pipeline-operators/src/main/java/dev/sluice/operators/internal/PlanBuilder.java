@@ -96,6 +96,7 @@ public final class PlanBuilder {
       next = 0;
     } else if (blocks) {
       view = RandomAccessBlocks.of(random, options.memory().pool("batch"));
+      view.announcesTo(splits);
       List<Stage> asBlocks = choice.asBlocks(ordered);
       if (view instanceof BatchSplitDataset<?> b && (columnar = ColumnarPlan.of(b, asBlocks)) != null) {
         head = Head.COLUMNAR;

@@ -11,6 +11,7 @@ import dev.sluice.core.Schema;
 import dev.sluice.core.Split;
 import dev.sluice.core.SplitDataset;
 import dev.sluice.core.TensorSpec;
+import java.util.ArrayList;
 import java.util.List;
 import reactor.core.publisher.Flux;
 
@@ -40,6 +41,7 @@ class RandomAccessBlocks<T> implements SplitDataset<T> {
   final RandomAccessDataset<T> source;
   private final Split split;
   private final long blockRows;
+  private volatile SplitDataset<?> splitSource;
 
   RandomAccessBlocks(RandomAccessDataset<T> source, long rowBytes) {
     this.source = source;
@@ -80,6 +82,14 @@ class RandomAccessBlocks<T> implements SplitDataset<T> {
     return Math.max(1, n);
   }
 
+  /**
+   * The source seen as a split source (the same object, when the plan builder finds it is one),
+   * told the splits a pass reads next ({@link SplitDataset#readNext}); null (the default) for none.
+   */
+  void announcesTo(SplitDataset<?> source) {
+    this.splitSource = source;
+  }
+
   /** The rows of a block. */
   long blockRows() {
     return blockRows;
@@ -107,6 +117,36 @@ class RandomAccessBlocks<T> implements SplitDataset<T> {
     }
     s.checkRows(fromRow, toRow);
     return Math.min(toRow, split.rowCount());
+  }
+
+  /**
+   * Passes the reads about to start on to the source when it is also a split source (a shard set,
+   * {@link #announcesTo}): as the source's splits that hold the rows of {@code segments}, in order.
+   */
+  void announce(List<SplitPlan.Segment> segments) {
+    SplitDataset<?> inner = splitSource;
+    if (inner == null) {
+      return;
+    }
+    List<Split> parts = inner.splits();
+    if (!SplitPlan.knownCounts(parts)) {
+      return;
+    }
+    long[] starts = new long[parts.size() + 1];
+    for (int k = 0; k < parts.size(); k++) {
+      starts[k + 1] = starts[k] + parts.get(k).rowCount();
+    }
+    List<Split> next = new ArrayList<>();
+    for (SplitPlan.Segment seg : segments) {
+      int at = java.util.Arrays.binarySearch(starts, seg.fromRow());
+      int k = at >= 0 ? at : -at - 2;
+      for (; k < parts.size() && starts[k] < seg.toRow(); k++) {
+        if (starts[k + 1] > seg.fromRow() && (next.isEmpty() || !next.get(next.size() - 1).equals(parts.get(k)))) {
+          next.add(parts.get(k));
+        }
+      }
+    }
+    inner.readNext(next);
   }
 
   @Override

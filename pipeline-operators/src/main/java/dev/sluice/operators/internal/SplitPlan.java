@@ -175,14 +175,31 @@ public final class SplitPlan {
     return Flux.defer(() -> {
       List<Segment> sequence = sequence(source, order);
       if (sequence != null) {
+        announce(source, sequence);
         return read(source, sequence);
       }
       List<Split> splits = order.shuffle() == null ? source.splits()
           : shuffled(source.splits(), order.seed(), order.epoch());
+      source.readNext(splits);
       Flux<T> all = read(source, whole(splits));
       ShardStage shard = order.shard();
       return shard == null ? all : all.transform(ShardOperator.of(shard.numShards(), shard.index(), shard.policy()));
     });
+  }
+
+  /** Tells {@code source} the splits of {@code segments}, in order: the reads about to start ({@link SplitDataset#readNext}). */
+  static void announce(SplitDataset<?> source, List<Segment> segments) {
+    if (source instanceof RandomAccessBlocks<?> view) {
+      view.announce(segments);
+      return;
+    }
+    List<Split> next = new ArrayList<>(segments.size());
+    for (Segment s : segments) {
+      if (next.isEmpty() || !next.get(next.size() - 1).equals(s.split())) {
+        next.add(s.split());
+      }
+    }
+    source.readNext(next);
   }
 
   /** Positions closer than this are read as one range by {@link #positional}'s {@code at}. */
@@ -226,12 +243,19 @@ public final class SplitPlan {
 
       @Override
       public Flux<?> from(long position) {
-        return Flux.defer(() -> read(source, range(segments, position, n)));
+        return Flux.defer(() -> {
+          List<Segment> rest = range(segments, position, n);
+          announce(source, rest);
+          return read(source, rest);
+        });
       }
 
       @Override
       public Flux<?> at(long[] positions) {
         return Flux.defer(() -> {
+          if (positions.length > 0) {
+            announce(source, range(segments, positions[0], n));
+          }
           List<int[]> runs = new ArrayList<>(); // [first, end) indices into positions
           int first = 0;
           for (int i = 1; i <= positions.length; i++) {

@@ -7,14 +7,24 @@ import dev.sluice.io.internal.RemoteInput;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A remote file read through a {@link FileCache}: until {@link #opened()} (the format's opener
  * reading headers and footers) reads go to the remote file and the copy is neither taken nor held;
  * from then on the first read downloads the whole file into the cache (or waits for
- * the process that does) and every read is served from a mapping of the local copy. That first
- * read also starts the next files of the group downloading in the background.
+ * the process that does) and every read is served from a mapping of the local copy, while the
+ * process holds the copy.
+ *
+ * <p>That first read also starts the next files of the group <em>in the reader's order</em>
+ * downloading in the background ({@link #readNext}; the files' own order until the reader
+ * announces one), and lets go of the group's other copies that no read is using and that are not
+ * among those next files: their shared locks are released, so the budget may evict them, and a
+ * later read of such a file takes its copy again (downloading it again when it was evicted). Their
+ * mappings are never unmapped explicitly: regions handed out before stay readable (the collector
+ * unmaps a mapping once its last view is gone).
  */
 public final class CachedFile implements RemoteInput {
   private final FileCache cache;
@@ -22,8 +32,8 @@ public final class CachedFile implements RemoteInput {
   private final String name;
   private final CopyCheck check;
   private final String fingerprint;
-  private List<CachedFile> group = List.of();
-  private int index;
+  private ReadOrder order = new ReadOrder(List.of());
+  private final AtomicInteger reading = new AtomicInteger();
   private volatile boolean dataPhase;
   private volatile MappedFile local;
   private volatile boolean closed;
@@ -37,9 +47,27 @@ public final class CachedFile implements RemoteInput {
     this.fingerprint = remote.fingerprint();
   }
 
-  void join(List<CachedFile> files, int at) {
-    this.group = files;
-    this.index = at;
+  void join(ReadOrder group) {
+    this.order = group;
+  }
+
+  /**
+   * The reader of these files' group reads them next in this order (a file may appear several
+   * times); replaces what was announced before. Files of other groups are ignored. The look-ahead
+   * and the letting go of copies follow this order from the next first read of a file on.
+   */
+  public static void readNext(List<CachedFile> upcoming) {
+    if (upcoming.isEmpty()) {
+      return;
+    }
+    ReadOrder group = upcoming.get(0).order;
+    List<CachedFile> mine = new ArrayList<>(upcoming.size());
+    for (CachedFile f : upcoming) {
+      if (f.order == group) {
+        mine.add(f);
+      }
+    }
+    group.next(mine);
   }
 
   RemoteInput remote() {
@@ -57,6 +85,49 @@ public final class CachedFile implements RemoteInput {
   /** The format has read what it reads on open: the next read of this file downloads it. */
   public void opened() {
     dataPhase = true;
+  }
+
+  /**
+   * This file for reads of metadata (an index the format reads while planning, not rows): served
+   * from the local copy while this process holds it, else from the remote file, and never the
+   * cause of a download, so that planning a pass does not download the files out of the reader's
+   * order. Closing it does nothing; it reads until this file is closed.
+   */
+  public FileInput metadata() {
+    return new FileInput() {
+      private FileInput in() {
+        if (closed) {
+          throw new DatasetClosedException(remote.resource());
+        }
+        MappedFile m = local;
+        return m != null ? m : remote;
+      }
+
+      @Override
+      public String resource() {
+        return remote.resource();
+      }
+
+      @Override
+      public long size() {
+        return remote.size();
+      }
+
+      @Override
+      public ByteBuffer region(long offset, long length, String what) {
+        return in().region(offset, length, what);
+      }
+
+      @Override
+      public void readFully(long offset, ByteBuffer dst) {
+        in().readFully(offset, dst);
+      }
+
+      @Override
+      public void close() {
+        // the file's owner closes it
+      }
+    };
   }
 
   /** True once reads are served from the local copy. */
@@ -78,19 +149,57 @@ public final class CachedFile implements RemoteInput {
     return local();
   }
 
-  private synchronized MappedFile local() {
-    if (local == null) {
+  private MappedFile local() {
+    MappedFile m = local;
+    if (m != null) {
+      return m;
+    }
+    List<CachedFile> next = order.reached(this, cache.spec().lookahead());
+    for (CachedFile f : order.files()) {
+      if (f != this && !next.contains(f)) {
+        f.letGo(); // before this file's download, so that the budget may evict those copies
+      }
+    }
+    synchronized (this) {
+      if (local != null) {
+        return local;
+      }
       if (closed) {
         throw new DatasetClosedException(remote.resource());
       }
-      MappedFile m = cache.acquire(this);
+      m = cache.acquire(this);
       holdsEntry = true;
       local = m;
-      for (int k = index + 1; k <= index + cache.spec().lookahead() && k < group.size(); k++) {
-        cache.prefetch(group.get(k));
-      }
     }
-    return local;
+    cache.reached(this);
+    for (CachedFile f : next) {
+      cache.prefetch(f);
+    }
+    return m;
+  }
+
+  /**
+   * Lets go of the copy unless a read is using it: releases the hold (the shared lock) and drops
+   * the mapping from this file, so the next read takes the copy again. Regions handed out before
+   * keep the mapping alive; nothing is unmapped here.
+   */
+  synchronized void letGo() {
+    if (!holdsEntry || reading.get() > 0) {
+      return;
+    }
+    holdsEntry = false;
+    local = null;
+    cache.release(name);
+  }
+
+  /** Runs a read with this file counted as in use, so that {@link #letGo()} leaves it alone meanwhile. */
+  private <R> R using(java.util.function.Function<FileInput, R> read) {
+    reading.incrementAndGet();
+    try {
+      return read.apply(source());
+    } finally {
+      reading.decrementAndGet();
+    }
   }
 
   @Override
@@ -111,17 +220,20 @@ public final class CachedFile implements RemoteInput {
   @Override
   public ByteBuffer region(long offset, long length, String what) {
     FileInput.checkRange(resource(), size(), offset, length, what);
-    return source().region(offset, length, what);
+    return using(in -> in.region(offset, length, what));
   }
 
   @Override
   public void readFully(long offset, ByteBuffer dst) {
-    source().readFully(offset, dst);
+    using(in -> {
+      in.readFully(offset, dst);
+      return null;
+    });
   }
 
   @Override
   public ByteBuffer whole() {
-    return dataPhase ? source().whole() : null;
+    return dataPhase ? using(FileInput::whole) : null;
   }
 
   @Override
@@ -129,7 +241,15 @@ public final class CachedFile implements RemoteInput {
     if (closed) {
       throw new ClosedChannelException();
     }
-    FileInput in = source();
+    reading.incrementAndGet();
+    try {
+      return read(source(), dst, position);
+    } finally {
+      reading.decrementAndGet();
+    }
+  }
+
+  private int read(FileInput in, ByteBuffer dst, long position) throws IOException {
     if (in == remote) {
       return remote.read(dst, position);
     }

@@ -60,6 +60,19 @@ public final class FileCache {
   private volatile RemoteCache spec;
   private final FileChannel global;
   private final Map<String, Entry> entries = new HashMap<>();
+  private volatile Listener listener = new Listener() { };
+
+  /** What the cache tells of its work, in the order it happens; the default ignores it. */
+  public interface Listener {
+    /**
+     * A reader has started reading the file {@code resource} (the first read since this process
+     * took its copy).
+     */
+    default void reached(String resource) { }
+
+    /** The file {@code resource} has been downloaded and its copy published. */
+    default void downloaded(String resource) { }
+  }
 
   /** What this process holds of one copy: its lock file's channel and, while read, the shared lock and mapping. */
   private static final class Entry {
@@ -103,6 +116,15 @@ public final class FileCache {
     return spec;
   }
 
+  /** Tells {@code l} of this cache's work in this process from now on (replacing the last one given). */
+  public void listen(Listener l) {
+    listener = l;
+  }
+
+  void reached(CachedFile file) {
+    listener.reached(file.resource());
+  }
+
   /** The directory. */
   public Path directory() {
     return dir;
@@ -110,8 +132,10 @@ public final class FileCache {
 
   /**
    * Opens the remote files {@code uris} (status and a handle for positioned reads, as
-   * {@link RemoteFiles#open} does) as one group read in this order: the first data read of file
-   * {@code k} starts files {@code k+1 ..} downloading. Closes what it opened when one fails.
+   * {@link RemoteFiles#open} does) as one group, read in this order until the reader announces
+   * another ({@link CachedFile#readNext}): the first data read of a file starts the files after it
+   * in that order downloading and lets go of the group's copies not in use (see
+   * {@link CachedFile}). Closes what it opened when one fails.
    *
    * @param checks the format's check of each file's copy, one per URI
    */
@@ -133,8 +157,9 @@ public final class FileCache {
       throw e;
     }
     List<CachedFile> group = List.copyOf(files);
-    for (int k = 0; k < group.size(); k++) {
-      group.get(k).join(group, k);
+    ReadOrder order = new ReadOrder(group);
+    for (CachedFile f : group) {
+      f.join(order);
     }
     return group;
   }
@@ -355,6 +380,7 @@ public final class FileCache {
       throw x;
     }
     Files.move(part, copy(name), StandardCopyOption.ATOMIC_MOVE);
+    listener.downloaded(file.resource());
   }
 
   /**

@@ -30,6 +30,11 @@ public final class CachedInputFile implements InputFile {
     return CopyingInputStream.over(file);
   }
 
+  /** A stream for metadata reads (page indexes while planning): never the cause of a download ({@link CachedFile#metadata()}). */
+  SeekableInputStream newMetadataStream() {
+    return CopyingInputStream.over(file.metadata());
+  }
+
   @Override
   public String toString() {
     return file.resource();

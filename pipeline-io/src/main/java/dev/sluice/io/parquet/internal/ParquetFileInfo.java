@@ -270,7 +270,7 @@ public final class ParquetFileInfo {
       return null;
     }
     java.util.Map<java.util.List<Long>, double[]> patterns = new java.util.LinkedHashMap<>(); // starts -> bytes per row
-    try (SeekableInputStream in = input.newStream()) {
+    try (SeekableInputStream in = input instanceof CachedInputFile c ? c.newMetadataStream() : input.newStream()) {
       for (ColumnChunkMetaData c : block.getColumns()) {
         if (!paths.contains(c.getPath().toDotString())) {
           continue;

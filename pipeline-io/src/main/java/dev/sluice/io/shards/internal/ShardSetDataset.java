@@ -49,10 +49,12 @@ public final class ShardSetDataset implements ShardSet {
   private final ShardRows rows;
   private final List<Split> splits;
   private final Map<Split, Integer> splitNumbers = new HashMap<>();
+  private final List<CachedFile> cached; // per shard, when read through the remote cache; else empty
   private volatile boolean closed;
 
   private ShardSetDataset(Path dir, String location, String remoteFingerprint, ShardMetadata meta,
-      List<ShardFileReader> readers) {
+      List<ShardFileReader> readers, List<CachedFile> cached) {
+    this.cached = cached;
     this.dir = dir;
     this.location = location;
     this.remoteFingerprint = remoteFingerprint;
@@ -89,7 +91,7 @@ public final class ShardSetDataset implements ShardSet {
         readers.add(ShardFileReader.open(dir.resolve(shards.get(k).file()), layouts, maxChunkBytes,
             new Listed(shards.get(k), k, shards.size()), mode));
       }
-      return new ShardSetDataset(dir, dir.toString(), null, meta, List.copyOf(readers));
+      return new ShardSetDataset(dir, dir.toString(), null, meta, List.copyOf(readers), List.of());
     } catch (RuntimeException e) {
       Resources.closeAfter(e, readers);
       throw e;
@@ -151,7 +153,8 @@ public final class ShardSetDataset implements ShardSet {
           c.opened();
         }
       }
-      return new ShardSetDataset(Path.of(dir.getPath()), base, fingerprint.toString(), meta, List.copyOf(readers));
+      return new ShardSetDataset(Path.of(dir.getPath()), base, fingerprint.toString(), meta, List.copyOf(readers),
+          cached);
     } catch (RuntimeException e) {
       Resources.closeAfter(e, readers);
       Resources.closeAfter(e, cached.subList(readers.size(), cached.size()));
@@ -246,6 +249,22 @@ public final class ShardSetDataset implements ShardSet {
   public List<Split> splits() {
     checkOpen();
     return splits;
+  }
+
+  /** Shards read through the node's remote cache download ahead in this order; otherwise ignored. */
+  @Override
+  public void readNext(List<Split> next) {
+    if (cached.isEmpty()) {
+      return;
+    }
+    List<CachedFile> order = new ArrayList<>(next.size());
+    for (Split s : next) {
+      Integer k = splitNumbers.get(s);
+      if (k != null) {
+        order.add(cached.get(k));
+      }
+    }
+    CachedFile.readNext(order);
   }
 
   private int shardNumber(Split split) {
