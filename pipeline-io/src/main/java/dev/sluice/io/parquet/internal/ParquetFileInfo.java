@@ -310,6 +310,7 @@ public final class ParquetFileInfo {
 
   /** Lets go of what the file holds between reads (a memory mapping is then left to the GC). */
   public void release() {
+    PageCache.shared().forget(this);
     if (input instanceof MappedInputFile m) {
       m.release();
     } else if (input instanceof CachedInputFile c) {
