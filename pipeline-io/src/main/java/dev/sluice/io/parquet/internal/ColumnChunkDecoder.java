@@ -42,9 +42,23 @@ final class ColumnChunkDecoder {
     this.levels = new PageLevels(plan.descriptor(), pages,
         ctx, plan.layout() == ColumnPlan.Layout.FIXED_LIST ? plan.listLength() : 0);
     this.writer = new ValueWriter(plan);
-    this.dictionary = PageDictionary.read(pages.readDictionaryPage(), plan.descriptor(), ctx);
+    this.dictionary = dictionary(pages, plan, ctx);
     this.fixedLists = plan.layout() == ColumnPlan.Layout.FIXED_LIST ? new FixedListAssembler(this) : null;
     this.lists = plan.layout() == ColumnPlan.Layout.LISTS ? new ListAssembler(this) : null;
+  }
+
+  /** The chunk's dictionary decoded, or null: decoded once while its page is kept ({@link PageCache}). */
+  private static PageDictionary dictionary(PageReader pages, ColumnPlan plan, ChunkContext ctx) {
+    PageCache.Entry kept = pages instanceof RangePages r ? r.cachedDictionary() : null;
+    PageDictionary known = kept == null ? null : kept.decoded();
+    if (known != null) {
+      return known;
+    }
+    PageDictionary d = PageDictionary.read(pages.readDictionaryPage(), plan.descriptor(), ctx);
+    if (kept != null) {
+      kept.decoded(d);
+    }
+    return d;
   }
 
   /**
@@ -90,7 +104,9 @@ final class ColumnChunkDecoder {
 
   /**
    * Moves past the next {@code rows} rows: their levels are read and their values skipped without
-   * being converted or written (a row is a level of repetition level 0; a null is no value).
+   * being converted or written (a row is a level of repetition level 0; a null is no value). Pages
+   * of whole lists of a declared length move by rows times that length; values of a fixed width
+   * and runs of dictionary indices are skipped without being read.
    */
   void skip(long rows) {
     if (rows <= 0) {
@@ -110,9 +126,14 @@ final class ColumnChunkDecoder {
         }
         int from = lv.pos;
         int n;
+        int len = plan.layout() == ColumnPlan.Layout.FIXED_LIST ? plan.listLength() : 0;
         if (flat) {
           n = (int) Math.min(rows - started, lv.count - lv.pos);
           started += n;
+        } else if (lv.repsPlain && lv.pos % len == 0) { // whole lists of len levels: rows by arithmetic
+          long k = Math.min(rows - started, (lv.count - lv.pos) / len);
+          n = (int) k * len;
+          started += k;
         } else {
           int p = lv.pos;
           while (p < lv.count) {

@@ -41,14 +41,7 @@ final class DictionaryValues extends ValueSource {
 
   @Override
   void skip(int n) {
-    if (scratch.length < Math.min(n, 4096)) {
-      scratch = new int[4096];
-    }
-    for (int done = 0; done < n; ) {
-      int k = Math.min(n - done, scratch.length);
-      ids.read(scratch, 0, k);
-      done += k;
-    }
+    ids.skip(n);
   }
 
   @Override

@@ -27,6 +27,7 @@ final class PageLevels {
 
   private int[] defs = new int[0];
   private int[] reps = new int[0];
+  private boolean shared; // defs and reps are a kept page's: decode the next page into new arrays
   /** Levels (values, nulls included) of the current page, and the next one to read. */
   int count;
   int pos;
@@ -84,13 +85,20 @@ final class PageLevels {
     if (page == null) {
       return false;
     }
+    PageCache.Entry kept = pages instanceof RangePages r ? r.cached() : null;
+    PageCache.Levels known = kept == null ? null : kept.levels();
+    if (known != null) {
+      use(known);
+      return true;
+    }
     int n = page.getValueCount();
-    if (maxDef > 0 && defs.length < n) { // a required column has no definition levels
+    if (maxDef > 0 && (defs.length < n || shared)) { // a required column has no definition levels
       defs = new int[n];
     }
-    if (maxRep > 0 && reps.length < n) { // a flat column has no repetition levels
+    if (maxRep > 0 && (reps.length < n || shared)) { // a flat column has no repetition levels
       reps = new int[n];
     }
+    shared = false;
     defsAllMax = maxDef == 0;
     repsPlain = false;
     if (page instanceof DataPageV1 v1) {
@@ -131,7 +139,32 @@ final class PageLevels {
       defsAllMax = present == n;
     }
     nonNull = present;
+    if (kept != null) {
+      kept.levels(new PageCache.Levels(count, defsAllMax ? null : defs, repsPlain || maxRep == 0 ? null : reps,
+          defsAllMax, repsPlain, nonNull, data, dataPos, encoding));
+      shared = true;
+    }
     return true;
+  }
+
+  /** Takes the levels a reader decoded before from a kept page (read only; its value bytes through a duplicate). */
+  private void use(PageCache.Levels known) {
+    if (known.defs() != null) {
+      defs = known.defs();
+      shared = true;
+    }
+    if (known.reps() != null) {
+      reps = known.reps();
+      shared = true;
+    }
+    count = known.count();
+    pos = 0;
+    defsAllMax = known.defsAllMax();
+    repsPlain = known.repsPlain();
+    nonNull = known.nonNull();
+    data = known.data().duplicate().order(ByteOrder.LITTLE_ENDIAN);
+    dataPos = known.dataPos();
+    encoding = known.encoding();
   }
 
   private int v1Levels(int at, Encoding enc, int n, boolean isDef) {

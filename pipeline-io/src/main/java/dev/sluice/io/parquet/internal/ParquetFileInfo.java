@@ -308,8 +308,12 @@ public final class ParquetFileInfo {
     return best;
   }
 
-  /** Lets go of what the file holds between reads (a memory mapping is then left to the GC). */
+  /**
+   * Lets go of what the file holds between reads: the pages its range reads kept are dropped, a
+   * memory mapping is left to the GC.
+   */
   public void release() {
+    PageCache.shared().forget(this);
     if (input instanceof MappedInputFile m) {
       m.release();
     } else if (input instanceof CachedInputFile c) {

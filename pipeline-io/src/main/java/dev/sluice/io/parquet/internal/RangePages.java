@@ -56,11 +56,18 @@ final class RangePages implements PageReader {
   private final int[] indexSizes; // bytes of each page, header included, from the offset index
   private final long[] indexOffsets; // file position of each page, from the offset index
   private final long rowGroupRows;
+  private final int rowGroupIndex;
   private long pos; // file position of the next page header
   private long row; // row of the next page, or -1 once unknown
   private int page; // index of the next page in the offset index
   private final long startRow;
   private byte[] scratch = new byte[HEADER_BYTES]; // the bytes of the page being read
+  private final long from;
+  private final PageCache cache; // null: pages are not kept
+  private final Object owner; // the file, in the cache's keys
+  private final String column;
+  private PageCache.Entry current; // the kept page last handed out, or null
+  private PageCache.Entry dictionaryEntry; // the kept dictionary page, or null
 
   /**
    * Positions a reader on the page holding row {@code from} of column chunk {@code meta}.
@@ -69,7 +76,22 @@ final class RangePages implements PageReader {
    */
   RangePages(String file, int rowGroup, long rowGroupRows, ColumnDescriptor desc, ColumnChunkMetaData meta,
       PageIndex index, SeekableInputStream in, PageCodecs codecs, boolean verify, long from, long to) {
+    this(file, rowGroup, rowGroupRows, desc, meta, index, in, codecs, verify, from, to, null, null);
+  }
+
+  /**
+   * As the other constructor, keeping in {@code cache} the pages that hold rows outside
+   * {@code [from, to)} and taking from it the pages it keeps, under the key of file {@code owner}.
+   */
+  RangePages(String file, int rowGroup, long rowGroupRows, ColumnDescriptor desc, ColumnChunkMetaData meta,
+      PageIndex index, SeekableInputStream in, PageCodecs codecs, boolean verify, long from, long to,
+      PageCache cache, Object owner) {
     this.file = file;
+    this.from = from;
+    this.cache = owner == null ? null : cache;
+    this.owner = owner;
+    this.column = meta.getPath().toDotString();
+    this.rowGroupIndex = rowGroup;
     this.where = "row group " + rowGroup + ", column '" + meta.getPath().toDotString() + "'";
     this.in = in;
     this.meta = meta;
@@ -196,13 +218,35 @@ final class RangePages implements PageReader {
     return meta.getValueCount();
   }
 
+  /** The kept dictionary page ({@link PageCache}) {@link #readDictionaryPage} hands out, or null when it is not kept. */
+  PageCache.Entry cachedDictionary() {
+    return dictionaryEntry;
+  }
+
+  /** The kept page ({@link PageCache}) that {@link #readPage} handed out last, or null when it is not kept. */
+  PageCache.Entry cached() {
+    return current;
+  }
+
   @Override
   public DataPage readPage() {
+    current = null;
     while (pos < end && (row < 0 || row < to)) {
       if (indexRows != null && page >= indexRows.length) {
         return null;
       }
       long at = indexRows != null ? indexOffsets[page] : pos;
+      PageCache.Key key = cache == null ? null : new PageCache.Key(owner, rowGroupIndex, column, at, verify);
+      PageCache.Entry kept = key == null ? null : cache.get(key);
+      if (kept != null && kept.page != null) {
+        pos = kept.next;
+        if (indexRows != null) {
+          page++;
+        }
+        row = kept.rows < 0 || row < 0 ? -1 : row + kept.rows;
+        current = kept;
+        return kept.page;
+      }
       Header h = header(at, indexRows != null ? indexSizes[page] : HEADER_BYTES);
       pos = h.bodyAt + h.header.getCompressed_page_size();
       PageType type = h.header.getType();
@@ -223,10 +267,22 @@ final class RangePages implements PageReader {
         page++;
       }
       Body body = body(h, at);
+      long first = row;
       row = rows < 0 || row < 0 ? -1 : row + rows;
-      return dataPage(h.header, body, at);
+      DataPage data = dataPage(h.header, body, at);
+      if (key != null && (first < 0 || rows < 0 || first < from || first + rows > to)) {
+        current = new PageCache.Entry(data, pos, rows, weight(h.header, data));
+        cache.put(key, current);
+      }
+      return data;
     }
     return null;
+  }
+
+  /** What a kept page weighs: its bytes and, at most, its decoded definition and repetition levels. */
+  private long weight(PageHeader h, DataPage data) {
+    long levels = (long) data.getValueCount() * 4 * ((repeated ? 1 : 0) + 1);
+    return h.getUncompressed_page_size() + levels + 256;
   }
 
   /** The rows a data page header gives, or -1 when only the levels tell (a v1 page of a repeated column). */
@@ -259,18 +315,31 @@ final class RangePages implements PageReader {
     if (pos >= end) {
       return null;
     }
+    long at = pos;
+    PageCache.Key key = cache == null ? null : new PageCache.Key(owner, rowGroupIndex, column, at, verify);
+    PageCache.Entry kept = key == null ? null : cache.get(key);
+    if (kept != null && kept.dictionary != null) {
+      pos = kept.next;
+      dictionaryEntry = kept;
+      return kept.dictionary;
+    }
     Header h = header(pos, HEADER_BYTES);
     if (h.header.getType() != PageType.DICTIONARY_PAGE) {
       return null;
     }
-    long at = pos;
     Body body = body(h, at);
     pos = h.bodyAt + h.header.getCompressed_page_size();
     var d = h.header.getDictionary_page_header();
     try {
       BytesInput bytes = decompressor.decompress(body.input(), h.header.getUncompressed_page_size());
-      return new DictionaryPage(bytes, h.header.getUncompressed_page_size(), d.getNum_values(),
+      DictionaryPage page = new DictionaryPage(bytes, h.header.getUncompressed_page_size(), d.getNum_values(),
           encoding(d.getEncoding()));
+      if (key != null) { // what the decoded dictionary weighs, at most
+        dictionaryEntry = new PageCache.Entry(page, pos, 3L * h.header.getUncompressed_page_size() + 16L
+            * d.getNum_values() + 256);
+        cache.put(key, dictionaryEntry);
+      }
+      return page;
     } catch (IOException e) {
       throw error("cannot decompress the dictionary page at byte " + at + ": " + e.getMessage(), e);
     }

@@ -149,6 +149,28 @@ final class RleDecoder {
     bitPos = bp;
   }
 
+  /**
+   * Moves past the next {@code n} values without decoding them: the part of an RLE run in one step,
+   * bit-packed values by moving the bit position.
+   */
+  void skip(int n) {
+    if (bitWidth == 0) {
+      return;
+    }
+    while (n > 0) {
+      if (runLeft == 0) {
+        nextRun();
+        continue;
+      }
+      int k = Math.min(n, runLeft);
+      if (packed) {
+        bitPos = (int) Math.min(bitPos + (long) k * bitWidth, 8L * end);
+      }
+      runLeft -= k;
+      n -= k;
+    }
+  }
+
   /** True when the next {@code n} values are one RLE run of {@code value} (nothing is consumed from the caller's view). */
   boolean startsWithRunOf(int n, int value) {
     if (n == 0) {

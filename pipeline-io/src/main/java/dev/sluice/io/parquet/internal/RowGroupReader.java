@@ -173,7 +173,7 @@ public final class RowGroupReader implements AutoCloseable {
       ColumnChunkMetaData meta = chunk(block, plan);
       RangePages.PageIndex index = from < to ? file.pageIndex(rowGroup, meta, input) : null;
       RangePages pages = new RangePages(file.name(), rowGroup, rowCount, plan.descriptor(), meta, index, input,
-          CODECS, verifyChecksums, from, to);
+          CODECS, verifyChecksums, from, to, PageCache.shared(), file);
       d[i] = new ColumnChunkDecoder(plan, pages, file.name(), rowGroup, firstRow, nullPolicy, pages.startRow());
       d[i].skip(from - pages.startRow());
     }
