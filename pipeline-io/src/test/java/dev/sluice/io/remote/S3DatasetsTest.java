@@ -267,6 +267,20 @@ class S3DatasetsTest {
   }
 
   @Test
+  void aForcedWriteReplacesADamagedSetAndTheFilesBesideIt() throws Exception {
+    FileSystem fs = FileSystem.get(s3("d"), HadoopFileSystems.conf());
+    for (String name : List.of("metadata.json", "stray.bin")) {
+      try (var out = fs.create(new org.apache.hadoop.fs.Path(s3("d/set/" + name)), true)) {
+        out.write("{\"format\": \"sluice-shards\", \"version\": ".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+      }
+    }
+    Path set = writeLocally("shards", 120, 2, local.resolve("d/set"));
+    RemoteFiles.publish(set, s3("d/set"), true);
+    assertEquals(sha(set), sha(s3("d/set")));
+    assertThat(objects("d/set")).hasSize(3).contains("metadata.json").doesNotContain("stray.bin");
+  }
+
+  @Test
   void aFilePublishedToS3ReadsBack() throws IOException {
     Path x = RemoteCacheTest.writeNpy(local.resolve("pub/x.npy"), 100);
     URI to = s3("published/x.npy");

@@ -162,11 +162,18 @@ final class ObjectStoreCommit {
       try (FSDataInputStream in = fs.open(m)) {
         bytes = in.readAllBytes();
       }
+      ShardMetadata meta = null;
       if (new String(bytes, 0, Math.min(bytes.length, 256), java.nio.charset.StandardCharsets.UTF_8)
           .contains("\"" + ShardMetadata.FORMAT + "\"")) {
         String resource = m.toUri().toString();
-        ShardMetadata meta = ShardMetadata.parse(java.nio.file.Path.of(m.toUri().getPath()), resource,
-            JsonFiles.readObject(resource, bytes));
+        try {
+          meta = ShardMetadata.parse(java.nio.file.Path.of(m.toUri().getPath()), resource,
+              JsonFiles.readObject(resource, bytes));
+        } catch (RuntimeException damaged) {
+          meta = null; // a damaged set is replaced like a directory without a manifest
+        }
+      }
+      if (meta != null) {
         for (ShardInfo s : meta.shards()) {
           out.add(new Path(to, s.file()));
         }
