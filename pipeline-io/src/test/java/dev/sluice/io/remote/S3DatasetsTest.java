@@ -53,7 +53,9 @@ import org.junit.jupiter.api.io.TempDir;
  * path) through Hadoop's {@code s3a://} (hadoop-aws, AWS SDK v2, path-style access, fake
  * credentials), then read back with and without the node-local remote cache: the same rows as the
  * local files, and through a pipeline with shuffle, 4 shards, batches and a resumed checkpoint
- * every row once per epoch.
+ * every row once per epoch. Datasets get there as {@code generate} and {@code convert} put them
+ * there ({@code RemoteFiles.publish}, the object-store commit without a rename): new, replaced with
+ * {@code force}, and a write that fails midway, which leaves the old set as it was.
  */
 class S3DatasetsTest {
   static final String BUCKET = "sluice-test";

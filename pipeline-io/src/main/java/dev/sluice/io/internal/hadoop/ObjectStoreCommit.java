@@ -3,8 +3,11 @@ package dev.sluice.io.internal.hadoop;
 import dev.sluice.core.DatasetIOException;
 import dev.sluice.io.internal.JsonFiles;
 import dev.sluice.io.internal.RemoteFiles;
-import dev.sluice.io.shards.ShardInfo;
-import dev.sluice.io.shards.internal.ShardMetadata;
+import com.fasterxml.jackson.core.util.DefaultIndenter;
+import com.fasterxml.jackson.core.util.DefaultPrettyPrinter;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.ByteArrayInputStream;
 import java.io.FileNotFoundException;
 import java.io.IOException;
@@ -52,7 +55,8 @@ import org.apache.hadoop.fs.RemoteIterator;
  * </ul>
  */
 final class ObjectStoreCommit {
-  private static final String MANIFEST = ShardMetadata.FILE_NAME;
+  private static final String MANIFEST = "metadata.json";
+  private static final String SHARD_SET = "sluice-shards";
 
   private final FileSystem fs;
   private final URI target;
@@ -102,22 +106,22 @@ final class ObjectStoreCommit {
       }
       Set<Path> replaced = old == null ? Set.of() : oldFiles();
       java.nio.file.Path manifest = local.resolve(MANIFEST);
+      ObjectNode shardSet = Files.isRegularFile(manifest)
+          ? shardSet(manifest.toString(), Files.readAllBytes(manifest)) : null;
       Set<Path> written = new HashSet<>();
-      if (Files.isRegularFile(manifest) && ShardMetadata.looksLikeOurs(manifest)) {
-        ShardMetadata meta = ShardMetadata.read(local);
+      if (shardSet != null) {
         String id = writeId();
-        List<ShardInfo> renamed = new ArrayList<>();
-        for (ShardInfo s : meta.shards()) {
-          ShardInfo r = new ShardInfo(unique(s.file(), id), s.rows(), s.bytes(), s.checksum());
-          Path dst = new Path(to, r.file());
-          put(local.resolve(s.file()), dst, false);
+        for (JsonNode entry : shardSet.get("shards")) {
+          String name = entry.get("file").asText();
+          Path dst = new Path(to, unique(name, id));
+          put(local.resolve(name), dst, false);
           uploaded.add(dst);
-          renamed.add(r);
+          ((ObjectNode) entry).put("file", dst.getName());
         }
         Path m = new Path(to, MANIFEST);
-        put(new ShardMetadata(null, meta.schema(), renamed).toJson(), m, force);
+        put(json(shardSet), m, force);
         committed = true;
-        uploaded.forEach(written::add);
+        written.addAll(uploaded);
         written.add(m);
       } else {
         for (Map.Entry<java.nio.file.Path, Path> e : files(local).entrySet()) {
@@ -162,20 +166,10 @@ final class ObjectStoreCommit {
       try (FSDataInputStream in = fs.open(m)) {
         bytes = in.readAllBytes();
       }
-      ShardMetadata meta = null;
-      if (new String(bytes, 0, Math.min(bytes.length, 256), java.nio.charset.StandardCharsets.UTF_8)
-          .contains("\"" + ShardMetadata.FORMAT + "\"")) {
-        String resource = m.toUri().toString();
-        try {
-          meta = ShardMetadata.parse(java.nio.file.Path.of(m.toUri().getPath()), resource,
-              JsonFiles.readObject(resource, bytes));
-        } catch (RuntimeException damaged) {
-          meta = null; // a damaged set is replaced like a directory without a manifest
-        }
-      }
+      ObjectNode meta = shardSet(m.toUri().toString(), bytes);
       if (meta != null) {
-        for (ShardInfo s : meta.shards()) {
-          out.add(new Path(to, s.file()));
+        for (JsonNode entry : meta.get("shards")) {
+          out.add(new Path(to, entry.get("file").asText()));
         }
         return out;
       }
@@ -185,6 +179,40 @@ final class ObjectStoreCommit {
       out.add(fs.makeQualified(it.next().getPath()));
     }
     return out;
+  }
+
+  /**
+   * The {@code metadata.json} {@code bytes} when they describe a shard set: a JSON object with
+   * {@code "format": "sluice-shards"} and a {@code shards} array whose entries name their files
+   * ({@code file}, a name in the directory); null for anything else, a damaged one included (that
+   * directory is then treated as one without a manifest).
+   */
+  static ObjectNode shardSet(String resource, byte[] bytes) {
+    JsonNode root;
+    try {
+      root = JsonFiles.readObject(resource, bytes);
+    } catch (RuntimeException damaged) {
+      return null;
+    }
+    JsonNode shards = root.get("shards");
+    if (!SHARD_SET.equals(root.path("format").asText(null)) || shards == null || !shards.isArray()) {
+      return null;
+    }
+    for (JsonNode entry : shards) {
+      JsonNode file = entry.get("file");
+      if (!entry.isObject() || file == null || !file.isTextual() || file.asText().isEmpty()
+          || file.asText().contains("/") || file.asText().startsWith(".")) {
+        return null;
+      }
+    }
+    return (ObjectNode) root;
+  }
+
+  /** {@code manifest} as the shard writer lays it out: two-space indents, LF line ends, a final LF. */
+  private static byte[] json(ObjectNode manifest) throws IOException {
+    DefaultPrettyPrinter pretty = new DefaultPrettyPrinter().withObjectIndenter(new DefaultIndenter("  ", "\n"));
+    String text = new ObjectMapper().writer(pretty).writeValueAsString(manifest);
+    return (text + "\n").getBytes(java.nio.charset.StandardCharsets.UTF_8);
   }
 
   /** The files of local directory {@code dir} and where each goes, {@code metadata.json} last. */
