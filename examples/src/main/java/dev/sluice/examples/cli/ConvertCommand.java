@@ -36,7 +36,8 @@ final class ConvertCommand implements Callable<Integer> {
 
   @Parameters(index = "1", paramLabel = "OUT",
       description = "The dataset to write: a directory, or a file for a one-file format (OUT/ writes OUT/part-0.<format>); "
-          + "a Hadoop FileSystem URI (hdfs://…) is written locally, then copied under a temporary name and renamed.")
+          + "a Hadoop FileSystem URI (hdfs://…, s3a://…) is written locally, then copied so that readers never see it "
+          + "half-written (hdfs://: renamed into place; s3a://: no rename, a shard set's metadata.json last).")
   String out;
 
   @Option(names = "--to", required = true, paramLabel = "F", completionCandidates = DatasetRun.WritableFormatNames.class,

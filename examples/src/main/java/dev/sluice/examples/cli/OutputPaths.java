@@ -81,7 +81,9 @@ final class OutputPaths {
    */
   /**
    * Writes {@code data} to OUT, a local path or a remote URI: a remote OUT is written to a local
-   * temporary directory first and then copied under a temporary name and renamed into place.
+   * temporary directory first and then published with {@link RemoteFiles#publish} (renamed into
+   * place where a rename is atomic; on an object store without a rename, a shard set's
+   * {@code metadata.json} last).
    *
    * @return where the data went, for the command's summary line
    */

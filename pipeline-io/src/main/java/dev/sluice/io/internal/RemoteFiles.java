@@ -124,9 +124,10 @@ public final class RemoteFiles {
   }
 
   /**
-   * Copies a dataset written locally to the remote {@code target}, under a temporary name renamed
-   * into place (a directory's {@code metadata.json} copied last), so that a reader never sees a
-   * half-written dataset.
+   * Copies a dataset written locally to the remote {@code target} so that a reader never sees a
+   * half-written dataset: on an object store ({@code s3a://}) without a rename (a file in one
+   * upload, a shard set's files under names unique to the write and then its {@code metadata.json}),
+   * elsewhere under a temporary name renamed into place (see {@code HadoopFileSystems.publish}).
    *
    * @param force replace an existing target; without it an existing target is refused
    * @throws MissingDependencyException when Hadoop is not on the class path

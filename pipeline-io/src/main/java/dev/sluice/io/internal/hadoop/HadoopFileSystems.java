@@ -121,10 +121,17 @@ public final class HadoopFileSystems {
 
   /**
    * Copies the local file or directory {@code local} to {@code target} so that no reader ever sees
-   * it half-written: into a hidden temporary beside the target ({@code .<name>.tmp-<random>}), a
-   * directory's {@code metadata.json} last, then renamed into place. With {@code force} an existing
-   * target is deleted just before the rename; without it an existing target is refused. A failure
-   * deletes the temporary.
+   * it half-written. Without {@code force} an existing target is refused.
+   *
+   * <p>On a file system whose files appear only when their stream closes and whose streams can be
+   * aborted (the object stores, such as {@code s3a://}), where a rename copies every object,
+   * nothing is renamed: a file is uploaded straight to its name, and a shard set's files under
+   * names unique to this write, then its {@code metadata.json} (see {@link ObjectStoreCommit}).
+   *
+   * <p>Elsewhere ({@code hdfs://}, {@code file://}, where a rename is atomic) the copy goes into a
+   * hidden temporary beside the target ({@code .<name>.tmp-<random>}), a directory's
+   * {@code metadata.json} last, and is renamed into place; with {@code force} an existing target is
+   * deleted just before the rename. A failure deletes the temporary.
    *
    * @throws DatasetIOException naming the target when it exists (without {@code force}) or a copy,
    *     delete or rename fails
@@ -132,6 +139,15 @@ public final class HadoopFileSystems {
   public static void publish(java.nio.file.Path local, URI target, boolean force) {
     FileSystem fs = fileSystem(target);
     Path to = new Path(target);
+    try {
+      if (ObjectStoreCommit.applies(fs, to.getParent() == null ? to : to.getParent())) {
+        ObjectStoreCommit.publish(fs, local, target, force);
+        return;
+      }
+    } catch (IOException e) {
+      throw new DatasetIOException(target.toString(), "cannot read its file system's capabilities: "
+          + RemoteFiles.scrub(e.getMessage()), e);
+    }
     Path temp = new Path(to.getParent(), "." + to.getName() + ".tmp-"
         + Long.toHexString(java.util.concurrent.ThreadLocalRandom.current().nextLong()));
     try {
