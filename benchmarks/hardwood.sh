@@ -12,18 +12,19 @@
 # a checksum (benchmarks/hardwood/HardwoodScan.java, compiled here with javac --release 21 against the
 # jars in ~/.m2; fetch them once with
 # mvn dependency:get -Dartifact=dev.hardwood:hardwood-core:1.0.1.Final). Hardwood is no dependency of
-# any module. Needs the sluice jar: mvn -B -q package -DskipTests (repository root).
+# any module. Needs the sluice jar: mvn -B -q package -DskipTests (repository root), or SLUICE_JAR=path.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/.." && pwd)"
 file="$1"; rounds="${2:-5}"; threads="${3:-1}"; epochs="${4:-6}"
+jar="${SLUICE_JAR:-$root/examples/target/sluice.jar}"
 java_home="${JAVA21_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}"
 java="$java_home/bin/java"
 m2="${M2_REPO:-$HOME/.m2/repository}"
 cp="$m2/dev/hardwood/hardwood-core/1.0.1.Final/hardwood-core-1.0.1.Final.jar"
 for a in org/xerial/snappy/snappy-java com/github/luben/zstd-jni org/lz4/lz4-java; do
-  jar="$(find "$m2/$a" -name '*.jar' ! -name '*sources*' | sort -V | tail -1)"
-  cp="$cp:$jar"
+  dep="$(find "$m2/$a" -name '*.jar' ! -name '*sources*' | sort -V | tail -1)"
+  cp="$cp:$dep"
 done
 classes="${TMPDIR:-/tmp}/sluice-hardwood-classes"
 mkdir -p "$classes"
@@ -38,7 +39,7 @@ for r in $(seq 1 "$rounds"); do
       HardwoodScan "$file" $((epochs + 3)) "$threads" 2>/dev/null | tail -n "$epochs")"
   hw_rate="$(median $(awk '{print $6}' <<<"$hw"))"
   hw_c="$(median $(awk '{print $8}' <<<"$hw"))"
-  sl="$("${pin[@]}" "$java" "${heap[@]}" -jar "$root/examples/target/sluice.jar" bench "$file" \
+  sl="$("${pin[@]}" "$java" "${heap[@]}" -jar "$jar" bench "$file" \
       --warmup 4 --epochs "$epochs" --prefetch 0 --num-workers "$threads" 2>&1)"
   sl_rate="$(sed -n 's/^median \([0-9]*\) records.*/\1/p' <<<"$sl")"
   sl_c="$(sed -n 's/.*process CPU \([0-9.]*\) s per million.*/\1/p' <<<"$sl")"
