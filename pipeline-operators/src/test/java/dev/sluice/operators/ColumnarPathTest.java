@@ -404,4 +404,27 @@ class ColumnarPathTest {
     assertEquals(0, columns.openCursors.get(), "every cursor closed");
   }
 
+  @Test
+  void workersDecodeLargeBatchesThatAreRecutIntoTheSameRows() {
+    List<Integer> asked = java.util.Collections.synchronizedList(new ArrayList<>());
+    MemoryBatchSplits source = new MemoryBatchSplits(20_000, 30_000) {
+      @Override
+      public Flux<Batch> readBatches(Split split, long fromRow, long toRow, int first, int size) {
+        asked.add(size);
+        return super.readBatches(split, fromRow, toRow, first, size);
+      }
+    };
+    PipelineContext ctx = PipelineContext.defaults();
+    List<List<String>> expected = contents(Pipeline.from(source.rowsOnly()).batch(16).flux(ctx));
+    assertEquals(expected, contents(Pipeline.from(source).batch(16, false, 2).flux(ctx)));
+    assertEquals(2, asked.size(), asked.toString());
+    for (int size : asked) {
+      // a worker decodes ahead a whole range: batches of the smallest size classes would hold it in
+      // thousands of buffers, beyond what the pool keeps
+      assertTrue(size >= 8192 && size % 16 == 0, "decoded batch rows " + size);
+    }
+    asked.clear();
+    assertEquals(expected, contents(Pipeline.from(source).batch(16).flux(ctx)));
+    assertEquals(List.of(256, 256), asked, "one worker decodes as batches are asked for");
+  }
 }

@@ -46,6 +46,12 @@ import reactor.core.scheduler.Schedulers;
 final class ColumnarPlan {
   /** Fewest rows per decoded batch when re-cutting without a shuffle. */
   static final int MIN_DECODE_ROWS = 256;
+  /**
+   * Fewest rows per decoded batch when row ranges are decoded on workers without a shuffle: a
+   * worker decodes ahead a whole range that waits for its turn, and large batches keep it in few
+   * buffers of the pool's size classes rather than in many of the smallest class.
+   */
+  static final int MIN_PARALLEL_DECODE_ROWS = 8192;
   /** Most rows per decoded batch of a window. */
   static final int MAX_WINDOW_DECODE_ROWS = 65_536;
   /**
@@ -213,7 +219,8 @@ final class ColumnarPlan {
         if (lo >= hi) {
           return Flux.empty();
         }
-        int decodeRows = b >= MIN_DECODE_ROWS ? b : b * ((MIN_DECODE_ROWS + b - 1) / b);
+        int least = parallelism > 1 ? MIN_PARALLEL_DECODE_ROWS : MIN_DECODE_ROWS;
+        int decodeRows = b >= least ? b : b * ((least + b - 1) / b);
         Flux<Batch> decoded = decode(restrict(segments, lo, hi), b, decodeRows, parallelism);
         return RebatchOperator.recut(decoded, source.schema(), pool, b, hi - lo, source.toString());
       }

@@ -21,6 +21,12 @@ import org.xerial.snappy.Snappy;
  * Java) and Brotli (Google's pure-Java decoder, optional: {@link BrotliPages}), each decompressing a page array to array in one
  * call. LZO is not here: its only Java decoder is GPL-licensed hadoop-lzo. Compressors: the
  * {@link #WRITE_CODECS} the writer offers.
+ *
+ * <p>A {@link #recycling()} factory gives each {@link #getDecompressor} call its own decompressor,
+ * which decompresses every page into the array it returned for the page before (grown when too
+ * small): a page it returns is valid only until it decompresses the next one. Its users read a
+ * column chunk's pages one at a time and copy what outlives a page (the dictionary page:
+ * {@link PageDictionary}).
  */
 public final class PageCodecs implements CompressionCodecFactory {
   /** The codecs this factory decompresses. */
@@ -28,25 +34,37 @@ public final class PageCodecs implements CompressionCodecFactory {
       CompressionCodecName.SNAPPY, CompressionCodecName.GZIP, CompressionCodecName.ZSTD,
       CompressionCodecName.LZ4_RAW, CompressionCodecName.LZ4, CompressionCodecName.BROTLI);
 
-  private final Map<CompressionCodecName, BytesInputDecompressor> decompressors =
-      new EnumMap<>(CompressionCodecName.class);
+  private final Map<CompressionCodecName, Pages> decompressors = new EnumMap<>(CompressionCodecName.class);
+  private final boolean recycling;
 
-  /** A factory of Sluice's page codecs. */
+  /** A factory of Sluice's page codecs whose decompressors return a new array per page. */
   public PageCodecs() {
-    decompressors.put(CompressionCodecName.UNCOMPRESSED, new Pages("uncompressed", (in, off, len, out) -> {
-      System.arraycopy(in, off, out, 0, Math.min(len, out.length));
+    this(false);
+  }
+
+  private PageCodecs(boolean recycling) {
+    this.recycling = recycling;
+    decompressors.put(CompressionCodecName.UNCOMPRESSED, new Pages("uncompressed", (in, off, len, out, outLen) -> {
+      System.arraycopy(in, off, out, 0, Math.min(len, outLen));
       return len;
-    }));
-    decompressors.put(CompressionCodecName.SNAPPY, new Pages("snappy", (in, off, len, out) ->
-        len == 0 ? 0 : Snappy.uncompress(in, off, len, out, 0)));
-    decompressors.put(CompressionCodecName.GZIP, new Pages("gzip", (in, off, len, out) ->
-        readFully(new GZIPInputStream(new ByteArrayInputStream(in, off, len), 64 * 1024), out)));
-    decompressors.put(CompressionCodecName.ZSTD, new Pages("zstd", PageCodecs::zstd));
-    decompressors.put(CompressionCodecName.LZ4_RAW, new Pages("LZ4_RAW", (in, off, len, out) ->
-        len == 0 ? 0 : new Lz4Decompressor().decompress(in, off, len, out, 0, out.length)));
-    decompressors.put(CompressionCodecName.LZ4, new Pages("LZ4", PageCodecs::hadoopLz4));
-    decompressors.put(CompressionCodecName.BROTLI, new Pages("brotli", (in, off, len, out) ->
-        readFully(BrotliPages.stream(in, off, len), out)));
+    }, false));
+    decompressors.put(CompressionCodecName.SNAPPY, new Pages("snappy", PageCodecs::snappy, false));
+    decompressors.put(CompressionCodecName.GZIP, new Pages("gzip", (in, off, len, out, outLen) ->
+        readFully(new GZIPInputStream(new ByteArrayInputStream(in, off, len), 64 * 1024), out, outLen), false));
+    decompressors.put(CompressionCodecName.ZSTD, new Pages("zstd", PageCodecs::zstd, false));
+    decompressors.put(CompressionCodecName.LZ4_RAW, new Pages("LZ4_RAW", (in, off, len, out, outLen) ->
+        len == 0 ? 0 : new Lz4Decompressor().decompress(in, off, len, out, 0, outLen), false));
+    decompressors.put(CompressionCodecName.LZ4, new Pages("LZ4", PageCodecs::hadoopLz4, false));
+    decompressors.put(CompressionCodecName.BROTLI, new Pages("brotli", (in, off, len, out, outLen) ->
+        readFully(BrotliPages.stream(in, off, len), out, outLen), false));
+  }
+
+  /**
+   * A factory whose decompressors (one per {@link #getDecompressor} call) decompress each page into
+   * the array of the page before: a returned page is valid until the decompressor's next call.
+   */
+  static PageCodecs recycling() {
+    return new PageCodecs(true);
   }
 
   /** The codecs {@link #getCompressor} writes with. */
@@ -103,11 +121,11 @@ public final class PageCodecs implements CompressionCodecFactory {
 
   @Override
   public BytesInputDecompressor getDecompressor(CompressionCodecName codec) {
-    BytesInputDecompressor d = decompressors.get(codec);
+    Pages d = decompressors.get(codec);
     if (d == null) {
       throw new UnsupportedOperationException("codec " + codec + " is not supported; Sluice decompresses " + CODECS);
     }
-    return d;
+    return recycling ? new Pages(d.name, d.codec, true) : d;
   }
 
   @Override
@@ -115,27 +133,37 @@ public final class PageCodecs implements CompressionCodecFactory {
     // nothing pooled
   }
 
-  /** Decompresses {@code len} bytes of {@code in} from {@code off} into {@code out}; returns the bytes written. */
+  /**
+   * Decompresses {@code len} bytes of {@code in} from {@code off} into the first {@code outLen}
+   * bytes of {@code out}; returns the bytes written.
+   */
   @FunctionalInterface
   private interface Codec {
-    int decompress(byte[] in, int off, int len, byte[] out) throws IOException;
+    int decompress(byte[] in, int off, int len, byte[] out, int outLen) throws IOException;
   }
 
-  private static int readFully(InputStream in, byte[] out) throws IOException {
+  private static int readFully(InputStream in, byte[] out, int outLen) throws IOException {
     try (in) {
-      int n = in.readNBytes(out, 0, out.length);
+      int n = in.readNBytes(out, 0, outLen);
       if (in.read() >= 0) {
-        throw new IOException("the page decompresses to more than the " + out.length + " bytes its header says");
+        throw new IOException("the page decompresses to more than the " + outLen + " bytes its header says");
       }
       return n;
     }
   }
 
-  private static int zstd(byte[] in, int off, int len, byte[] out) throws IOException {
+  private static int snappy(byte[] in, int off, int len, byte[] out, int outLen) throws IOException {
     if (len == 0) {
       return 0;
     }
-    long n = Zstd.decompressByteArray(out, 0, out.length, in, off, len);
+    return Snappy.uncompress(in, off, len, out, 0); // a longer page than outLen fails the caller's length check
+  }
+
+  private static int zstd(byte[] in, int off, int len, byte[] out, int outLen) throws IOException {
+    if (len == 0) {
+      return 0;
+    }
+    long n = Zstd.decompressByteArray(out, 0, outLen, in, off, len);
     if (Zstd.isError(n)) {
       throw new IOException("zstd: " + Zstd.getErrorName(n));
     }
@@ -149,28 +177,28 @@ public final class PageCodecs implements CompressionCodecFactory {
    * raw LZ4 block, as some other writers produced under the same codec name (Arrow's readers do
    * the same).
    */
-  private static int hadoopLz4(byte[] in, int off, int len, byte[] out) throws IOException {
+  private static int hadoopLz4(byte[] in, int off, int len, byte[] out, int outLen) throws IOException {
     if (len == 0) {
       return 0;
     }
     Lz4Decompressor lz4 = new Lz4Decompressor();
     int framed = -1;
     try {
-      framed = hadoopFramed(lz4, in, off, len, out);
+      framed = hadoopFramed(lz4, in, off, len, out, outLen);
     } catch (MalformedInputException | IndexOutOfBoundsException e) {
       // not Hadoop-framed: fall through
     }
-    if (framed == out.length) {
+    if (framed == outLen) {
       return framed;
     }
     try {
-      return lz4.decompress(in, off, len, out, 0, out.length);
+      return lz4.decompress(in, off, len, out, 0, outLen);
     } catch (MalformedInputException e) {
       throw new IOException("an LZ4 page is neither Hadoop-framed nor a raw LZ4 block: " + e.getMessage(), e);
     }
   }
 
-  private static int hadoopFramed(Lz4Decompressor lz4, byte[] in, int off, int len, byte[] out) {
+  private static int hadoopFramed(Lz4Decompressor lz4, byte[] in, int off, int len, byte[] out, int outLen) {
     int p = off;
     int end = off + len;
     int written = 0;
@@ -180,7 +208,7 @@ public final class PageCodecs implements CompressionCodecFactory {
       }
       int blockSize = beInt(in, p);
       p += 4;
-      if (blockSize < 0 || written + blockSize > out.length) {
+      if (blockSize < 0 || written + blockSize > outLen) {
         return -1;
       }
       int blockEnd = written + blockSize;
@@ -205,14 +233,20 @@ public final class PageCodecs implements CompressionCodecFactory {
     return (b[p] & 0xFF) << 24 | (b[p + 1] & 0xFF) << 16 | (b[p + 2] & 0xFF) << 8 | (b[p + 3] & 0xFF);
   }
 
-  /** A page decompressor over heap arrays. */
+  /** A page decompressor over heap arrays; a recycling one reuses its input and output arrays. */
   private static final class Pages implements BytesInputDecompressor {
     private final String name;
     private final Codec codec;
+    private final boolean recycling;
+    /** The array of the page returned last (recycling only). */
+    private byte[] out = new byte[0];
+    /** Scratch copy of an input that is not array-backed (recycling only). */
+    private byte[] src = new byte[0];
 
-    Pages(String name, Codec codec) {
+    Pages(String name, Codec codec, boolean recycling) {
       this.name = name;
       this.codec = codec;
+      this.recycling = recycling;
     }
 
     @Override
@@ -225,17 +259,23 @@ public final class PageCodecs implements CompressionCodecFactory {
         src = in.array();
         off = in.arrayOffset() + in.position();
       } else {
-        src = new byte[len];
-        in.duplicate().get(src);
+        src = recycling && this.src.length >= len ? this.src : new byte[len];
+        if (recycling) {
+          this.src = src;
+        }
+        in.duplicate().get(src, 0, len);
         off = 0;
       }
       if (len == 0 && uncompressedSize == 0) {
         return BytesInput.empty(); // a v2 page of nulls only: no value bytes, nothing to decompress
       }
-      byte[] out = new byte[uncompressedSize];
+      byte[] out = recycling && this.out.length >= uncompressedSize ? this.out : new byte[uncompressedSize];
+      if (recycling) {
+        this.out = out;
+      }
       int n;
       try {
-        n = codec.decompress(src, off, len, out);
+        n = codec.decompress(src, off, len, out, uncompressedSize);
       } catch (IOException e) {
         throw e;
       } catch (RuntimeException e) { // the libraries' own "malformed input" exceptions
@@ -244,7 +284,7 @@ public final class PageCodecs implements CompressionCodecFactory {
       if (n != uncompressedSize) {
         throw new IOException("a " + name + " page decompressed to " + n + " bytes but its header says " + uncompressedSize);
       }
-      return BytesInput.from(out);
+      return BytesInput.from(out, 0, uncompressedSize);
     }
 
     @Override

@@ -27,7 +27,8 @@ final class PageDictionary {
     }
     Dictionary d;
     try {
-      d = page.getEncoding().initDictionary(desc, page);
+      // a copy: binary dictionaries point into the page, whose array the decompressor reuses
+      d = page.getEncoding().initDictionary(desc, page.copy());
     } catch (IOException | RuntimeException e) {
       throw ctx.error("cannot decode the dictionary page: " + e, e);
     }

@@ -227,11 +227,15 @@ public final class ParquetFileInfo {
     return "0x" + sb;
   }
 
-  /** A reader on this file positioned for row group reads, reusing the footer read at open. */
+  /**
+   * A reader on this file positioned for row group reads, reusing the footer read at open. Its
+   * page readers recycle page arrays: a page is valid until the next page of its column chunk is
+   * read ({@link PageCodecs#recycling()}).
+   */
   ParquetFileReader newReader(boolean verifyChecksums) throws IOException {
     SeekableInputStream in = input.newStream();
     try {
-      return ParquetFileReader.open(input, footer, readOptions(verifyChecksums), in);
+      return ParquetFileReader.open(input, footer, ReadOptions.recycling(verifyChecksums), in);
     } catch (IOException | RuntimeException e) {
       in.close();
       throw e;

@@ -44,7 +44,18 @@ final class ReadOptions {
   }
 
   static ParquetReadOptions of(boolean verifyChecksums) {
-    PageCodecs codecs = new PageCodecs();
+    return of(verifyChecksums, new PageCodecs());
+  }
+
+  /**
+   * Options whose page decompressors are {@link PageCodecs#recycling() recycling}: for readers that
+   * are done with a column chunk's page when they read its next one.
+   */
+  static ParquetReadOptions recycling(boolean verifyChecksums) {
+    return of(verifyChecksums, PageCodecs.recycling());
+  }
+
+  private static ParquetReadOptions of(boolean verifyChecksums, PageCodecs codecs) {
     if (CONSTRUCTOR != null) {
       try {
         return CONSTRUCTOR.newInstance(

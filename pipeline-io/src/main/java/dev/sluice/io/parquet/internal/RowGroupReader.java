@@ -41,7 +41,7 @@ public final class RowGroupReader implements AutoCloseable {
   private final long firstRow;
   private final long rowCount;
   private final NullPolicy nullPolicy;
-  private static final PageCodecs CODECS = new PageCodecs();
+  private static final PageCodecs CODECS = PageCodecs.recycling();
 
   private final ParquetFileReader reader; // whole row-group reads
   private final PageReadStore store;
