@@ -269,8 +269,9 @@ final class RangePages implements PageReader {
       Body body = body(h, at);
       long first = row;
       row = rows < 0 || row < 0 ? -1 : row + rows;
-      DataPage data = dataPage(h.header, body, at);
-      if (key != null && (first < 0 || rows < 0 || first < from || first + rows > to)) {
+      boolean keep = key != null && (first < 0 || rows < 0 || first < from || first + rows > to);
+      DataPage data = dataPage(h.header, body, at, keep);
+      if (keep) {
         current = new PageCache.Entry(data, pos, rows, weight(h.header, data));
         cache.put(key, current);
       }
@@ -345,12 +346,20 @@ final class RangePages implements PageReader {
     }
   }
 
-  private DataPage dataPage(PageHeader h, Body body, long at) {
+  /**
+   * The data page at {@code at}. A page that is {@code kept} in the {@link PageCache} owns its
+   * bytes: a recycling decompressor ({@link PageCodecs#recycling()}) overwrites the array it
+   * returned with the next page it decompresses.
+   */
+  private DataPage dataPage(PageHeader h, Body body, long at, boolean kept) {
     int uncompressed = h.getUncompressed_page_size();
     try {
       if (h.getType() == PageType.DATA_PAGE) {
         DataPageHeader d = h.getData_page_header();
         BytesInput bytes = decompressor.decompress(body.input(), uncompressed);
+        if (kept) {
+          bytes = BytesInput.from(bytes.toByteArray());
+        }
         return new DataPageV1(bytes, d.getNum_values(), uncompressed, null, encoding(d.getRepetition_level_encoding()),
             encoding(d.getDefinition_level_encoding()), encoding(d.getEncoding()));
       }
@@ -364,6 +373,9 @@ final class RangePages implements PageReader {
       BytesInput data = body.slice(rl + dl, body.length() - rl - dl);
       data = d.isIs_compressed() ? decompressor.decompress(data, uncompressed - rl - dl) : body.copy(rl + dl,
           body.length() - rl - dl);
+      if (kept && d.isIs_compressed()) {
+        data = BytesInput.from(data.toByteArray());
+      }
       return DataPageV2.uncompressed(d.getNum_rows(), d.getNum_nulls(), d.getNum_values(),
           body.copy(0, rl), body.copy(rl, dl), encoding(d.getEncoding()), data, null);
     } catch (IOException e) {
