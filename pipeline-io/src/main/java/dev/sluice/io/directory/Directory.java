@@ -60,7 +60,10 @@ public final class Directory {
    * local directory, opened as {@link #open(Path, SampleFiles)} does; any other scheme
    * ({@code hdfs://}, {@code s3a://}, ...) is listed through Hadoop's {@code FileSystem} (the same
    * files in the same order as a local listing) and each file read whole with positioned reads,
-   * retried as every remote read is. Needs {@code org.apache.hadoop:hadoop-client-api} and
+   * retried as every remote read is: one open per sample read, an {@code .npy} sample's data read
+   * with one positioned read into its tensor. A remote directory of {@code .npy} samples takes its
+   * schema from the first file's header alone (opening it opens only that file); a later sample of
+   * another dtype or shape fails when it is read, naming both files. Needs {@code org.apache.hadoop:hadoop-client-api} and
    * {@code hadoop-client-runtime} on the class path.
    *
    * @throws DatasetIOException naming the URI when it is missing or not a directory
