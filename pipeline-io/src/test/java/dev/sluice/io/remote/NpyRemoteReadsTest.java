@@ -239,4 +239,31 @@ class NpyRemoteReadsTest {
     }
     assertThat(copies(cacheDir)).hasSize(chunks.size());
   }
+
+  @Test
+  void anNpyFileAndAnAlignedDirectoryThroughTheCacheAreDownloadedOnce() throws IOException {
+    Path aligned = dir.resolve("aligned");
+    Random random = new Random(9);
+    for (String name : new String[] {"x", "y"}) {
+      byte[] data = new byte[50 * 3 * 4];
+      random.nextBytes(data);
+      writeNpy(aligned.resolve(name + ".npy"), "<f4", false, new long[] {50, 3}, data);
+    }
+    Path single = Files.createDirectories(dir.resolve("single")).resolve("z.npy");
+    Files.copy(aligned.resolve("x.npy"), single);
+    RemoteCache cache = RemoteCache.at(dir.resolve("npy-cache"), 64L << 20);
+    for (int pass = 0; pass < 2; pass++) {
+      try (NpyDataset l = Npy.open(aligned); NpyDataset r = Npy.open(CountedFileSystem.uri(aligned), cache);
+          NpyDataset lx = Npy.open(single);
+          NpyDataset rx = (NpyDataset) Formats.openRemote(CountedFileSystem.uri(single), "npy", List.of(), cache)) {
+        assertEquals(l.schema(), r.schema());
+        assertEquals(Checksums.sha256(l), Checksums.sha256(r));
+        assertEquals(lx.schema(), rx.schema());
+        assertEquals(Checksums.sha256(lx), Checksums.sha256(rx));
+      }
+    }
+    for (Path f : List.of(aligned.resolve("x.npy"), aligned.resolve("y.npy"), single)) {
+      assertEquals(1, count(CountedFileSystem.FULL_READS, f), f + " downloaded once in two passes");
+    }
+  }
 }
