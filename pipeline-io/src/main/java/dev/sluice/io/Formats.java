@@ -167,8 +167,9 @@ public final class Formats {
   }
 
   /**
-   * {@link #openRemote(URI, String, List)} with shard sets, Arrow files and Parquet datasets read
-   * through the node-local {@code cache} (null: read remotely); npy, HDF5 and directories ignore it.
+   * {@link #openRemote(URI, String, List)} with shard sets, Arrow files, Parquet datasets, npy files,
+   * aligned npy directories, npy stacks and directories of sample files read through the node-local
+   * {@code cache} (null: read remotely); HDF5 ignores it (it is read from a temporary copy).
    *
    * @throws IllegalArgumentException when {@code format} cannot be read from a remote URI
    */
@@ -182,6 +183,10 @@ public final class Formats {
       case "parquet" -> Parquet.open(uri, ParquetOptions.builder().columns(columns).build(), cache);
       case "shards" -> columns.isEmpty() ? Shards.open(uri, cache)
           : dev.sluice.io.internal.Projection.of(Shards.open(uri, cache), columns);
+      case "npy" -> columns.isEmpty() ? Npy.open(uri, cache)
+          : dev.sluice.io.internal.Projection.of(Npy.open(uri, cache), columns);
+      case "directory" -> columns.isEmpty() ? Directory.open(uri, cache)
+          : dev.sluice.io.internal.Projection.of(Directory.open(uri, cache), columns);
       default -> openRemote(uri, f, columns);
     };
   }

@@ -8,7 +8,8 @@ import java.util.Objects;
  * A node-local directory that holds whole copies of remote files ({@code hdfs://}, {@code s3a://},
  * ...), shared by every process of the node that names it. Passed to the URI {@code open}
  * overloads ({@code Shards.open(URI, RemoteCache)}, {@code Arrow.open(URI, ArrowOptions,
- * RemoteCache)}, {@code Parquet.open(URI, ParquetOptions, RemoteCache)},
+ * RemoteCache)}, {@code Parquet.open(URI, ParquetOptions, RemoteCache)}, {@code Npy.openStack(URI, RemoteCache)},
+ * {@code Directory.open(URI, RemoteCache)},
  * {@link Formats#openRemote(java.net.URI, String, java.util.List, RemoteCache)}): the dataset's
  * headers and footers are read remotely when it opens, and the first read of a file's rows
  * downloads the whole file into the directory, after which every read of it is a local, mapped

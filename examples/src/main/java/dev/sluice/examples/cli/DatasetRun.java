@@ -194,8 +194,8 @@ final class DatasetRun {
   }
 
   /**
-   * {@link #open(String, String, List, String)} with a remote shard set, Arrow file or Parquet
-   * dataset read through the node-local {@code cache} ({@code --remote-cache}; null: none). A
+   * {@link #open(String, String, List, String)} with a remote dataset (any format but HDF5)
+   * read through the node-local {@code cache} ({@code --remote-cache}; null: none). A
    * local path ignores it.
    */
   static Dataset<Example> open(String arg, String format, List<String> columns, String io, RemoteCache cache) {

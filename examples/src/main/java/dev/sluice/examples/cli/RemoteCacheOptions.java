@@ -10,7 +10,7 @@ final class RemoteCacheOptions {
   static final long DEFAULT_MAX_BYTES = 10L << 30;
 
   @Option(names = "--remote-cache", paramLabel = "DIR", description = "Download the files of a remote shard set, "
-      + "Arrow file or Parquet dataset (hdfs://, s3a://, ...) whole into DIR, shared by the node's processes, and read "
+      + "Arrow file, Parquet dataset, npy file, npy stack or directory of samples (hdfs://, s3a://, ...) whole into DIR, shared by the node's processes, and read "
       + "them there (mapped); the next files start downloading ahead of the reader")
   Path dir;
 

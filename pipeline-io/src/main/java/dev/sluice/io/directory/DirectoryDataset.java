@@ -17,6 +17,10 @@ import dev.sluice.io.npy.Npy;
 import dev.sluice.core.UnsupportedFormatException;
 import dev.sluice.io.internal.RemoteFiles;
 import dev.sluice.io.internal.RemoteInput;
+import dev.sluice.io.RemoteCache;
+import dev.sluice.io.internal.cache.CachedFile;
+import dev.sluice.io.internal.cache.CopyCheck;
+import dev.sluice.io.internal.cache.FileCache;
 import java.io.IOException;
 import java.net.URI;
 import java.util.function.IntFunction;
@@ -45,10 +49,12 @@ public final class DirectoryDataset implements RandomAccessDataset<Example>, Has
   private final List<URI> uris;
   private final SampleFiles content;
   private final Schema schema;
+  private final RemoteCache cache; // null: remote files are read remotely on every get
   private volatile boolean closed;
 
   private DirectoryDataset(Path dir, List<Path> files, String location, List<URI> uris, SampleFiles content,
-      Schema schema) {
+      Schema schema, RemoteCache cache) {
+    this.cache = cache;
     this.dir = dir;
     this.files = files;
     this.location = location;
@@ -59,10 +65,13 @@ public final class DirectoryDataset implements RandomAccessDataset<Example>, Has
 
   /**
    * Opens the remote directory {@code dir}: lists it through Hadoop's {@code FileSystem} now (the
-   * same files, in the same order, as a local listing) and, for {@code .npy} samples, reads every
-   * header.
+   * same files, in the same order, as a local listing) and, for {@code .npy} samples, takes the
+   * schema from the first file's header (with a {@code cache}, from the first file, downloaded);
+   * every later file is checked against it when it is read.
+   *
+   * @param cache the node-local cache the files are read through, or null to read them remotely
    */
-  static DirectoryDataset openRemote(URI dir, SampleFiles content) {
+  static DirectoryDataset openRemote(URI dir, SampleFiles content, RemoteCache cache) {
     List<URI> files = RemoteFiles.list(dir).stream().filter(u -> !RemoteFiles.name(u).startsWith(".")).toList();
     if (files.isEmpty()) {
       throw new DatasetFormatException(dir.toString(), null, "holds no files (a directory dataset is one file per "
@@ -72,11 +81,16 @@ public final class DirectoryDataset implements RandomAccessDataset<Example>, Has
     if (c == SampleFiles.AUTO) {
       c = files.stream().allMatch(u -> RemoteFiles.name(u).endsWith(".npy")) ? SampleFiles.NPY : SampleFiles.RAW;
     }
-    List<String> names = files.stream().map(URI::toString).toList();
-    Schema schema = c == SampleFiles.RAW
-        ? Schema.of(new TensorSpec(Directory.RAW_FIELD, DType.BYTES, Shape.scalar()))
-        : Schema.of(npySpec(names, i -> Npy.arraySpec(files.get(i), Directory.NPY_FIELD)));
-    return new DirectoryDataset(null, List.of(), dir.toString(), files, c, schema);
+    Schema schema;
+    if (c == SampleFiles.RAW) {
+      schema = Schema.of(new TensorSpec(Directory.RAW_FIELD, DType.BYTES, Shape.scalar()));
+    } else if (cache == null) {
+      schema = Schema.of(Npy.arraySpec(files.get(0), Directory.NPY_FIELD));
+    } else {
+      Tensor first = Npy.readArray(files.get(0), Directory.NPY_FIELD, cache);
+      schema = Schema.of(new TensorSpec(Directory.NPY_FIELD, first.dtype(), first.shape()));
+    }
+    return new DirectoryDataset(null, List.of(), dir.toString(), files, c, schema, cache);
   }
 
   static DirectoryDataset open(Path dir, SampleFiles content) {
@@ -93,7 +107,7 @@ public final class DirectoryDataset implements RandomAccessDataset<Example>, Has
         ? Schema.of(new TensorSpec(Directory.RAW_FIELD, DType.BYTES, Shape.scalar()))
         : Schema.of(npySpec(files.stream().map(Path::toString).toList(),
             i -> Npy.arraySpec(files.get(i), Directory.NPY_FIELD)));
-    return new DirectoryDataset(dir, List.copyOf(files), dir.toString(), null, c, schema);
+    return new DirectoryDataset(dir, List.copyOf(files), dir.toString(), null, c, schema, null);
   }
 
   private static List<Path> list(Path dir) {
@@ -193,16 +207,24 @@ public final class DirectoryDataset implements RandomAccessDataset<Example>, Has
     return npyExample(index, file.toString(), Npy.readArray(file, Directory.NPY_FIELD));
   }
 
-  /** Reads remote file {@code index} whole with positioned reads. */
+  /**
+   * Reads remote file {@code index} whole: one open and, for an {@code .npy} sample, its header then
+   * its data with one positioned read each; through the cache, from the local copy (downloaded on
+   * the first read).
+   */
   private Example getRemote(long index) {
     URI uri = uris.get((int) index);
     if (content == SampleFiles.NPY) {
-      return npyExample(index, uri.toString(), Npy.readArray(uri, Directory.NPY_FIELD));
+      Tensor t = cache != null ? Npy.readArray(uri, Directory.NPY_FIELD, cache) : Npy.readArray(uri, Directory.NPY_FIELD);
+      return npyExample(index, uri.toString(), t);
     }
-    try (RemoteInput in = RemoteFiles.open(uri)) {
+    try (RemoteInput in = cache != null ? FileCache.of(cache).open(uri, CopyCheck.NONE) : RemoteFiles.open(uri)) {
       if (in.size() > Integer.MAX_VALUE) {
         throw new UnsupportedFormatException(uri.toString(), null, "is " + in.size() + " bytes; one sample holds at"
             + " most " + Integer.MAX_VALUE);
+      }
+      if (in instanceof CachedFile c) {
+        c.opened();
       }
       ByteBuffer bytes = ByteBuffer.allocate((int) in.size()).order(ByteOrder.LITTLE_ENDIAN);
       in.readFully(0, bytes);
@@ -212,6 +234,12 @@ public final class DirectoryDataset implements RandomAccessDataset<Example>, Has
 
   private Example npyExample(long index, String file, Tensor t) {
     TensorSpec spec = schema.field(0);
+    if (uris != null && (t.dtype() != spec.dtype() || !spec.shape().equals(t.shape()))) {
+      throw new DatasetFormatException(file, "header", "holds " + t.dtype() + t.shape() + " but "
+          + RemoteFiles.name(uris.get(0)) + " holds " + spec.dtype() + spec.shape() + "; the samples of a remote"
+          + " directory must share the first file's dtype and shape (read a directory of samples whose first"
+          + " dimension varies from a local copy, or convert it into shards)");
+    }
     if (t.dtype() != spec.dtype() || !spec.shape().isCompatibleWith(t.shape())) {
       throw new DatasetFormatException(file, "header", "holds " + t.dtype() + t.shape() + " but the "
           + "directory's samples are " + spec.dtype() + spec.shape() + " (the file changed after the open)");

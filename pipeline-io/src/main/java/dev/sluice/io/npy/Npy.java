@@ -16,6 +16,10 @@ import dev.sluice.core.UnsupportedFormatException;
 import dev.sluice.core.internal.Resources;
 import dev.sluice.io.internal.RemoteFiles;
 import dev.sluice.io.internal.RemoteInput;
+import dev.sluice.io.RemoteCache;
+import dev.sluice.io.internal.cache.CachedFile;
+import dev.sluice.io.internal.cache.CopyCheck;
+import dev.sluice.io.internal.cache.FileCache;
 import java.io.IOException;
 import java.net.URI;
 import java.util.ArrayList;
@@ -164,6 +168,40 @@ public final class Npy {
     return AlignedNpyDataset.openRemote(uri.toString(), opened, null, maxChunkBytes);
   }
 
+  /**
+   * {@link #open(URI)} with a remote file's, aligned directory's or stack's {@code .npy} files read
+   * through the node-local {@code cache}: each file's header is read remotely on open; the first
+   * read of a file's rows downloads it whole into the cache (its header checked against its length
+   * before the copy is published), starts the next {@link RemoteCache#lookahead()} files of the
+   * dataset downloading, and from then on its rows are read from a mapping of the local copy. A
+   * local URI ignores the cache.
+   *
+   * @throws dev.sluice.core.MissingDependencyException for a remote URI without Hadoop on the class path
+   * @throws DatasetIOException naming the URI when a file is missing or cannot be read or cached
+   */
+  public static NpyDataset open(URI uri, RemoteCache cache) {
+    Objects.requireNonNull(uri, "uri");
+    Objects.requireNonNull(cache, "cache");
+    if (!RemoteFiles.isRemote(uri)) {
+      return open(RemoteFiles.localPath(uri));
+    }
+    if (!RemoteFiles.isDirectory(uri)) {
+      String field = RemoteFiles.name(uri).replaceFirst("\\.npy$", "");
+      CachedFile f = FileCache.of(cache).open(uri, NpyArrays.copyCheck(field));
+      return AlignedNpyDataset.openRemote(uri.toString(), List.of(f), field, DEFAULT_MAX_CHUNK_BYTES);
+    }
+    List<URI> files = RemoteFiles.list(uri).stream().filter(u -> RemoteFiles.name(u).endsWith(".npy")).toList();
+    if (files.isEmpty()) {
+      throw new DatasetFormatException(uri.toString(), null, "holds no .npy files");
+    }
+    if (files.stream().anyMatch(u -> NpyLayout.isChunk(RemoteFiles.name(u)))) {
+      return NpyStackDataset.openRemote(uri, DEFAULT_MAX_CHUNK_BYTES, cache);
+    }
+    List<CopyCheck> checks = files.stream().map(u -> NpyArrays.copyCheck(NpyLayout.stem(RemoteFiles.name(u)))).toList();
+    List<RemoteInput> opened = new ArrayList<>(FileCache.of(cache).open(files, checks));
+    return AlignedNpyDataset.openRemote(uri.toString(), opened, null, DEFAULT_MAX_CHUNK_BYTES);
+  }
+
   private static NpyLayout directoryLayout(Path dir) throws IOException {
     if (NpyLayout.npyFiles(dir).isEmpty()) {
       throw new DatasetFormatException(dir.toString(), null, "holds no .npy files");
@@ -218,6 +256,25 @@ public final class Npy {
     return NpyArrays.read(RemoteFiles.open(file), name);
   }
 
+  /**
+   * {@link #readArray(URI, String)} through the node-local {@code cache}: the first read of the
+   * file downloads it whole into the cache (its header checked against its length before the copy
+   * is published) and every read, this one included, reads the local copy; a file already in the
+   * cache reads no data from the remote file (opening it still asks the remote file system for its
+   * size and modification time, which name the copy). A local URI ignores the cache.
+   *
+   * @throws DatasetIOException naming the URI when it cannot be read or cached
+   */
+  public static Tensor readArray(URI file, String name, RemoteCache cache) {
+    Objects.requireNonNull(cache, "cache");
+    if (!RemoteFiles.isRemote(file)) {
+      return readArray(RemoteFiles.localPath(file), name);
+    }
+    CachedFile f = FileCache.of(cache).open(file, NpyArrays.copyCheck(name));
+    f.opened();
+    return NpyArrays.read(f, name);
+  }
+
   /** Opens an npy stack directory ({@code 0.npy … k.npy}). */
   public static NpyStack openStack(Path dir) {
     return NpyStackDataset.open(dir, DEFAULT_MAX_CHUNK_BYTES);
@@ -233,6 +290,20 @@ public final class Npy {
   public static NpyStack openStack(URI dir) {
     Objects.requireNonNull(dir, "dir");
     return RemoteFiles.isRemote(dir) ? NpyStackDataset.openRemote(dir, DEFAULT_MAX_CHUNK_BYTES)
+        : openStack(RemoteFiles.localPath(dir));
+  }
+
+  /**
+   * {@link #openStack(URI)} with the chunks read through the node-local {@code cache}, as
+   * {@link #open(URI, RemoteCache)} reads an npy stack. A local URI ignores the cache.
+   *
+   * @throws dev.sluice.core.MissingDependencyException for a remote URI without Hadoop on the class path
+   * @throws DatasetIOException naming the URI when a chunk is missing or cannot be read or cached
+   */
+  public static NpyStack openStack(URI dir, RemoteCache cache) {
+    Objects.requireNonNull(dir, "dir");
+    Objects.requireNonNull(cache, "cache");
+    return RemoteFiles.isRemote(dir) ? NpyStackDataset.openRemote(dir, DEFAULT_MAX_CHUNK_BYTES, cache)
         : openStack(RemoteFiles.localPath(dir));
   }
 

@@ -29,6 +29,8 @@ public class CountedFileSystem extends LocalBackedFileSystem {
   static final String SCHEME = "counted";
   static final Map<String, AtomicLong> BYTES = new ConcurrentHashMap<>();
   static final Map<String, AtomicLong> FULL_READS = new ConcurrentHashMap<>();
+  /** Streams opened, per path. */
+  static final Map<String, AtomicLong> OPENS = new ConcurrentHashMap<>();
 
   public CountedFileSystem() {
     super(SCHEME);
@@ -52,6 +54,7 @@ public class CountedFileSystem extends LocalBackedFileSystem {
   @Override
   public FSDataInputStream open(Path f, int bufferSize) throws IOException {
     String path = f.toUri().getPath();
+    OPENS.computeIfAbsent(path, k -> new AtomicLong()).incrementAndGet();
     Configuration c = getConf();
     return new FSDataInputStream(new Stream(path, new RandomAccessFile(path, "r"), c.get("fs.counted.log"),
         c.getLong("fs.counted.block.after", Long.MAX_VALUE), c.get("fs.counted.blocked.marker")));

@@ -19,6 +19,7 @@ import dev.sluice.core.UnsupportedFormatException;
 import dev.sluice.core.internal.shardfile.ShardFile;
 import dev.sluice.io.Checksums;
 import dev.sluice.io.Formats;
+import dev.sluice.io.RemoteCache;
 import dev.sluice.io.WriteOptions;
 import dev.sluice.io.arrow.Arrow;
 import dev.sluice.io.arrow.ArrowDataset;
@@ -290,6 +291,72 @@ class HdfsDatasetsTest {
     }
   }
 
+  /** Bytes the HDFS clients of this JVM have read so far. */
+  @SuppressWarnings("deprecation")
+  static long hdfsBytesRead() {
+    return FileSystem.getAllStatistics().stream().filter(st -> "hdfs".equals(st.getScheme()))
+        .mapToLong(FileSystem.Statistics::getBytesRead).sum();
+  }
+
+  /** The cache's complete copies and their file keys (a copy downloaded again is a new file). */
+  static java.util.Map<String, Object> cacheCopies(Path cacheDir) throws IOException {
+    java.util.Map<String, Object> out = new java.util.TreeMap<>();
+    try (var s = Files.list(cacheDir)) {
+      for (Path p : s.filter(p -> !p.getFileName().toString().endsWith(".lock")).toList()) {
+        out.put(p.getFileName().toString(),
+            Files.readAttributes(p, java.nio.file.attribute.BasicFileAttributes.class).fileKey());
+      }
+    }
+    return out;
+  }
+
+  @Test
+  void npyStacksAndSampleDirectoriesThroughTheRemoteCacheAreDownloadedOnce() throws IOException {
+    Path stack = local.resolve("cached-stack");
+    writeNpyRows(stack.resolve("0.npy"), 0, 70);
+    writeNpyRows(stack.resolve("1.npy"), 70, 70);
+    writeNpyRows(stack.resolve("2.npy"), 140, ROWS - 140);
+    URI stackUri = uploadDir(stack, "cached-stack");
+    Path samples = local.resolve("cached-samples");
+    int count = 24;
+    for (int i = 0; i < count; i++) {
+      writeNpyRows(samples.resolve(String.format("s%04d.npy", i)), i, 1);
+    }
+    URI samplesUri = uploadDir(samples, "cached-samples");
+    Path cacheDir = local.resolve("remote-cache");
+    RemoteCache cache = RemoteCache.at(cacheDir, 64L << 20);
+    java.util.Map<String, Object> afterFirst = null;
+    for (int pass = 0; pass < 2; pass++) {
+      long before = hdfsBytesRead();
+      Dataset<Example> opened = Formats.openRemote(stackUri, null, List.of(), cache);
+      assertThat(opened).isInstanceOf(NpyStack.class);
+      try (NpyDataset l = Npy.open(stack); NpyStack r = (NpyStack) opened) {
+        assertEquals(l.schema(), r.schema());
+        assertEquals(Checksums.sha256(l), Checksums.sha256(r));
+        everyRowOncePerEpoch(r, "cached-stack", 1);
+      }
+      try (DirectoryDataset l = Directory.open(samples);
+          DirectoryDataset r = (DirectoryDataset) Formats.openRemote(samplesUri, "directory", List.of(), cache)) {
+        assertEquals(l.schema(), r.schema());
+        assertEquals(Checksums.sha256(l), Checksums.sha256(r));
+        everyRowOncePerEpoch(r, Directory.NPY_FIELD, 1, count);
+      }
+      long read = hdfsBytesRead() - before;
+      if (pass == 0) {
+        assertThat(read).as("the first pass downloads every file").isGreaterThanOrEqualTo(
+            Files.size(stack.resolve("0.npy")) + (long) count * Files.size(samples.resolve("s0000.npy")));
+        afterFirst = cacheCopies(cacheDir);
+        assertThat(afterFirst).hasSize(3 + count);
+        assertThat(afterFirst.keySet()).noneMatch(n -> n.endsWith(".part"));
+      } else {
+        // the stack's three headers (128 bytes each, their 12-byte prefix read first) and no data byte
+        assertThat(read).as("remote bytes read by the second pass").isLessThanOrEqualTo(3 * (128 + 12));
+        assertEquals(afterFirst, cacheCopies(cacheDir), "no copy downloaded again");
+      }
+    }
+    MemoryManager.shared().checkNoOutstanding();
+  }
+
   @Test
   void aRemoteSampleDirectoryWithAMissingOrBadFileIsANamedError() throws IOException {
     Path dir = local.resolve("samples-bad");
@@ -303,8 +370,10 @@ class HdfsDatasetsTest {
     }
     Files.write(dir.resolve("b.npy"), "not an npy file".getBytes(StandardCharsets.US_ASCII));
     URI bad = uploadDir(dir, "samples-bad");
-    assertThatThrownBy(() -> Directory.open(bad)).isInstanceOf(DatasetFormatException.class)
-        .hasMessageContaining(bad + "b.npy");
+    try (DirectoryDataset r = Directory.open(bad)) { // the schema is the first file's: b.npy fails when read
+      assertThatThrownBy(() -> Checksums.sha256(r)).isInstanceOf(DatasetFormatException.class)
+          .hasMessageContaining(bad + "b.npy");
+    }
     URI none = root.resolve("no-samples/");
     assertThatThrownBy(() -> Directory.open(none)).isInstanceOf(DatasetIOException.class)
         .hasMessageContaining("no-samples").hasMessageContaining("no such file");

@@ -118,6 +118,9 @@ final class NpyArrayReader implements AutoCloseable {
     String resource = file.resource();
     try {
       NpyHeader h = NpyHeader.read(resource, reader, file.size(), fieldName);
+      if (file instanceof CachedFile c) {
+        c.opened(); // the header was read remotely; the first row read downloads the file
+      }
       if (h.dataBytes() == 0) {
         return new NpyArrayReader(null, resource, h, file, fingerprint, null);
       }

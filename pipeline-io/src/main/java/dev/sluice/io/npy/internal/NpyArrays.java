@@ -12,6 +12,9 @@ import java.nio.ByteOrder;
 import dev.sluice.core.DatasetIOException;
 import dev.sluice.io.internal.RemoteFiles;
 import dev.sluice.io.internal.RemoteInput;
+import dev.sluice.io.internal.ByteSwap;
+import dev.sluice.io.internal.cache.CachedFile;
+import dev.sluice.io.internal.cache.CopyCheck;
 import java.io.IOException;
 import java.nio.file.Path;
 
@@ -43,13 +46,83 @@ public final class NpyArrays {
   }
 
   /**
-   * {@link #read(Path, String)} of the remote file {@code in}, read with positioned reads; closes
-   * {@code in}.
+   * {@link #read(Path, String)} of the remote file {@code in}: its header, then its whole data
+   * region with one positioned read straight into the tensor's buffer (no block cache); big-endian
+   * values are swapped and a Fortran-order array reordered in that buffer's copy. Closes {@code in}.
    */
   public static Tensor read(RemoteInput in, String name) {
-    try (NpyArrayReader r = NpyArrayReader.open(in, in, in.fingerprint(), name, Integer.MAX_VALUE)) {
-      return read(r, name);
+    try (in) {
+      NpyHeader h;
+      try {
+        h = NpyHeader.read(in.resource(), in, in.size(), name);
+      } catch (IOException e) {
+        throw new DatasetIOException(in.resource(), "cannot read its header: " + RemoteFiles.scrub(e.getMessage()), e);
+      }
+      checkPlain(h);
+      if (in instanceof CachedFile c) {
+        c.opened(); // the data read below downloads the file, or reads its local copy
+      }
+      ByteBuffer all = ByteBuffer.allocate(tensorBytes(h)).order(ByteOrder.LITTLE_ENDIAN);
+      if (all.capacity() > 0) {
+        in.readFully(h.dataOffset(), all);
+        all.flip();
+      }
+      return toTensor(h, all);
     }
+  }
+
+  /**
+   * What a cached copy of an {@code .npy} file must pass before it is published: a valid header whose
+   * shape and dtype fit the copy's length.
+   */
+  public static CopyCheck copyCheck(String name) {
+    return (resource, copy, size) -> NpyHeader.read(resource, copy, name);
+  }
+
+  private static int tensorBytes(NpyHeader h) {
+    long bytes = h.dataBytes();
+    if (bytes > Integer.MAX_VALUE) {
+      throw new UnsupportedFormatException(h.resource(), "header", "shape " + NpyHeader.tuple(h.shape()) + " of "
+          + h.fields().get(0).dtype() + " is " + bytes + " bytes; one sample tensor holds at most " + Integer.MAX_VALUE);
+    }
+    return (int) bytes;
+  }
+
+  /** The file's data region {@code raw}, as read, turned into a little-endian C-order tensor in place or by one copy. */
+  private static Tensor toTensor(NpyHeader h, ByteBuffer raw) {
+    NpyField f = h.fields().get(0);
+    ByteBuffer c = h.isFortranOrder() && h.shape().length > 1 ? fortranToC(raw, h.shape(), h.itemSize()) : raw;
+    if (f.bigEndian()) {
+      ByteSwap.swap(c, 0, c.limit(), f.swapWidth());
+    }
+    return Tensor.wrap(f.dtype(), Shape.of(h.shape()), c);
+  }
+
+  /** The items of a Fortran-order array, {@code width} bytes each, copied into C order. */
+  private static ByteBuffer fortranToC(ByteBuffer f, long[] shape, int width) {
+    int rank = shape.length;
+    long[] stride = new long[rank]; // Fortran strides, in items
+    stride[0] = 1;
+    for (int d = 1; d < rank; d++) {
+      stride[d] = stride[d - 1] * shape[d - 1];
+    }
+    ByteBuffer c = ByteBuffer.allocate(f.limit()).order(ByteOrder.LITTLE_ENDIAN);
+    long items = f.limit() / width;
+    long[] idx = new long[rank]; // odometer in C order, last dimension fastest
+    for (long k = 0; k < items; k++) {
+      long at = 0;
+      for (int d = 0; d < rank; d++) {
+        at += idx[d] * stride[d];
+      }
+      c.put((int) (k * width), f, (int) (at * width), width);
+      for (int d = rank - 1; d >= 0; d--) {
+        if (++idx[d] < shape[d]) {
+          break;
+        }
+        idx[d] = 0;
+      }
+    }
+    return c;
   }
 
   /**

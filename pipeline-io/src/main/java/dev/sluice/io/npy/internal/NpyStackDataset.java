@@ -19,6 +19,11 @@ import dev.sluice.core.DatasetIOException;
 import dev.sluice.io.internal.JsonFiles;
 import dev.sluice.io.internal.RemoteFiles;
 import dev.sluice.io.internal.RemoteInput;
+import dev.sluice.io.RemoteCache;
+import dev.sluice.core.internal.Resources;
+import dev.sluice.io.internal.cache.CachedFile;
+import dev.sluice.io.internal.cache.FileCache;
+import java.util.Collections;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.ByteBuffer;
@@ -82,6 +87,9 @@ public final class NpyStackDataset implements NpyStack {
 
     /** The chunk files' fingerprints, then the metadata file's when there is one. */
     String fingerprint();
+
+    /** Closes what the chunks hold open apart from their readers. */
+    default void close() {}
   }
 
   private record LocalChunks(Path dir, List<Path> files) implements Chunks {
@@ -121,8 +129,12 @@ public final class NpyStackDataset implements NpyStack {
     }
   }
 
-  /** Chunks on a Hadoop {@code FileSystem}, read with positioned reads; {@code metadata} may be null. */
-  private record RemoteChunks(List<URI> files, URI metadata) implements Chunks {
+  /**
+   * Chunks on a Hadoop {@code FileSystem}, read with positioned reads; {@code metadata} may be null.
+   * {@code cached} (null without a cache) holds the chunks opened through the node-local cache, one
+   * per file: their headers are read remotely, and a chunk's first row read downloads it.
+   */
+  private record RemoteChunks(List<URI> files, URI metadata, List<CachedFile> cached) implements Chunks {
     @Override
     public int size() {
       return files.size();
@@ -140,6 +152,14 @@ public final class NpyStackDataset implements NpyStack {
 
     @Override
     public NpyHeader header(int k, String fieldName) {
+      if (cached != null) {
+        CachedFile in = cached.get(k);
+        try {
+          return NpyHeader.read(in.resource(), in, in.size(), fieldName);
+        } catch (IOException e) {
+          throw new DatasetIOException(resource(k), "cannot read its header: " + RemoteFiles.scrub(e.getMessage()), e);
+        }
+      }
       try (RemoteInput in = RemoteFiles.open(files.get(k))) {
         return NpyHeader.read(in.resource(), in, in.size(), fieldName);
       } catch (IOException e) {
@@ -149,15 +169,21 @@ public final class NpyStackDataset implements NpyStack {
 
     @Override
     public NpyArrayReader open(int k, String fieldName, long maxChunkBytes, IoMode mode) {
-      RemoteInput in = RemoteFiles.open(files.get(k));
+      RemoteInput in;
+      if (cached != null) {
+        cached.get(k).opened(); // rows are read next: the header too comes from the local copy
+        in = cached.get(k);
+      } else {
+        in = RemoteFiles.open(files.get(k));
+      }
       return NpyArrayReader.open(in, in, in.fingerprint(), fieldName, maxChunkBytes);
     }
 
     @Override
     public String fingerprint() {
       StringBuilder sb = new StringBuilder();
-      for (URI u : files) {
-        sb.append(fingerprintOf(u)).append('\n');
+      for (int k = 0; k < files.size(); k++) {
+        sb.append(cached != null ? cached.get(k).fingerprint() : fingerprintOf(files.get(k))).append('\n');
       }
       if (metadata != null) {
         sb.append(fingerprintOf(metadata)).append('\n');
@@ -168,6 +194,13 @@ public final class NpyStackDataset implements NpyStack {
     private static String fingerprintOf(URI u) {
       try (RemoteInput in = RemoteFiles.open(u)) {
         return in.fingerprint();
+      }
+    }
+
+    @Override
+    public void close() {
+      if (cached != null) {
+        Resources.closeAll(cached);
       }
     }
   }
@@ -196,6 +229,16 @@ public final class NpyStackDataset implements NpyStack {
    * through Hadoop's {@code FileSystem}; its chunks are read with positioned reads.
    */
   public static NpyStackDataset openRemote(URI dir, long maxChunkBytes) {
+    return openRemote(dir, maxChunkBytes, null);
+  }
+
+  /**
+   * {@link #openRemote(URI, long)} with the chunks read through the node-local {@code cache} (null:
+   * read remotely): each chunk's header is read remotely on open; its first row read downloads it
+   * whole (its header checked against its length before the copy is published) and starts the next
+   * {@link RemoteCache#lookahead()} chunks downloading.
+   */
+  public static NpyStackDataset openRemote(URI dir, long maxChunkBytes, RemoteCache cache) {
     List<URI> listed = RemoteFiles.list(dir);
     List<URI> npy = listed.stream().filter(u -> RemoteFiles.name(u).endsWith(".npy")).toList();
     String location = dir.toString();
@@ -224,8 +267,18 @@ public final class NpyStackDataset implements NpyStack {
       }
       meta = StackMetadata.read(metaUri.toString(), JsonFiles.readObject(metaUri.toString(), bytes), dirName);
     }
-    return finish(null, location, dirName, new RemoteChunks(List.copyOf(byNumber), metaUri), meta, maxChunkBytes,
-        IoMode.READ);
+    List<CachedFile> cached = null;
+    if (cache != null) {
+      String field = meta != null && meta.shapeName != null ? meta.shapeName : dirName;
+      cached = FileCache.of(cache).open(byNumber, Collections.nCopies(n, NpyArrays.copyCheck(field)));
+    }
+    RemoteChunks chunks = new RemoteChunks(List.copyOf(byNumber), metaUri, cached);
+    try {
+      return finish(null, location, dirName, chunks, meta, maxChunkBytes, IoMode.READ);
+    } catch (RuntimeException e) {
+      Resources.closeAfter(e, cached == null ? List.of() : cached);
+      throw e;
+    }
   }
 
   /** Checks that {@code names} (the {@code .npy} files) are exactly {@code 0.npy … k.npy}; returns k + 1. */
@@ -547,7 +600,11 @@ public final class NpyStackDataset implements NpyStack {
     for (int k = 0; k < readers.length(); k++) {
       open.add(readers.get(k));
     }
-    NpyArrayReader.closeAll(open);
+    try {
+      NpyArrayReader.closeAll(open);
+    } finally {
+      chunkFiles.close();
+    }
   }
 
   /** Its chunk files and {@code metadata.json} (path, size, modification time) and its schema. */
