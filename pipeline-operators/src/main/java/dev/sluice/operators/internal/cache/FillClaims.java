@@ -63,8 +63,7 @@ final class FillClaims {
         if (!await(other, deadline)) {
           pass.warnOnce("wait", store.dir() + ": block " + block + " has been filled by another thread of this process"
               + " for more than " + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms; served from upstream");
-          pass.bypass(block, PassCounters.Bypass.FALLBACK);
-          return Decision.upstream(PassCounters.Bypass.FALLBACK);
+          return fallback(block, pass);
         }
         continue;
       }
@@ -110,16 +109,9 @@ final class FillClaims {
       if (e != null) {
         return null;
       }
-      if (budget.reached(pass)) {
-        pass.bypass(block, PassCounters.Bypass.BUDGET);
-        return Decision.upstream(PassCounters.Bypass.BUDGET);
-      }
-      IndexEntry claim = Claims.claim(store.geometry().blockSize(block));
-      if (store.index().putIfAbsent(block, claim, pass.indexWait(deadline))) {
-        handedOver = true;
-        return new Decision(Decision.Kind.FILL, null, claim, null, mine);
-      }
-      return null;
+      Decision d = absent(block, pass, deadline, mine);
+      handedOver = d != null && d.kind == Decision.Kind.FILL;
+      return d;
     } catch (CacheIndex.Timeout t) {
       pass.indexWasSlow();
       return null;
@@ -138,13 +130,9 @@ final class FillClaims {
       while (true) {
         IndexEntry e = store.index().get(block, pass.indexWait(deadline));
         if (e == null) {
-          if (budget.reached(pass)) {
-            pass.bypass(block, PassCounters.Bypass.BUDGET);
-            return Decision.upstream(PassCounters.Bypass.BUDGET);
-          }
-          IndexEntry claim = Claims.claim(store.geometry().blockSize(block));
-          if (store.index().putIfAbsent(block, claim, pass.indexWait(deadline))) {
-            return new Decision(Decision.Kind.FILL, null, claim, null, token);
+          Decision d = absent(block, pass, deadline, token);
+          if (d != null) {
+            return d;
           }
           continue;
         }
@@ -166,15 +154,13 @@ final class FillClaims {
         if (!e.claimed()) {
           pass.warnOnce("entry", store.dir() + ": the index entry of block " + block + " is not a claim nor a"
               + " publication; the block is served from upstream (sluice cache rm removes the cache)");
-          pass.bypass(block, PassCounters.Bypass.FALLBACK);
-          return Decision.upstream(PassCounters.Bypass.FALLBACK);
+          return fallback(block, pass);
         }
         if (System.nanoTime() - deadline >= 0) {
           pass.warnOnce("claim", store.dir() + ": block " + block + " has been filled by process " + e.pid()
               + " for more than " + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms; blocks another process is"
               + " slow to fill are served from upstream (counted as fallbacks)");
-          pass.bypass(block, PassCounters.Bypass.FALLBACK);
-          return Decision.upstream(PassCounters.Bypass.FALLBACK);
+          return fallback(block, pass);
         }
         LockSupport.parkNanos(pause);
         pause = Math.min(pause * 2, 50_000_000);
@@ -184,12 +170,33 @@ final class FillClaims {
     }
   }
 
-  /** The index did not answer in time: the block is served from upstream, as are the rest the pass sends there. */
+  /**
+   * A block the index has no entry for: served from upstream when the budget is reached, else
+   * claimed by this thread ({@code FILL}, holding {@code token}); null when another thread or
+   * process claimed or published it first.
+   */
+  private Decision absent(long block, PassCounters pass, long deadline, CompletableFuture<Void> token)
+      throws CacheIndex.Timeout {
+    if (budget.reached(pass)) {
+      pass.bypass(block, PassCounters.Bypass.BUDGET);
+      return Decision.upstream(PassCounters.Bypass.BUDGET);
+    }
+    IndexEntry claim = Claims.claim(store.geometry().blockSize(block));
+    return store.index().putIfAbsent(block, claim, pass.indexWait(deadline))
+        ? new Decision(Decision.Kind.FILL, null, claim, null, token) : null;
+  }
+
+  /** The index did not answer in time: the pass marks it slow and serves the block from upstream, counted as a fallback. */
   Decision indexTimedOut(long block, PassCounters pass, CacheIndex.Timeout t) {
     pass.indexWasSlow();
     pass.warnOnce("lock", store.dir() + ": " + t.getMessage() + " (a process killed while it held the lock leaves"
         + " it held); the blocks it guards are served from upstream for this pass and counted as fallbacks. The"
         + " index is reset when no process uses the cache any more; sluice cache rm removes it");
+    return fallback(block, pass);
+  }
+
+  /** The block is served from upstream for the rest of the pass, counted as a fallback. */
+  private static Decision fallback(long block, PassCounters pass) {
     pass.bypass(block, PassCounters.Bypass.FALLBACK);
     return Decision.upstream(PassCounters.Bypass.FALLBACK);
   }
