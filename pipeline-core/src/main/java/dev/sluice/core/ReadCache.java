@@ -27,7 +27,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * until their file is closed.
  */
 public final class ReadCache {
-  /** The system property that sets the budget in bytes when {@link #setBudget(long)} was not called. */
+  /** The system property that sets the budget in bytes when no pipeline asks for one and {@link #setBudget(long)} was not called. */
   public static final String PROPERTY = "sluice.read.cacheBytes";
   /** The budget when neither a budget, the property nor a memory limit is set: 1 GiB. */
   public static final long DEFAULT_BYTES = 1L << 30;
@@ -75,7 +75,8 @@ public final class ReadCache {
   }
 
   /**
-   * Sets the budget for files opened from now on; zero turns the cache off.
+   * Sets the budget while no running pipeline asks for one ({@link Options#readCacheBytes()}), for
+   * the blocks kept from now on (of files already open too); zero turns the cache off.
    *
    * @throws IllegalArgumentException when {@code bytes} is negative
    */

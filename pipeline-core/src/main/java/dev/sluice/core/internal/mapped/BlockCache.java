@@ -281,7 +281,7 @@ public final class BlockCache implements PositionedReader, AutoCloseable {
     }
   }
 
-  /** Counts {@code length} more bytes held by every open cache; false when a file of this size or they do not fit. */
+  /** Counts {@code length} more bytes held by every open cache; false when the file or those bytes exceed {@code budget}. */
   private boolean take(int length, long budget) {
     if (size > budget) {
       return false;
