@@ -30,10 +30,15 @@ import java.util.Objects;
  *     in a window) instead of the global permutation, whose every row is a random read once the file
  *     no longer fits the page cache; &gt;= 0; default {@link #defaultBlockShuffleThreshold()} (half
  *     the physical memory)
+ * @param readCacheBytes the budget of the process-wide {@link ReadCache} this pipeline asks for
+ *     while each of its passes runs, &gt;= 0 (zero: no read cache), or {@link #READ_CACHE_DEFAULT}
+ *     (the default) to ask for none; while several pipelines run, the largest budget asked for
+ *     applies, and when none asks, {@link ReadCache#budget()}'s default (the system property
+ *     {@value ReadCache#PROPERTY}, else a quarter of the memory limit, else 1 GiB)
  */
 public record Options(boolean deterministic, MemoryManager memory, NullPolicy nullPolicy, MeterRegistry metrics,
     String name, Duration prefetchPark, PrefetchSpin prefetchSpin, ChunkPlacement mapChunks,
-    long blockShuffleThreshold) {
+    long blockShuffleThreshold, long readCacheBytes) {
   /** The name of a pipeline whose options give none. */
   public static final String DEFAULT_NAME = "pipeline";
   /** The system property that sets the default of {@link #prefetchPark()}, in microseconds. */
@@ -43,13 +48,17 @@ public record Options(boolean deterministic, MemoryManager memory, NullPolicy nu
   /** The system property that, {@code false}, makes {@link ChunkPlacement#WORKERS} the default. */
   public static final String MAP_INLINE_PROPERTY = "sluice.map.inline";
 
+  /** The {@link #readCacheBytes()} of a pipeline that asks for no read cache budget of its own. */
+  public static final long READ_CACHE_DEFAULT = -1;
+
   private static final Duration DEFAULT_PREFETCH_PARK = Duration.ofMillis(1);
 
   /**
    * Options with the given values; {@code memory}, {@code nullPolicy}, {@code name},
    * {@code prefetchPark}, {@code prefetchSpin} and {@code mapChunks} must not be null, {@code name}
-   * must not be blank, {@code prefetchPark} and {@code blockShuffleThreshold} not negative;
-   * {@code metrics} may be null (no registry).
+   * must not be blank, {@code prefetchPark} and {@code blockShuffleThreshold} not negative,
+   * {@code readCacheBytes} not negative or {@link #READ_CACHE_DEFAULT}; {@code metrics} may be null
+   * (no registry).
    */
   public Options {
     Objects.requireNonNull(memory, "memory");
@@ -62,6 +71,18 @@ public record Options(boolean deterministic, MemoryManager memory, NullPolicy nu
     Objects.requireNonNull(prefetchSpin, "prefetchSpin");
     Objects.requireNonNull(mapChunks, "mapChunks");
     checkThreshold(blockShuffleThreshold);
+    checkReadCache(readCacheBytes);
+  }
+
+  /**
+   * Options with the given values and no read cache budget of their own
+   * ({@link #READ_CACHE_DEFAULT}).
+   */
+  public Options(boolean deterministic, MemoryManager memory, NullPolicy nullPolicy, MeterRegistry metrics,
+      String name, Duration prefetchPark, PrefetchSpin prefetchSpin, ChunkPlacement mapChunks,
+      long blockShuffleThreshold) {
+    this(deterministic, memory, nullPolicy, metrics, name, prefetchPark, prefetchSpin, mapChunks,
+        blockShuffleThreshold, READ_CACHE_DEFAULT);
   }
 
   /**
@@ -96,6 +117,13 @@ public record Options(boolean deterministic, MemoryManager memory, NullPolicy nu
       }
       return Long.MAX_VALUE;
     }
+  }
+
+  private static long checkReadCache(long bytes) {
+    if (bytes < 0 && bytes != READ_CACHE_DEFAULT) {
+      throw new IllegalArgumentException("readCacheBytes >= 0 required but it was " + bytes);
+    }
+    return bytes;
   }
 
   private static long checkThreshold(long bytes) {
@@ -255,6 +283,7 @@ public record Options(boolean deterministic, MemoryManager memory, NullPolicy nu
     private PrefetchSpin prefetchSpin;
     private ChunkPlacement mapChunks;
     private long blockShuffleThreshold;
+    private long readCacheBytes;
 
     private Builder(Options from) {
       this.deterministic = from.deterministic;
@@ -266,6 +295,7 @@ public record Options(boolean deterministic, MemoryManager memory, NullPolicy nu
       this.prefetchSpin = from.prefetchSpin;
       this.mapChunks = from.mapChunks;
       this.blockShuffleThreshold = from.blockShuffleThreshold;
+      this.readCacheBytes = from.readCacheBytes;
     }
 
     /** Whether parallel operators keep element order; returns this builder. */
@@ -358,10 +388,23 @@ public record Options(boolean deterministic, MemoryManager memory, NullPolicy nu
       return this;
     }
 
+    /**
+     * The budget of the process-wide {@link ReadCache} (the block cache of positioned reads) this
+     * pipeline asks for while each of its passes runs; returns this builder. The cache is shared by
+     * every open file of the process: while several pipelines run, the largest budget asked for
+     * applies; once none runs, the default again ({@link ReadCache#budget()}).
+     *
+     * @param bytes &gt;= 0 (0: no read cache), or {@link Options#READ_CACHE_DEFAULT} to ask for none
+     */
+    public Builder readCacheBytes(long bytes) {
+      this.readCacheBytes = checkReadCache(bytes);
+      return this;
+    }
+
     /** The options set so far. */
     public Options build() {
       return new Options(deterministic, memory, nullPolicy, metrics, name, prefetchPark, prefetchSpin, mapChunks,
-          blockShuffleThreshold);
+          blockShuffleThreshold, readCacheBytes);
     }
   }
 }

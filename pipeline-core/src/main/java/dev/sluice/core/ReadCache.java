@@ -1,5 +1,7 @@
 package dev.sluice.core;
 
+import java.util.concurrent.ConcurrentHashMap;
+
 /**
  * The block cache of positioned reads (npy files read with {@link IoMode#READ}, and npy files named
  * by a Hadoop URI): how many bytes it may hold, process-wide.
@@ -15,13 +17,17 @@ package dev.sluice.core;
  * one row. Reads of a block's size or more skip the cache. A file's blocks are released when the
  * file is closed.
  *
- * <p>The budget is {@link #setBudget(long)} when set, else the system property
- * {@value #PROPERTY} (bytes) when set, else a quarter of the shared memory manager's limit, or
- * {@link #DEFAULT_BYTES} when it has none. Zero turns the cache off. It is read when a file is
- * opened.
+ * <p>The budget is the largest {@link Options#readCacheBytes()} of the pipelines running now (a
+ * pipeline asks for its value while each of its passes runs, see {@link #request(long)}); else
+ * {@link #setBudget(long)} when set, else the system property {@value #PROPERTY} (bytes) when set,
+ * else a quarter of the shared memory manager's limit, or {@link #DEFAULT_BYTES} when it has none.
+ * Zero turns the cache off. Files are usually opened before a pipeline starts, so the budget is
+ * read each time a block is to be kept: a file larger than the budget then has no block kept, and
+ * the blocks of every open file together stay within it. Blocks kept under a larger budget stay
+ * until their file is closed.
  */
 public final class ReadCache {
-  /** The system property that sets the budget in bytes when {@link #setBudget(long)} was not called. */
+  /** The system property that sets the budget in bytes when no pipeline asks for one and {@link #setBudget(long)} was not called. */
   public static final String PROPERTY = "sluice.read.cacheBytes";
   /** The budget when neither a budget, the property nor a memory limit is set: 1 GiB. */
   public static final long DEFAULT_BYTES = 1L << 30;
@@ -31,6 +37,8 @@ public final class ReadCache {
   public static final String STAGE = "read-cache";
 
   private static volatile long budget = -1;
+  private static final ConcurrentHashMap<Request, Long> REQUESTS = new ConcurrentHashMap<>();
+  private static volatile long requested = -1;
 
   private ReadCache() {}
 
@@ -41,6 +49,10 @@ public final class ReadCache {
    *     non-negative number of bytes
    */
   public static long budget() {
+    long r = requested;
+    if (r >= 0) {
+      return r;
+    }
     long b = budget;
     if (b >= 0) {
       return b;
@@ -63,7 +75,8 @@ public final class ReadCache {
   }
 
   /**
-   * Sets the budget for files opened from now on; zero turns the cache off.
+   * Sets the budget while no running pipeline asks for one ({@link Options#readCacheBytes()}), for
+   * the blocks kept from now on (of files already open too); zero turns the cache off.
    *
    * @throws IllegalArgumentException when {@code bytes} is negative
    */
@@ -77,5 +90,43 @@ public final class ReadCache {
   /** Forgets {@link #setBudget(long)}: the budget is the property's or the default again. */
   public static void resetBudget() {
     budget = -1;
+  }
+
+  /**
+   * Asks for a budget of {@code bytes} until the returned request is closed: while any request is
+   * open, the budget is the largest of them. {@link Options#readCacheBytes()} is asked for so while a
+   * pipeline's pass runs.
+   *
+   * @throws IllegalArgumentException when {@code bytes} is negative
+   */
+  public static Request request(long bytes) {
+    if (bytes < 0) {
+      throw new IllegalArgumentException("the read cache budget must be >= 0 but it was " + bytes);
+    }
+    Request r = new Request();
+    synchronized (REQUESTS) {
+      REQUESTS.put(r, bytes);
+      requested = largest();
+    }
+    return r;
+  }
+
+  private static long largest() {
+    return REQUESTS.values().stream().mapToLong(Long::longValue).max().orElse(-1);
+  }
+
+  /** A budget asked for by {@link #request(long)}, withdrawn by {@link #close()}. */
+  public static final class Request implements AutoCloseable {
+    private Request() {}
+
+    /** Withdraws this request; idempotent. */
+    @Override
+    public void close() {
+      synchronized (REQUESTS) {
+        if (REQUESTS.remove(this) != null) {
+          requested = largest();
+        }
+      }
+    }
   }
 }

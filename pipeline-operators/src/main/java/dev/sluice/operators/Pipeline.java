@@ -10,6 +10,7 @@ import dev.sluice.core.PipelineIterator;
 import dev.sluice.core.PipelineState;
 import dev.sluice.core.Positioned;
 import dev.sluice.core.RandomAccessDataset;
+import dev.sluice.core.ReadCache;
 import dev.sluice.operators.internal.BatchStage;
 import dev.sluice.operators.internal.BucketOperator;
 import dev.sluice.operators.internal.BucketStage;
@@ -131,10 +132,16 @@ public final class Pipeline<T> implements Dataset<T> {
     return pass(context, 0, 0);
   }
 
-  /** The pass for {@code context} without its first {@code skip} elements ({@link CachedPasses#pass}). */
+  /**
+   * The pass for {@code context} without its first {@code skip} elements ({@link CachedPasses#pass}),
+   * asking for the options' read cache budget ({@link ReadCache#request}) while it runs.
+   */
   @SuppressWarnings("unchecked")
   private Flux<T> pass(PipelineContext context, long skip, long offset) {
-    return Flux.defer(() -> (Flux<T>) CachedPasses.pass(plan(), context, skip, offset));
+    Flux<T> pass = Flux.defer(() -> (Flux<T>) CachedPasses.pass(plan(), context, skip, offset));
+    long readCache = options.readCacheBytes();
+    return readCache == Options.READ_CACHE_DEFAULT ? pass
+        : Flux.using(() -> ReadCache.request(readCache), r -> pass, ReadCache.Request::close);
   }
 
   /** The plan of this pipeline, built once. */

@@ -41,11 +41,7 @@ class HdfsWriteReadTest {
     conf.set(MiniDFSCluster.HDFS_MINIDFS_BASEDIR, local.resolve("dfs").toString());
     cluster = new MiniDFSCluster.Builder(conf).numDataNodes(1).build();
     cluster.waitActive();
-    spark = SparkSession.builder().master("local[2]").appName("sluice-hdfs-test")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.driver.host", "127.0.0.1")
-        .getOrCreate();
+    spark = LocalSpark.start("sluice-hdfs-test");
   }
 
   @AfterAll

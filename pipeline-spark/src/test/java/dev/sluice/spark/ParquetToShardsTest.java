@@ -44,11 +44,7 @@ class ParquetToShardsTest {
 
   @BeforeAll
   static void start() throws Exception {
-    spark = SparkSession.builder().master("local[2]").appName("sluice-parquet-test")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.driver.host", "127.0.0.1")
-        .getOrCreate();
+    spark = LocalSpark.start("sluice-parquet-test");
     Path parquetDir = dir.resolve("parquet");
     spark.range(0, ROWS, 1, 1).selectExpr(
         "CASE WHEN id % 1000 = 999 THEN NULL ELSE id END AS id",

@@ -29,11 +29,7 @@ class SluiceDataSourceTest {
   @BeforeAll
   static void start() {
     // local[2,2]: two threads, a failed task is retried once
-    spark = SparkSession.builder().master("local[2,2]").appName("sluice-test")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.driver.host", "127.0.0.1")
-        .getOrCreate();
+    spark = LocalSpark.start("local[2,2]", "sluice-test");
   }
 
   @AfterAll

@@ -183,7 +183,7 @@ final class BenchCommand implements Callable<Integer> {
         throw new IllegalArgumentException(matrixOnly + " applies to --matrix runs only");
       }
     }
-    return DatasetRun.withMemoryLimit(memoryLimit, () -> DatasetRun.withReadCache(readCache, () -> bench(out)));
+    return DatasetRun.withMemoryLimit(memoryLimit, () -> bench(out));
   }
 
   private int bench(PrintWriter out) {
@@ -217,7 +217,7 @@ final class BenchCommand implements Callable<Integer> {
     Access access = access(f.name());
     BenchRun run = new BenchRun(data, f, access, take, shuffle, ReadCommand.shuffleMode(shuffleMode), seed,
         numWorkers, batch, prefetch,
-        warmup, epochs, columns, null, null);
+        warmup, epochs, columns, null, null, readCache);
     if (fixedLength && !DatasetRun.isStdin(path)) {
       checkFixedLength(run);
     }
@@ -237,7 +237,7 @@ final class BenchCommand implements Callable<Integer> {
     DatasetFormat f = Formats.named(DatasetRun.formatName(pathArg, format));
     BenchRun run = new BenchRun(Path.of(remote.getPath()), f, Access.READ, numSamples, shuffle,
         ReadCommand.shuffleMode(shuffleMode), seed, numWorkers,
-        batch, prefetch, warmup, epochs, columns, remote, remoteCache.cache());
+        batch, prefetch, warmup, epochs, columns, remote, remoteCache.cache(), readCache);
     if (fixedLength) {
       checkFixedLength(run);
     }

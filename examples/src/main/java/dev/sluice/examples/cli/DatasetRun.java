@@ -9,7 +9,6 @@ import dev.sluice.core.Dataset;
 import dev.sluice.core.DatasetFormatException;
 import dev.sluice.core.Example;
 import dev.sluice.core.MemoryManager;
-import dev.sluice.core.ReadCache;
 import dev.sluice.core.RandomAccessDataset;
 import dev.sluice.core.Split;
 import dev.sluice.core.SplitDataset;
@@ -18,6 +17,7 @@ import dev.sluice.io.DatasetFormat;
 import dev.sluice.io.Formats;
 import dev.sluice.io.arrow.Arrow;
 import dev.sluice.io.arrow.ArrowOptions;
+import dev.sluice.operators.Pipeline;
 import java.io.IOException;
 import java.math.BigDecimal;
 import java.math.RoundingMode;
@@ -133,19 +133,12 @@ final class DatasetRun {
   }
 
   /**
-   * Runs {@code body} with the read cache budget {@code bytes} (or the default when null), and puts
-   * the default back afterwards.
+   * {@code pipeline} asking for the read cache budget {@code bytes} while it runs
+   * ({@code Options.readCacheBytes}); unchanged when null.
    */
-  static int withReadCache(Long bytes, IntSupplier body) {
-    if (bytes == null) {
-      return body.getAsInt();
-    }
-    ReadCache.setBudget(bytes);
-    try {
-      return body.getAsInt();
-    } finally {
-      ReadCache.resetBudget();
-    }
+  static <T> Pipeline<T> withReadCache(Pipeline<T> pipeline, Long bytes) {
+    return bytes == null ? pipeline
+        : pipeline.withOptions(pipeline.options().toBuilder().readCacheBytes(bytes).build());
   }
 
   /**

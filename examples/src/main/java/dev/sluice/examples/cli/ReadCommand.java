@@ -259,8 +259,7 @@ final class ReadCommand implements Callable<Integer> {
     EqualLength policy = policy(equal);
     PrintWriter out = spec.commandLine().getOut();
 
-    return DatasetRun.withMemoryLimit(memoryLimit,
-        () -> DatasetRun.withReadCache(readCache, () -> read(ctx, start, policy, out)));
+    return DatasetRun.withMemoryLimit(memoryLimit, () -> read(ctx, start, policy, out));
   }
 
   private boolean given(String option) {
@@ -271,7 +270,7 @@ final class ReadCommand implements Callable<Integer> {
     hadoop.apply();
     Dataset<Example> data = DatasetRun.open(path, format, columns, io, remoteCache.cache());
     try {
-      Pipeline<Example> p = Pipeline.from(data);
+      Pipeline<Example> p = DatasetRun.withReadCache(Pipeline.from(data), readCache);
       CacheMonitor monitor = new CacheMonitor();
       if (cache != null) {
         if (cacheName == null && !(data instanceof Fingerprinted)) {

@@ -19,10 +19,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.LongStream;
-import org.junit.jupiter.api.Assertions;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -60,16 +57,7 @@ class Hdf5CommandsTest {
 
   @BeforeAll
   static void writeWithH5py() throws Exception {
-    Python.requireNumpy();
-    Process p = new ProcessBuilder(Python.PYTHON, "-c", "import h5py")
-        .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
-    if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) {
-      String msg = Python.PYTHON + " with h5py is missing (apt-get install python3-h5py)";
-      if ("true".equalsIgnoreCase(System.getenv("CI"))) {
-        Assertions.fail(msg);
-      }
-      Assumptions.abort(msg + "; skipping the HDF5 commands");
-    }
+    H5py.require("the HDF5 commands");
     expected = new ObjectMapper().readTree(Python.run(SCRIPT, dir.toString()));
   }
 

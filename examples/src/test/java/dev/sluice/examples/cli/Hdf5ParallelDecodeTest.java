@@ -25,8 +25,6 @@ import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.awaitility.Awaitility;
-import org.junit.jupiter.api.Assertions;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -65,16 +63,7 @@ class Hdf5ParallelDecodeTest {
 
   @BeforeAll
   static void writeWithH5py() throws Exception {
-    Python.requireNumpy();
-    Process p = new ProcessBuilder(Python.PYTHON, "-c", "import h5py")
-        .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
-    if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) {
-      String msg = Python.PYTHON + " with h5py is missing (apt-get install python3-h5py)";
-      if ("true".equalsIgnoreCase(System.getenv("CI"))) {
-        Assertions.fail(msg);
-      }
-      Assumptions.abort(msg + "; skipping the HDF5 parallel decode");
-    }
+    H5py.require("the HDF5 parallel decode");
     JsonNode j = new ObjectMapper().readTree(Python.run(SCRIPT, dir.toString()));
     expectedSha = j.get("sha").asText();
   }

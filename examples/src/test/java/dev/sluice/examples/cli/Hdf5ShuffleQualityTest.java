@@ -24,9 +24,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Assertions;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -61,16 +58,7 @@ class Hdf5ShuffleQualityTest {
 
   @BeforeAll
   static void writeWithH5py() throws Exception {
-    Python.requireNumpy();
-    Process p = new ProcessBuilder(Python.PYTHON, "-c", "import h5py")
-        .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
-    if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) {
-      String msg = Python.PYTHON + " with h5py is missing (apt-get install python3-h5py)";
-      if ("true".equalsIgnoreCase(System.getenv("CI"))) {
-        Assertions.fail(msg);
-      }
-      Assumptions.abort(msg + "; skipping the HDF5 shuffle quality");
-    }
+    H5py.require("the HDF5 shuffle quality");
     Python.run(SCRIPT, dir.toString());
   }
 

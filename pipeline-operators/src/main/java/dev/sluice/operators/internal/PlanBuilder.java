@@ -20,8 +20,14 @@ import java.util.function.LongUnaryOperator;
 
 /**
  * Builds a pipeline's {@link Plan} (docs/architecture.md, the plan): the one place that tells
- * sources apart (by their declared {@link Access}) and stages apart (exhaustive {@code switch}es over
- * {@link Stage.Kind}, and the stages' own properties). Everything else reads the plan.
+ * sources and stages apart; everything else reads the plan. Sources are told apart by their declared
+ * {@link Access} and by {@code instanceof} tests of the interfaces they implement (random access,
+ * splits, batch splits, mixes, samples). Stages are told apart by {@code switch}es over
+ * {@link Stage.Kind} (switch expressions, which the compiler checks cover every kind, and one
+ * switch statement, which fails on a kind it does not handle), by {@code instanceof} chains over
+ * their classes (to find the batch and shard stages, and to tell apart the element stages that one
+ * kind covers: rebatch, unbatch, interleave, prefetch, padded batch), and by the stages' own
+ * properties.
  *
  * <p>The head is chosen in this order: a {@code repeat} (the last one) heads the plan and runs
  * everything before it once per epoch; else a {@link Access#RANDOM} source runs its leading

@@ -11,6 +11,7 @@ import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.LongSupplier;
 
 /**
  * Positioned reads of one file through a cache of its aligned blocks, as {@link ReadCache}
@@ -18,7 +19,9 @@ import java.util.concurrent.locks.LockSupport;
  * reads the whole block with positioned reads into a pooled off-heap buffer, keeps it, and copies
  * from it. When the file is larger than the budget, when the budget (shared by every open file)
  * or the memory limit has no room for the block, and for reads of a block's size or more, the
- * read goes straight to the file: one positioned read per run of adjacent rows.
+ * read goes straight to the file: one positioned read per run of adjacent rows. The budget is
+ * read each time a block is to be kept, so a budget set after the file was opened (a pipeline's
+ * {@code Options.readCacheBytes}) applies to it.
  *
  * <p>Thread-safe and lock-free on the hot path: blocks sit in an array indexed by block number;
  * two threads that miss the same block may both read it, and one copy is kept. {@link #close()}
@@ -30,43 +33,46 @@ public final class BlockCache implements PositionedReader, AutoCloseable {
   private static final AtomicLong HELD = new AtomicLong();
   private static final int STRIPES = 16;
   private static final int PAD = 16; // ints per stripe: one 64-byte line each
+  /** Files of at most this many blocks get a block table whatever the budget at their opening. */
+  private static final long TABLE_BLOCKS = 1L << 20;
 
   private final PositionedReader reader;
   private final long size;
   private final int blockBytes;
-  private final long budget;
+  private final LongSupplier budget;
   private final AtomicReferenceArray<PooledBuffer> blocks; // null when the file is not cached
   private final AtomicIntegerArray users = new AtomicIntegerArray(STRIPES * PAD);
   private final BufferPool pool;
   private volatile boolean closed;
 
-  private BlockCache(PositionedReader reader, long size, int blockBytes, long budget) {
+  private BlockCache(PositionedReader reader, long size, int blockBytes, LongSupplier budget) {
     this.reader = reader;
     this.size = size;
     this.blockBytes = blockBytes;
     this.budget = budget;
     long n = (size + blockBytes - 1) / blockBytes;
-    boolean caching = size > 0 && size <= budget && n <= Integer.MAX_VALUE;
+    boolean caching = size > 0 && n <= Integer.MAX_VALUE && (n <= TABLE_BLOCKS || size <= budget.getAsLong());
     this.blocks = caching ? new AtomicReferenceArray<>((int) n) : null;
     this.pool = caching ? MemoryManager.shared().pool(ReadCache.STAGE) : null;
   }
 
   /**
    * A cache over {@code reader}, a file of {@code size} bytes, with the budget
-   * {@link ReadCache#budget()} and blocks of {@link ReadCache#BLOCK_BYTES}.
+   * {@link ReadCache#budget()} (as it is when each block is to be kept) and blocks of
+   * {@link ReadCache#BLOCK_BYTES}.
    */
   public static BlockCache over(PositionedReader reader, long size) {
-    return new BlockCache(reader, size, ReadCache.BLOCK_BYTES, ReadCache.budget());
+    return new BlockCache(reader, size, ReadCache.BLOCK_BYTES, ReadCache::budget);
   }
 
   /** A cache with the given block size and budget (for tests). */
   static BlockCache over(PositionedReader reader, long size, int blockBytes, long budget) {
-    return new BlockCache(reader, size, blockBytes, budget);
+    return new BlockCache(reader, size, blockBytes, () -> budget);
   }
 
-  /** True when this file's blocks are cached (its size is within the budget). */
+  /** True when this file's blocks are cached (its size is within the budget now). */
   public boolean isCaching() {
-    return blocks != null;
+    return blocks != null && size <= budget.getAsLong();
   }
 
   /** Bytes of blocks every open cache holds, process-wide. */
@@ -243,7 +249,7 @@ public final class BlockCache implements PositionedReader, AutoCloseable {
   private PooledBuffer load(int k) throws IOException {
     long start = (long) k * blockBytes;
     int length = (int) Math.min(blockBytes, size - start);
-    if (!take(length)) {
+    if (!take(length, budget.getAsLong())) {
       return null;
     }
     PooledBuffer b = null;
@@ -275,7 +281,11 @@ public final class BlockCache implements PositionedReader, AutoCloseable {
     }
   }
 
-  private boolean take(int length) {
+  /** Counts {@code length} more bytes held by every open cache; false when the file or those bytes exceed {@code budget}. */
+  private boolean take(int length, long budget) {
+    if (size > budget) {
+      return false;
+    }
     for (;;) {
       long held = HELD.get();
       if (held + length > budget) {

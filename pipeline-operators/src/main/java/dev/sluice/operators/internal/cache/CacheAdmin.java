@@ -119,7 +119,7 @@ public final class CacheAdmin {
     } catch (IOException e) {
       throw new CacheException(meta.toString(), "cannot read the cache's description: " + e, e);
     }
-    CacheStore.release(dir); // one index per process and directory
+    CacheRegistry.release(dir); // one index per process and directory
     try (CacheIndex index = CacheIndex.open(dir, blocks + 8, waitNanos)) {
       long[] counts = new long[2];
       List<String> named = new ArrayList<>();
@@ -177,7 +177,7 @@ public final class CacheAdmin {
     if (!Files.exists(users)) {
       return false;
     }
-    CacheStore.release(dir);
+    CacheRegistry.release(dir);
     try (FileChannel ch = FileChannel.open(users, StandardOpenOption.WRITE)) {
       FileLock l = ch.tryLock(0, Long.MAX_VALUE, false);
       if (l == null) {
@@ -195,7 +195,7 @@ public final class CacheAdmin {
    * the files).
    */
   public static void remove(Path dir) {
-    CacheStore.release(dir);
+    CacheRegistry.release(dir);
     try {
       SealedManifest.delete(dir); // first: no new reader is sent to a segment being deleted
       deleteTree(dir);
@@ -234,7 +234,7 @@ public final class CacheAdmin {
 
   /** Closes the cache in {@code dir} if this process has it open (its views stay valid). */
   public static void closeInThisProcess(Path dir) {
-    CacheStore.release(dir);
+    CacheRegistry.release(dir);
   }
 
   /** {@code 64.0 MiB}: a byte count for messages. */

@@ -28,7 +28,7 @@ final class CacheBudget {
       return false;
     }
     if (!pass.isBudgetReached() && store.index().counter(CacheIndex.BYTES_KEY,
-        CacheStore.wait(pass, System.nanoTime() + 1_000_000_000L)) >= pass.maxBytes()) {
+        pass.indexWait(System.nanoTime() + 1_000_000_000L)) >= pass.maxBytes()) {
       markReached(pass);
     }
     return pass.isBudgetReached();

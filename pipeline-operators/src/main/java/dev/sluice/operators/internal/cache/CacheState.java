@@ -157,7 +157,7 @@ final class CacheState {
       PrivateDirs.ensure(spec.directory());
       Schema fields = schema();
       try {
-        store = CacheStore.open(dir, fields, geometry, key, description(fields), owner, openTimeoutNanos());
+        store = CacheRegistry.open(dir, fields, geometry, key, description(fields), owner, openTimeoutNanos());
       } catch (CacheIndex.Timeout t) {
         pass.warnOnce("open", dir + ": " + t.getMessage() + "; this pass reads from upstream without the cache");
         pass.fallback();

@@ -17,17 +17,14 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
-import java.util.concurrent.locks.LockSupport;
 
 /**
- * One cache directory as this process uses it, opened once per process: the index (Chronicle Map),
- * the segments this process has opened, and the claim protocol.
+ * One cache directory as this process uses it, opened once per process ({@link CacheRegistry}): it
+ * ties together its index ({@link StoreIndex}), the segments this process has opened
+ * ({@link OpenSegments}), who fills which block ({@link FillClaims}), the byte budget
+ * ({@link CacheBudget}) and the sealed manifest, and writes and publishes the segments of the blocks
+ * this process fills.
  *
  * <p>A block is filled by one process at a time: it claims the block in the index (its pid, start
  * time and a nonce), computes its rows, writes them to a private temporary file that it completes
@@ -42,8 +39,6 @@ import java.util.concurrent.locks.LockSupport;
  * served from upstream for the rest of the pass (see {@link PassCounters}).
  */
 final class CacheStore {
-  private static final Map<Path, CacheStore> OPEN = new ConcurrentHashMap<>();
-
   /** The description of the cache, for people and {@code sluice cache}. */
   static final String META_FILE = "cache.json";
   /** The format name in {@link #META_FILE}. */
@@ -54,15 +49,13 @@ final class CacheStore {
   private final List<FieldLayout> layouts;
   private final Geometry geometry;
   private final String key;
-  private final long entries;
-  private final long openWaitNanos;
-  private CacheIndex index;
+  /** The index, closed by {@link CacheRegistry#release}. */
+  final StoreIndex index;
   private boolean sealed;
   private final BufferPool pool = MemoryManager.shared().pool("cache-write");
   private final OpenSegments segments;
   private final CacheBudget budget;
-  private final Map<Long, CompletableFuture<Void>> inProcess = new ConcurrentHashMap<>();
-  private boolean released;
+  private final FillClaims claims;
 
   /** A published block opened by this process: its rows, global indices from its first row's. */
   record Segment(long block, Path file, ShardFileReader reader, ShardRows rows) {}
@@ -73,79 +66,48 @@ final class CacheStore {
     this.layouts = FieldLayout.of(schema.fields());
     this.geometry = geometry;
     this.key = key;
-    this.entries = geometry.blockCount() + 8;
-    this.openWaitNanos = openWaitNanos;
+    this.index = new StoreIndex(dir, geometry.blockCount() + 8, openWaitNanos);
     this.segments = new OpenSegments(dir, layouts, geometry, owner);
     this.budget = new CacheBudget(dir, this);
+    this.claims = new FillClaims(this, segments, budget);
   }
 
   /**
-   * The store of the cache in {@code dir}, opened once per process (later calls return it):
-   * creates the directory (mode 0700) and its description, and opens or creates the index unless
-   * the cache is sealed: when {@value SealedManifest#FILE} describes the cache of {@code key} and
-   * every segment it names passes its checks, every block is served from those segments and the
-   * index is opened only if something needs it later. A segment that is missing or fails its checks
-   * is left to the index (which rebuilds it), which is then opened here.
+   * Opens the cache in {@code dir} (an absolute, normalized path) for this process; called once per
+   * process and directory by {@link CacheRegistry#open}. Creates the directory (mode 0700) and its
+   * description, and opens or creates the index unless the cache is sealed: when
+   * {@value SealedManifest#FILE} describes the cache of {@code key} and every segment it names passes
+   * its checks, every block is served from those segments and the index is opened only if something
+   * needs it later. A segment that is missing or fails its checks is left to the index (which
+   * rebuilds it), which is then opened here.
    *
    * @param key the cache's key, which its sealed manifest names
    * @param description the cache's description for {@value #META_FILE}
    * @throws CacheIndex.Timeout when another process holds the index's creation lock too long
    */
-  static CacheStore open(Path dir, Schema schema, Geometry geometry, String key, String description, String owner,
+  static CacheStore create(Path dir, Schema schema, Geometry geometry, String key, String description, String owner,
       long waitNanos) throws CacheIndex.Timeout {
-    Path path = dir.toAbsolutePath().normalize();
-    CacheStore s = OPEN.get(path);
-    if (s != null) {
-      s.checkSame(schema, geometry);
-      return s;
+    PrivateDirs.ensure(dir);
+    CacheFiles.writeDescription(dir, description);
+    long started = System.nanoTime();
+    CacheStore s = new CacheStore(dir, schema, geometry, key, owner, waitNanos);
+    IndexEntry[] sealed = SealedManifest.read(dir, key, geometry);
+    if (sealed != null) {
+      s.openSealed(sealed);
+      if (s.segments.complete() != null) {
+        PassCounters.LOG.debug("cache {} sealed: {} segments opened without the index in {} ms", dir, sealed.length,
+            TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
+      }
     }
-    synchronized (OPEN) {
-      s = OPEN.get(path);
-      if (s != null) {
-        s.checkSame(schema, geometry);
-        return s;
-      }
-      PrivateDirs.ensure(path);
-      CacheFiles.writeDescription(path, description);
-      long started = System.nanoTime();
-      s = new CacheStore(path, schema, geometry, key, owner, waitNanos);
-      IndexEntry[] sealed = SealedManifest.read(path, key, geometry);
-      if (sealed != null) {
-        s.openSealed(sealed);
-        if (s.segments.complete() != null) {
-          PassCounters.LOG.debug("cache {} sealed: {} segments opened without the index in {} ms", path, sealed.length,
-              TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
-        }
-      }
-      if (s.segments.complete() == null) {
-        s.index();
-      }
-      OPEN.put(path, s);
-      return s;
+    if (s.segments.complete() == null) {
+      s.index();
     }
+    return s;
   }
 
-  /** The store of {@code dir} this process has open, else null. */
+  /** The store of {@code dir} this process has open, else null (see {@link CacheRegistry#opened}). */
   static CacheStore opened(Path dir) {
-    return OPEN.get(dir.toAbsolutePath().normalize());
-  }
-
-  /** Closes the store of {@code dir} in this process, if open (its segments' views stay valid). */
-  static void release(Path dir) {
-    CacheStore s;
-    synchronized (OPEN) {
-      s = OPEN.remove(dir.toAbsolutePath().normalize());
-    }
-    if (s != null) {
-      s.closeIndex();
-    }
-  }
-
-  private synchronized void closeIndex() {
-    released = true;
-    if (index != null) {
-      index.close();
-    }
+    return CacheRegistry.opened(dir);
   }
 
   /** Opens the segments a sealed manifest names; those that are missing or fail their checks are left to the index. */
@@ -175,23 +137,13 @@ final class CacheStore {
    *
    * @throws CacheIndex.Timeout when another process holds its creation lock too long, or this store was released
    */
-  synchronized CacheIndex index() throws CacheIndex.Timeout {
-    if (index == null) {
-      if (released) {
-        throw new CacheIndex.Timeout(dir + " was closed in this process");
-      }
-      CacheIndex opened = CacheIndex.open(dir, entries, openWaitNanos);
-      if (opened.recovered()) {
-        CacheFiles.removeOrphans(dir, opened);
-      }
-      index = opened;
-    }
-    return index;
+  CacheIndex index() throws CacheIndex.Timeout {
+    return index.get();
   }
 
   /** Whether this process has opened the cache's index (a sealed cache whose segments all pass is read without). */
-  synchronized boolean indexOpened() {
-    return index != null;
+  boolean indexOpened() {
+    return index.opened();
   }
 
   /**
@@ -204,7 +156,7 @@ final class CacheStore {
       return;
     }
     synchronized (this) {
-      if (sealed || released) {
+      if (sealed || index.closed()) {
         return;
       }
       sealed = true;
@@ -252,12 +204,13 @@ final class CacheStore {
     return out;
   }
 
-  /** False once {@link #release} closed this store: a pass then opens the directory afresh. */
-  synchronized boolean isOpen() {
-    return !released;
+  /** False once {@link CacheRegistry#release} closed this store: a pass then opens the directory afresh. */
+  boolean isOpen() {
+    return !index.closed();
   }
 
-  private void checkSame(Schema s, Geometry g) {
+  /** Checks that a later user of this store gives the same schema and block geometry. */
+  void checkSame(Schema s, Geometry g) {
     if (!schema.equals(s) || geometry.blockRows() != g.blockRows() || geometry.blockCount() != g.blockCount()) {
       throw new IllegalStateException(dir + " is open in this process with the schema " + schema + " and "
           + geometry.blockRows() + "-row blocks, not " + s + " and " + g.blockRows() + "-row blocks");
@@ -293,205 +246,37 @@ final class CacheStore {
 
   // ---------------------------------------------------------------- deciding
 
-  /** What this process already knows of {@code block} in this pass: open here, or served from upstream; else null. */
-  private Decision known(long block, PassCounters pass) {
-    Segment s = segments.get(block);
-    if (s != null) {
-      return Decision.hit(s);
-    }
-    PassCounters.Bypass bypassed = pass.bypassed(block);
-    return bypassed == null ? null : Decision.upstream(bypassed);
-  }
-
-  /**
-   * What to do with {@code block}: read its segment ({@code HIT}), fill it ({@code FILL}: this
-   * thread holds the claim and must end it with {@link #publish} or {@link #release}), or serve it
-   * from upstream ({@code UPSTREAM}).
-   */
+  /** What to do with {@code block} (see {@link FillClaims#decide}). */
   Decision decide(long block, PassCounters pass, long timeoutNanos) {
-    Decision known = known(block, pass);
-    if (known != null) {
-      return known;
-    }
-    Segment s;
-    long deadline = System.nanoTime() + timeoutNanos;
-    while (true) {
-      s = segments.get(block);
-      if (s != null) {
-        return Decision.hit(s);
-      }
-      CompletableFuture<Void> mine = new CompletableFuture<>();
-      CompletableFuture<Void> other = inProcess.putIfAbsent(block, mine);
-      if (other != null) { // another thread of this process is deciding or filling the block
-        if (!await(other, deadline)) {
-          pass.warnOnce("wait", dir + ": block " + block + " has been filled by another thread of this process for"
-              + " more than " + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms; served from upstream");
-          pass.bypass(block, PassCounters.Bypass.FALLBACK);
-          return Decision.upstream(PassCounters.Bypass.FALLBACK);
-        }
-        continue;
-      }
-      boolean handedOver = false;
-      try {
-        Decision d = decideOwned(block, pass, deadline, timeoutNanos, mine);
-        handedOver = d.kind == Decision.Kind.FILL;
-        return d;
-      } finally {
-        if (!handedOver) {
-          inProcess.remove(block, mine);
-          mine.complete(null);
-        }
-      }
-    }
+    return claims.decide(block, pass, timeoutNanos);
   }
 
-  /**
-   * {@link #decide} when it needs no wait: a published block ({@code HIT}), an absent one this thread
-   * now claims ({@code FILL}), one this pass serves from upstream or the budget keeps out
-   * ({@code UPSTREAM}); null when another thread or process is filling it, or the index is slow.
-   */
+  /** {@link #decide} when it needs no wait (see {@link FillClaims#tryDecide}); else null. */
   Decision tryDecide(long block, PassCounters pass) {
-    Decision known = known(block, pass);
-    if (known != null || pass.slowIndex()) {
-      return null;
-    }
-    CompletableFuture<Void> mine = new CompletableFuture<>();
-    if (inProcess.putIfAbsent(block, mine) != null) {
-      return null;
-    }
-    boolean handedOver = false;
-    try {
-      long deadline = System.nanoTime() + 100_000_000L;
-      IndexEntry e = index().get(block, wait(pass, deadline));
-      if (e != null && e.published()) {
-        try {
-          return hit(segments.open(block, e, true));
-        } catch (DatasetException bad) {
-          return null; // decide() rebuilds it
-        }
-      }
-      if (e != null) {
-        return null;
-      }
-      if (budget.reached(pass)) {
-        pass.bypass(block, PassCounters.Bypass.BUDGET);
-        return Decision.upstream(PassCounters.Bypass.BUDGET);
-      }
-      IndexEntry claim = Claims.claim(geometry.blockSize(block));
-      if (index().putIfAbsent(block, claim, wait(pass, deadline))) {
-        handedOver = true;
-        return new Decision(Decision.Kind.FILL, null, claim, null, mine);
-      }
-      return null;
-    } catch (CacheIndex.Timeout t) {
-      pass.indexWasSlow();
-      return null;
-    } finally {
-      if (!handedOver) {
-        inProcess.remove(block, mine);
-        mine.complete(null);
-      }
-    }
+    return claims.tryDecide(block, pass);
+  }
+
+  /** Ends a claim this thread holds without publishing (see {@link FillClaims#release}). */
+  void release(long block, Decision d, PassCounters pass) {
+    claims.release(block, d, pass);
   }
 
   /** A hit on a segment just opened, after sealing the cache if that segment completed it. */
-  private Decision hit(Segment s) {
+  Decision hit(Segment s) {
     sealIfComplete();
     return Decision.hit(s);
-  }
-
-  private Decision decideOwned(long block, PassCounters pass, long deadline, long timeoutNanos,
-      CompletableFuture<Void> token) {
-    long pause = 100_000;
-    try {
-      while (true) {
-        IndexEntry e = index().get(block, wait(pass, deadline));
-        if (e == null) {
-          if (budget.reached(pass)) {
-            pass.bypass(block, PassCounters.Bypass.BUDGET);
-            return Decision.upstream(PassCounters.Bypass.BUDGET);
-          }
-          IndexEntry claim = Claims.claim(geometry.blockSize(block));
-          if (index().putIfAbsent(block, claim, wait(pass, deadline))) {
-            return new Decision(Decision.Kind.FILL, null, claim, null, token);
-          }
-          continue;
-        }
-        if (e.published()) {
-          try {
-            return hit(segments.open(block, e, true));
-          } catch (DatasetException bad) {
-            discard(block, e, bad, pass, deadline);
-            continue; // rebuilt
-          }
-        }
-        if (e.claimed() && (!Claims.alive(e) || Claims.stale(e, timeoutNanos))) {
-          IndexEntry claim = Claims.claim(geometry.blockSize(block));
-          if (index().replace(block, e, claim, wait(pass, deadline))) {
-            return new Decision(Decision.Kind.FILL, null, claim, null, token);
-          }
-          continue;
-        }
-        if (!e.claimed()) {
-          pass.warnOnce("entry", dir + ": the index entry of block " + block + " is not a claim nor a publication;"
-              + " the block is served from upstream (sluice cache rm removes the cache)");
-          pass.bypass(block, PassCounters.Bypass.FALLBACK);
-          return Decision.upstream(PassCounters.Bypass.FALLBACK);
-        }
-        if (System.nanoTime() - deadline >= 0) {
-          pass.warnOnce("claim", dir + ": block " + block + " has been filled by process " + e.pid() + " for more than "
-              + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms; blocks another process is slow to fill are served"
-              + " from upstream (counted as fallbacks)");
-          pass.bypass(block, PassCounters.Bypass.FALLBACK);
-          return Decision.upstream(PassCounters.Bypass.FALLBACK);
-        }
-        LockSupport.parkNanos(pause);
-        pause = Math.min(pause * 2, 50_000_000);
-      }
-    } catch (CacheIndex.Timeout t) {
-      return indexTimedOut(block, pass, t);
-    }
-  }
-
-  /** The bound of one index operation: what is left of the deadline, or almost nothing once the index was slow. */
-  static long wait(PassCounters pass, long deadline) {
-    long left = Math.max(0, deadline - System.nanoTime());
-    return pass.slowIndex() ? Math.min(left, 1_000_000) : left;
-  }
-
-  private Decision indexTimedOut(long block, PassCounters pass, CacheIndex.Timeout t) {
-    pass.indexWasSlow();
-    pass.warnOnce("lock", dir + ": " + t.getMessage() + " (a process killed while it held the lock leaves it held);"
-        + " the blocks it guards are served from upstream for this pass and counted as fallbacks. The index is"
-        + " reset when no process uses the cache any more; sluice cache rm removes it");
-    pass.bypass(block, PassCounters.Bypass.FALLBACK);
-    return Decision.upstream(PassCounters.Bypass.FALLBACK);
-  }
-
-  private static boolean await(CompletableFuture<Void> f, long deadline) {
-    try {
-      f.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-      return true;
-    } catch (TimeoutException e) {
-      return false;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return false;
-    } catch (ExecutionException e) {
-      return true;
-    }
   }
 
   // ---------------------------------------------------------------- segments
 
   /** A published segment that is unreadable: removed from the index and deleted, so the block is rebuilt. */
-  private void discard(long block, IndexEntry e, DatasetException bad, PassCounters pass, long deadline)
+  void discard(long block, IndexEntry e, DatasetException bad, PassCounters pass, long deadline)
       throws CacheIndex.Timeout {
     pass.warnOnce("corrupt " + block, "cache segment " + bad.getMessage() + "; the block is rebuilt from upstream");
     pass.fallback();
     unseal();
-    if (index().remove(block, e, wait(pass, deadline))) {
-      index().add(CacheIndex.BYTES_KEY, -e.bytes(), Long.MAX_VALUE, wait(pass, deadline));
+    if (index().remove(block, e, pass.indexWait(deadline))) {
+      index().add(CacheIndex.BYTES_KEY, -e.bytes(), Long.MAX_VALUE, pass.indexWait(deadline));
       try {
         Files.deleteIfExists(dir.resolve(CacheFiles.segmentName(block, e.nonce())));
       } catch (IOException ignored) {
@@ -519,7 +304,7 @@ final class CacheStore {
       }
       long max = pass.maxBytes();
       if (max != CacheSpec.UNLIMITED && (pass.isBudgetReached()
-          || index().counter(CacheIndex.BYTES_KEY, wait(pass, deadline)) + batch.byteSize() > max)) {
+          || index().counter(CacheIndex.BYTES_KEY, pass.indexWait(deadline)) + batch.byteSize() > max)) {
         budget.markReached(pass);
         pass.bypass(block, PassCounters.Bypass.BUDGET);
         return null;
@@ -535,7 +320,7 @@ final class CacheStore {
         pass.bypass(block, PassCounters.Bypass.FALLBACK);
         return null;
       }
-      reserved = index().add(CacheIndex.BYTES_KEY, written.bytes(), max, wait(pass, deadline)) < 0 ? 0 : written.bytes();
+      reserved = index().add(CacheIndex.BYTES_KEY, written.bytes(), max, pass.indexWait(deadline)) < 0 ? 0 : written.bytes();
       if (reserved == 0) {
         budget.markReached(pass);
         pass.bypass(block, PassCounters.Bypass.BUDGET);
@@ -543,13 +328,13 @@ final class CacheStore {
       }
       IndexEntry mine = Claims.publication(batch.size(), written.bytes(), written.checksum(), d.claim.nonce());
       IndexEntry winner = mine;
-      if (!index().replace(block, d.claim, mine, wait(pass, deadline))) {
+      if (!index().replace(block, d.claim, mine, pass.indexWait(deadline))) {
         // the claim was taken over (this process looked dead or slow): publish unless someone already did
-        IndexEntry now = index().get(block, wait(pass, deadline));
+        IndexEntry now = index().get(block, pass.indexWait(deadline));
         if (now != null && now.published()) {
           winner = now;
-        } else if (now == null ? !index().putIfAbsent(block, mine, wait(pass, deadline))
-            : !index().replace(block, now, mine, wait(pass, deadline))) {
+        } else if (now == null ? !index().putIfAbsent(block, mine, pass.indexWait(deadline))
+            : !index().replace(block, now, mine, pass.indexWait(deadline))) {
           pass.bypass(block, PassCounters.Bypass.FALLBACK);
           return null;
         }
@@ -563,7 +348,7 @@ final class CacheStore {
       }
       return s;
     } catch (CacheIndex.Timeout t) {
-      indexTimedOut(block, pass, t);
+      claims.indexTimedOut(block, pass, t);
       return null;
     } catch (DatasetException bad) {
       pass.warnOnce("corrupt " + block, "cache segment " + bad.getMessage() + "; the block is served from upstream");
@@ -575,27 +360,11 @@ final class CacheStore {
         if (reserved > 0) {
           budget.unreserve(reserved, pass);
         }
-        release(block, d, pass);
+        claims.release(block, d, pass);
       } else {
-        finish(block, d);
+        claims.finish(block, d);
       }
     }
-  }
-
-  /** Ends a claim this thread holds without publishing (the fill failed, was cancelled or was not stored). */
-  void release(long block, Decision d, PassCounters pass) {
-    try {
-      index().remove(block, d.claim, pass.slowIndex() ? 1_000_000 : 100_000_000);
-    } catch (CacheIndex.Timeout t) {
-      pass.indexWasSlow(); // the claim stays; others take it over once it is stale or this process is gone
-    } finally {
-      finish(block, d);
-    }
-  }
-
-  private void finish(long block, Decision d) {
-    inProcess.remove(block, d.token);
-    d.token.complete(null);
   }
 
   /**
@@ -610,7 +379,7 @@ final class CacheStore {
         continue;
       }
       try {
-        IndexEntry e = index().get(b, wait(pass, deadline));
+        IndexEntry e = index().get(b, pass.indexWait(deadline));
         if (e == null || !e.published()) {
           return;
         }

@@ -154,6 +154,12 @@ final class PassCounters implements AutoCloseable {
     return slowIndex;
   }
 
+  /** The bound of one index operation ending by {@code deadline}: what is left of it, or almost nothing once the index was slow. */
+  long indexWait(long deadline) {
+    long left = Math.max(0, deadline - System.nanoTime());
+    return slowIndex ? Math.min(left, 1_000_000) : left;
+  }
+
   /** The cache's index could not be opened in time: this pass reads from upstream without the cache. */
   void storeIsUnavailable() {
     storeUnavailable = true;
