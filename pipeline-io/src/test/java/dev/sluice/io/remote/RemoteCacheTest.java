@@ -214,6 +214,24 @@ class RemoteCacheTest {
   }
 
   @Test
+  void closingADatasetFinishesOrStopsTheLookAheadDownloadsItStarted() throws IOException {
+    Path set = writeShards(dir.resolve("remote/set"), 8);
+    for (int round = 0; round < 10; round++) {
+      cacheDir = dir.resolve("cache-" + round);
+      RemoteCache cache = RemoteCache.at(cacheDir, 64L << 20).withLookahead(4);
+      try (ShardSet r = Shards.open(CountedFileSystem.uri(set), cache)) {
+        r.get(0); // starts the next four shards downloading in the background
+      }
+      assertThat(copies()).as("round %d", round).noneMatch(p -> p.getFileName().toString().endsWith(".part"));
+      try (Stream<Path> all = Files.walk(cacheDir)) { // nothing writes into it for the closed dataset
+        for (Path p : all.sorted(java.util.Comparator.reverseOrder()).toList()) {
+          Files.delete(p);
+        }
+      }
+    }
+  }
+
+  @Test
   void theBudgetEvictsTheLeastRecentlyUsedCopiesNoReaderHolds() throws IOException {
     Path set = writeShards(dir.resolve("remote/set"), 3);
     long shardBytes;

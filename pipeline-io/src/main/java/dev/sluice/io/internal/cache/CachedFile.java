@@ -37,6 +37,7 @@ public final class CachedFile implements RemoteInput {
   private volatile boolean dataPhase;
   private volatile MappedFile local;
   private volatile boolean closed;
+  private java.util.concurrent.Future<?> background; // this file's look-ahead download, or null
   private boolean holdsEntry;
 
   CachedFile(FileCache cache, RemoteInput remote, String name, CopyCheck check) {
@@ -267,18 +268,53 @@ public final class CachedFile implements RemoteInput {
     return (int) n;
   }
 
+  /** True once this file is closed: a look-ahead download of it stops at its next chunk. */
+  boolean isClosed() {
+    return closed;
+  }
+
+  /**
+   * Records the look-ahead download of this file; {@link #close()} waits for it. Returns false when
+   * this file is closed or a look-ahead download of it was already started.
+   */
+  synchronized boolean startBackground(java.util.function.Supplier<java.util.concurrent.Future<?>> start) {
+    if (closed || background != null && !background.isDone()) {
+      return false;
+    }
+    background = start.get();
+    return true;
+  }
+
+  /**
+   * Closes the remote file and lets go of the copy. A look-ahead download of this file stops at its
+   * next read of the closed remote file (its {@code .part} deleted) and, unless it makes no progress
+   * for the cache's stall timeout, is finished when this returns: nothing writes into the cache
+   * directory for a closed file.
+   */
   @Override
   public synchronized void close() {
     if (closed) {
       return;
     }
     closed = true;
+    java.util.concurrent.Future<?> running = background;
+    background = null;
     try {
       remote.close();
     } finally {
-      if (holdsEntry) {
-        holdsEntry = false;
-        cache.release(name);
+      try {
+        if (running != null) {
+          running.get(cache.spec().stallTimeout().toNanos(), java.util.concurrent.TimeUnit.NANOSECONDS);
+        }
+      } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException ignored) {
+        // a look-ahead download's failure is left to the reader, and there is none any more
+      } catch (InterruptedException x) {
+        Thread.currentThread().interrupt();
+      } finally {
+        if (holdsEntry) {
+          holdsEntry = false;
+          cache.release(name);
+        }
       }
     }
   }

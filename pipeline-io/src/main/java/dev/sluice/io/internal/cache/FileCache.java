@@ -1,5 +1,6 @@
 package dev.sluice.io.internal.cache;
 
+import dev.sluice.core.DatasetClosedException;
 import dev.sluice.core.DatasetException;
 import dev.sluice.core.DatasetIOException;
 import dev.sluice.core.internal.mapped.MappedFile;
@@ -322,6 +323,9 @@ public final class FileCache {
         throw new DatasetIOException(dir.resolve(file.name() + ".lock").toString(), "cannot lock: " + x.getMessage(), x);
       }
       LockSupport.parkNanos(wait);
+      if (file.isClosed()) {
+        throw new DatasetClosedException(file.resource());
+      }
       if (Thread.interrupted()) {
         Thread.currentThread().interrupt();
         throw new DatasetIOException(file.resource(), "interrupted while waiting for another process's download of it",
@@ -358,6 +362,9 @@ public final class FileCache {
       RemoteInput in = file.remote();
       ByteBuffer buf = ByteBuffer.allocate((int) Math.min(COPY_BUFFER, Math.max(1, size)));
       for (long at = 0; at < size; ) {
+        if (file.isClosed()) {
+          throw new DatasetClosedException(file.resource());
+        }
         buf.clear().limit((int) Math.min(buf.capacity(), size - at));
         in.readFully(at, buf);
         buf.flip();
@@ -483,13 +490,16 @@ public final class FileCache {
     if (holdsComplete(file.name())) {
       return;
     }
-    PREFETCH.execute(() -> {
+    file.startBackground(() -> PREFETCH.submit(() -> {
+      if (file.isClosed()) {
+        return;
+      }
       try {
         acquire(file);
         release(file.name());
       } catch (RuntimeException | Error ignored) {
         // the reader downloads it again and reports the failure when it needs the file
       }
-    });
+    }));
   }
 }
