@@ -181,7 +181,8 @@ public final class SluiceCommand implements Runnable {
    * files in a {@code lib} directory beside it (docs/cli.md).
    */
   static final String HADOOP_BESIDE_JAR = "; for sluice.jar, put them beside it as lib/hadoop-client-api.jar and "
-      + "lib/hadoop-client-runtime.jar (s3a:// also lib/hadoop-aws.jar and lib/bundle.jar)";
+      + "lib/hadoop-client-runtime.jar (s3a:// also lib/hadoop-aws.jar, lib/bundle.jar, lib/analyticsaccelerator-s3.jar "
+      + "and lib/commons-logging.jar)";
 
   /** Options whose values set how much memory a command needs, as the user may type them. */
   private static final List<String> MEMORY_OPTIONS = List.of("--batch", "--buffer", "--prefetch", "--parallelism",
@@ -233,8 +234,20 @@ public final class SluiceCommand implements Runnable {
 
   /** The Maven coordinates that provide class {@code cls}, as far as Sluice knows them. */
   private static String dependencyOf(String cls) {
+    if (cls.startsWith("org.apache.hadoop.fs.s3a.")) {
+      return "org.apache.hadoop:hadoop-aws";
+    }
     if (cls.startsWith("org.apache.hadoop.")) {
       return "org.apache.hadoop:hadoop-client-api and org.apache.hadoop:hadoop-client-runtime";
+    }
+    if (cls.startsWith("org.apache.commons.logging.")) {
+      return "commons-logging:commons-logging (hadoop-aws needs it)";
+    }
+    if (cls.startsWith("software.amazon.s3.analyticsaccelerator.")) {
+      return "software.amazon.s3.analyticsaccelerator:analyticsaccelerator-s3 (hadoop-aws needs it)";
+    }
+    if (cls.startsWith("software.amazon.awssdk.")) {
+      return "software.amazon.awssdk:bundle (hadoop-aws needs it)";
     }
     return "the jar that provides it";
   }
