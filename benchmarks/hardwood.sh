@@ -35,7 +35,7 @@ echo "load: $(cut -d' ' -f1-3 /proc/loadavg)  file: $file  threads: $threads"
 hw_rates=(); sl_rates=(); hw_cpu=(); sl_cpu=(); ratios=()
 median() { printf "%s\n" "$@" | sort -g | awk '{a[NR]=$1} END {printf "%.4g\n", (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 for r in $(seq 1 "$rounds"); do
-  hw="$("${pin[@]}" "$java" "${heap[@]}" --enable-native-access=ALL-UNNAMED -cp "$cp:$classes" \
+  hw="$("${pin[@]}" "$java" "${heap[@]}" --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -cp "$cp:$classes" \
       HardwoodScan "$file" $((epochs + 3)) "$threads" 2>/dev/null | tail -n "$epochs")"
   hw_rate="$(median $(awk '{print $6}' <<<"$hw"))"
   hw_c="$(median $(awk '{print $8}' <<<"$hw"))"
