@@ -333,6 +333,9 @@ final class RangePages implements PageReader {
     var d = h.header.getDictionary_page_header();
     try {
       BytesInput bytes = decompressor.decompress(body.input(), h.header.getUncompressed_page_size());
+      if (key != null) { // kept: it owns its bytes (a recycling decompressor reuses the array it returned)
+        bytes = BytesInput.from(bytes.toByteArray());
+      }
       DictionaryPage page = new DictionaryPage(bytes, h.header.getUncompressed_page_size(), d.getNum_values(),
           encoding(d.getEncoding()));
       if (key != null) { // what the decoded dictionary weighs, at most
