@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -56,10 +57,14 @@ final class GenerateCommand implements Callable<Integer> {
   @Option(names = "--force", description = "Replace an existing dataset at OUT.")
   boolean force;
 
+  @Mixin
+  HadoopConfOptions hadoop = new HadoopConfOptions();
+
   @Spec CommandSpec spec;
 
   @Override
   public Integer call() throws java.io.IOException {
+    hadoop.apply();
     OptionChecks.nonNegative("--rows", rows);
     OptionChecks.positive("--dim", dim);
     OptionChecks.nonNegative("--row-group-size", rowGroupBytes);

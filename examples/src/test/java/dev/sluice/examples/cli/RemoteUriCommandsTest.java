@@ -52,7 +52,8 @@ class RemoteUriCommandsTest {
     assertEquals(expected, CliRun.of("checksum", shards.toString()).out());
     for (String[] args : new String[][] {
         {"bench", "--conf", "fs.s3a.secret.key=hunter2", "hdfs://namenode:8020/data/set"},
-        {"convert", "--conf", "fs.s3a.secret.key=hunter2", "hdfs://namenode:8020/data/set", shards + "2", "--to", "npy"}}) {
+        {"convert", "--conf", "fs.s3a.secret.key=hunter2", "hdfs://namenode:8020/data/set", shards + "2", "--to", "npy"},
+        {"generate", "--conf", "fs.s3a.secret.key=hunter2", "--rows", "4", "--dim", "2", "hdfs://namenode:8020/data/g.npy"}}) {
       CliRun r = CliRun.of(args);
       assertEquals(2, r.exitCode(), r.err());
       assertThat(r.err().lines()).singleElement().asString().startsWith("sluice: ")
