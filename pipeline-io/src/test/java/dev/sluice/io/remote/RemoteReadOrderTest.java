@@ -178,6 +178,31 @@ class RemoteReadOrderTest {
   }
 
   @Test
+  void aGlobalShuffleOverPublishedCopiesTakesEachCopyOnceNotOncePerRow() throws IOException {
+    Path set = RemoteCacheTest.writeShards(dir.resolve("remote/set"), FILES);
+    Path cacheDir = dir.resolve("cache");
+    RemoteCache cache = RemoteCache.at(cacheDir, 64L << 20).withLookahead(1);
+    Events events = new Events(cacheDir);
+    FileCache.of(cache).listen(events);
+    try (ShardSet r = Shards.open(CountedFileSystem.uri(set), cache)) {
+      for (long epoch = 0; epoch < 2; epoch++) {
+        PipelineContext ctx = PipelineContext.defaults().withSeed(7).withEpoch(epoch);
+        List<Long> rows = Pipeline.from(r).shuffle(RandomAccessShuffle.GLOBAL).flux(ctx)
+            .map((Example e) -> e.tensor("x").data().order(ByteOrder.LITTLE_ENDIAN).getLong(0) / WIDTH)
+            .collectList().block();
+        assertThat(rows).hasSize(RemoteCacheTest.ROWS).doesNotHaveDuplicates();
+        if (epoch == 0) {
+          events.reached.clear(); // every copy is published now
+        }
+      }
+    }
+    // the second epoch jumps between the shards row by row; with every copy published the reader
+    // holds them, so each is taken at most once, not once per jump
+    assertThat(events.reached).hasSizeLessThanOrEqualTo(FILES);
+    assertThat(events.downloaded).hasSize(FILES);
+  }
+
+  @Test
   void oneProcessReadsADatasetLargerThanItsBudgetShuffledForTwoEpochs() throws IOException {
     int files = 8;
     Path set = writeParquet(dir.resolve("remote/pq"), files);

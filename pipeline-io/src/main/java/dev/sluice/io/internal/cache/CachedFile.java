@@ -156,9 +156,14 @@ public final class CachedFile implements RemoteInput {
       return m;
     }
     List<CachedFile> next = order.reached(this, cache.spec().lookahead());
-    for (CachedFile f : order.files()) {
-      if (f != this && !next.contains(f)) {
-        f.letGo(); // before this file's download, so that the budget may evict those copies
+    if (!cache.holdsComplete(name) || next.stream().anyMatch(f -> !cache.holdsComplete(f.name))) {
+      // a download is coming: let go of the copies not needed soon, so that the budget may evict
+      // them; when this file and the next ones are all published, hold on (a reader that jumps
+      // between files, as a global shuffle does, would otherwise take its copies again and again)
+      for (CachedFile f : order.files()) {
+        if (f != this && !next.contains(f)) {
+          f.letGo();
+        }
       }
     }
     synchronized (this) {
