@@ -30,6 +30,8 @@ public final class SluiceMain {
       System.setProperty("org.slf4j.simpleLogger.showLogName", "false");
       System.setProperty("org.slf4j.simpleLogger.levelInBrackets", "false");
       System.setProperty("org.slf4j.simpleLogger.warnLevelString", "sluice: warning:");
+      System.setErr(new java.io.PrintStream(new ForeignNoticeFilter(new java.io.FileOutputStream(
+          java.io.FileDescriptor.err)), true, java.nio.charset.Charset.defaultCharset()));
     }
     if (needsRelaunch()) {
       System.exit(relaunch(args));
