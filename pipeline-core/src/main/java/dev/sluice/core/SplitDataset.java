@@ -61,9 +61,12 @@ public interface SplitDataset<T> extends Dataset<T> {
   default void readNext(List<Split> splits) {
   }
 
-  /** Every split in order, each read whole. */
+  /** Every split in order, each read whole; announces that order ({@link #readNext}) when subscribed. */
   @Override
   default Flux<T> flux(PipelineContext context) {
-    return Flux.defer(() -> Flux.fromIterable(splits()).concatMap(s -> read(s, 0, Long.MAX_VALUE), 0));
+    return Flux.defer(() -> {
+      readNext(splits());
+      return Flux.fromIterable(splits()).concatMap(s -> read(s, 0, Long.MAX_VALUE), 0);
+    });
   }
 }

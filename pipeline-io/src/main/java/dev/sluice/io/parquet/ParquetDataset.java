@@ -509,12 +509,13 @@ public final class ParquetDataset implements BatchSplitDataset<Example>, Fingerp
     }
   }
 
-  /** Every row of every row group, in order (the row path). */
+  /** Every row of every row group, in order (the row path); announces that order ({@link #readNext}) when subscribed. */
   @Override
   public Flux<Example> flux(PipelineContext context) {
     checkOpen();
     return Flux.defer(() -> {
       checkOpen();
+      readNext(splits);
       return Flux.fromIterable(splits).concatMap(this::rowsOf, 0);
     });
   }

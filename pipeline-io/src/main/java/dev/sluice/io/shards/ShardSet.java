@@ -38,10 +38,13 @@ public interface ShardSet extends RandomAccessDataset<Example>, BatchSplitDatase
   /** The shards, in order, as {@code metadata.json} lists them. */
   List<ShardInfo> shards();
 
-  /** The rows in index order. */
+  /** The rows in index order; announces the shards in that order ({@link #readNext}) when subscribed. */
   @Override
   default Flux<Example> flux(PipelineContext context) {
-    return RandomAccessDataset.super.flux(context);
+    return Flux.defer(() -> {
+      readNext(splits());
+      return RandomAccessDataset.super.flux(context);
+    });
   }
 
   /** Closes the shard files; idempotent. */

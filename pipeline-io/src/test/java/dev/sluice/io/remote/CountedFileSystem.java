@@ -31,6 +31,27 @@ public class CountedFileSystem extends LocalBackedFileSystem {
   static final Map<String, AtomicLong> FULL_READS = new ConcurrentHashMap<>();
   /** Streams opened, per path. */
   static final Map<String, AtomicLong> OPENS = new ConcurrentHashMap<>();
+  /** Reads of these paths wait at their gate. */
+  static final Map<String, Gate> GATES = new ConcurrentHashMap<>();
+
+  /** Holds the reads of a path: each read counts {@code arrived} down, then waits for {@code open}. */
+  record Gate(java.util.concurrent.CountDownLatch arrived, java.util.concurrent.CountDownLatch open) {
+    Gate() {
+      this(new java.util.concurrent.CountDownLatch(1), new java.util.concurrent.CountDownLatch(1));
+    }
+
+    void pass() throws IOException {
+      arrived.countDown();
+      try {
+        if (!open.await(5, java.util.concurrent.TimeUnit.MINUTES)) {
+          throw new IOException("the gate was never opened");
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new java.io.InterruptedIOException("interrupted at the gate");
+      }
+    }
+  }
 
   public CountedFileSystem() {
     super(SCHEME);
@@ -80,6 +101,10 @@ public class CountedFileSystem extends LocalBackedFileSystem {
 
     @Override
     public int read(long position, byte[] buffer, int offset, int length) throws IOException {
+      Gate gate = GATES.get(path);
+      if (gate != null) {
+        gate.pass();
+      }
       if (read.get() >= blockAfter) {
         Files.writeString(java.nio.file.Path.of(marker), "blocked");
         while (true) {

@@ -203,6 +203,35 @@ class RemoteReadOrderTest {
   }
 
   @Test
+  void aPassInTheFilesOwnOrderAfterAShuffledOneDownloadsAheadInThatOrder() throws IOException {
+    int files = 8;
+    Path set = writeParquet(dir.resolve("remote/pq"), files);
+    long largestFile = 0;
+    try (Stream<Path> s = Files.list(set)) {
+      for (Path p : s.toList()) {
+        largestFile = Math.max(largestFile, Files.size(p));
+      }
+    }
+    Path cacheDir = dir.resolve("cache");
+    RemoteCache cache = RemoteCache.at(cacheDir, largestFile * 3).withLookahead(1);
+    Events events = new Events(cacheDir);
+    FileCache.of(cache).listen(events);
+    try (ParquetDataset r = Parquet.open(CountedFileSystem.uri(set), ParquetOptions.defaults(), cache)) {
+      assertThat(shuffledPass(r, 0)).hasSize(files * ROWS);
+      events.reached.clear();
+      events.downloaded.clear();
+      List<Long> rows = r.flux(PipelineContext.defaults())
+          .map((Example e) -> e.tensor("x").data().order(ByteOrder.LITTLE_ENDIAN).getLong(0) / WIDTH)
+          .collectList().block();
+      assertThat(rows).hasSize(files * ROWS).isSorted();
+    }
+    // the plain pass announces the files' own order: nothing is downloaded ahead in the shuffled
+    // pass's order, which would take the budget the reader needs
+    assertThat(events.downloaded).as("downloads of the pass in the files' order").isNotEmpty().isSorted();
+    assertThat(new ArrayList<>(new LinkedHashSet<>(events.reached))).isSorted();
+  }
+
+  @Test
   void oneProcessReadsADatasetLargerThanItsBudgetShuffledForTwoEpochs() throws IOException {
     int files = 8;
     Path set = writeParquet(dir.resolve("remote/pq"), files);

@@ -61,6 +61,8 @@ public final class FileCache {
   private volatile RemoteCache spec;
   private final FileChannel global;
   private final Map<String, Entry> entries = new HashMap<>();
+  /** This process's look-ahead downloads under way, by copy name. */
+  private final Map<String, java.util.concurrent.Future<?>> lookahead = new ConcurrentHashMap<>();
   private volatile Listener listener = new Listener() { };
 
   /** What the cache tells of its work, in the order it happens; the default ignores it. */
@@ -73,6 +75,12 @@ public final class FileCache {
 
     /** The file {@code resource} has been downloaded and its copy published. */
     default void downloaded(String resource) { }
+
+    /**
+     * A read of the file {@code resource} found the budget full and waits for this process's
+     * look-ahead downloads under way to end, so that their copies may be evicted.
+     */
+    default void waitingForLookahead(String resource) { }
   }
 
   /** What this process holds of one copy: its lock file's channel and, while read, the shared lock and mapping. */
@@ -225,11 +233,16 @@ public final class FileCache {
    * published; holds a shared lock on it until {@link #release(String)}.
    */
   MappedFile acquire(CachedFile file) {
+    return acquire(file, false);
+  }
+
+  /** As {@link #acquire(CachedFile)}; a look-ahead download gives up when the budget is full instead of waiting. */
+  private MappedFile acquire(CachedFile file, boolean ahead) {
     Entry e = entry(file.name());
     try {
       synchronized (e) {
         if (e.mapped == null) {
-          e.mapped = mapLocal(file, e);
+          e.mapped = mapLocal(file, e, ahead);
         }
         return e.mapped;
       }
@@ -239,7 +252,7 @@ public final class FileCache {
     }
   }
 
-  private MappedFile mapLocal(CachedFile file, Entry e) {
+  private MappedFile mapLocal(CachedFile file, Entry e, boolean ahead) {
     String resource = file.resource();
     Path copy = copy(file.name());
     while (true) {
@@ -264,7 +277,7 @@ public final class FileCache {
       try {
         if (!valid(file, copy)) {
           Files.deleteIfExists(copy);
-          download(file);
+          download(file, ahead);
         }
       } catch (IOException x) {
         throw new DatasetIOException(resource, "cannot download into " + copy + ": " + x.getMessage(), x);
@@ -353,11 +366,11 @@ public final class FileCache {
   }
 
   /** Downloads the file to {@code <name>.part}, forces, checks and renames it; the caller holds the exclusive lock. */
-  private void download(CachedFile file) throws IOException {
+  private void download(CachedFile file, boolean ahead) throws IOException {
     String name = file.name();
     Path part = dir.resolve(name + ".part");
     long size = file.size();
-    reserve(name, size, file.resource());
+    reserve(file, ahead);
     try (FileChannel out = FileChannel.open(part, StandardOpenOption.WRITE, StandardOpenOption.READ)) {
       RemoteInput in = file.remote();
       ByteBuffer buf = ByteBuffer.allocate((int) Math.min(COPY_BUFFER, Math.max(1, size)));
@@ -391,11 +404,66 @@ public final class FileCache {
   }
 
   /**
+   * Reserves the budget for downloading {@code file} ({@link #tryReserve}). When it does not fit, a
+   * reader's download (not a look-ahead one) waits for this process's look-ahead downloads of other
+   * files under way, whose copies the budget may evict once they end, and tries again: a download
+   * ahead of the reader never makes the reader's own read fail.
+   *
+   * @throws DatasetIOException naming the file, the budget and the bytes in use when it does not fit
+   */
+  private void reserve(CachedFile file, boolean ahead) throws IOException {
+    long size = file.size();
+    while (true) {
+      long used = tryReserve(file.name(), size);
+      if (used < 0) {
+        return;
+      }
+      if (ahead || !awaitLookahead(file)) {
+        throw new DatasetIOException(file.resource(), "the remote cache " + dir + " has a budget of "
+            + spec.maxBytes() + " bytes; this file needs " + size + " bytes but the files in use hold " + used
+            + ": raise the budget (--remote-cache-max-bytes) or read fewer files at once", null);
+      }
+    }
+  }
+
+  /**
+   * Waits for this process's look-ahead downloads of files other than {@code file} under way (each
+   * at most the stall timeout); false when there were none.
+   */
+  private boolean awaitLookahead(CachedFile file) {
+    List<java.util.concurrent.Future<?>> running = new ArrayList<>();
+    lookahead.forEach((name, f) -> {
+      if (!name.equals(file.name()) && !f.isDone()) {
+        running.add(f);
+      }
+    });
+    if (running.isEmpty()) {
+      return false;
+    }
+    listener.waitingForLookahead(file.resource());
+    for (java.util.concurrent.Future<?> f : running) {
+      try {
+        f.get(spec.stallTimeout().toNanos(), TimeUnit.NANOSECONDS);
+      } catch (java.util.concurrent.ExecutionException | java.util.concurrent.CancellationException ignored) {
+        // a look-ahead download's failure is the business of the read that needs its file
+      } catch (java.util.concurrent.TimeoutException x) {
+        throw new DatasetIOException(file.resource(), "a look-ahead download into " + dir + " has held the budget for "
+            + spec.stallTimeout().toSeconds() + " s without ending", x);
+      } catch (InterruptedException x) {
+        Thread.currentThread().interrupt();
+        throw new DatasetIOException(file.resource(), "interrupted while waiting for room in the remote cache " + dir, x);
+      }
+    }
+    return true;
+  }
+
+  /**
    * Under {@code cache.lock}: evicts least recently used copies no process holds until
    * {@code size} more bytes fit in the budget, then creates {@code <name>.part} at its full size
-   * (sparse), so that the other processes count it.
+   * (sparse), so that the other processes count it. Returns -1 when reserved, else the bytes the
+   * copies that could not be evicted hold.
    */
-  private synchronized void reserve(String name, long size, String resource) throws IOException {
+  private synchronized long tryReserve(String name, long size) throws IOException {
     FileLock g = null;
     long wait = 1_000_000L;
     while (g == null) {
@@ -444,15 +512,14 @@ public final class FileCache {
         }
       }
       if (used + size > budget) {
-        throw new DatasetIOException(resource, "the remote cache " + dir + " has a budget of " + budget
-            + " bytes; this file needs " + size + " bytes but the files in use hold " + used
-            + ": raise the budget (--remote-cache-max-bytes) or read fewer files at once", null);
+        return used;
       }
       try (FileChannel out = FileChannel.open(part, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
         if (size > 0) {
           out.write(ByteBuffer.wrap(new byte[1]), size - 1);
         }
       }
+      return -1;
     } finally {
       g.release();
     }
@@ -490,16 +557,21 @@ public final class FileCache {
     if (holdsComplete(file.name())) {
       return;
     }
-    file.startBackground(() -> PREFETCH.submit(() -> {
-      if (file.isClosed()) {
-        return;
-      }
-      try {
-        acquire(file);
-        release(file.name());
-      } catch (RuntimeException | Error ignored) {
-        // the reader downloads it again and reports the failure when it needs the file
-      }
-    }));
+    file.startBackground(() -> {
+      java.util.concurrent.Future<?> f = PREFETCH.submit(() -> {
+        if (file.isClosed()) {
+          return;
+        }
+        try {
+          acquire(file, true);
+          release(file.name());
+        } catch (RuntimeException | Error ignored) {
+          // the reader downloads it again and reports the failure when it needs the file
+        }
+      });
+      lookahead.put(file.name(), f);
+      lookahead.values().removeIf(java.util.concurrent.Future::isDone);
+      return f;
+    });
   }
 }
