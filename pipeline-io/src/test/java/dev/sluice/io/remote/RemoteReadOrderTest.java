@@ -140,40 +140,48 @@ class RemoteReadOrderTest {
   @Test
   void aShuffledPassDownloadsAheadTheFilesItReadsNextNotTheNextByName() throws IOException {
     Path set = writeParquet(dir.resolve("remote/pq"), FILES);
+    assertDownloadsFollowTheReads(cache -> Parquet.open(CountedFileSystem.uri(set), ParquetOptions.defaults(), cache),
+        r -> assertThat(shuffledPass(r, 0)).hasSize(FILES * ROWS).doesNotHaveDuplicates());
+  }
+
+  @Test
+  void aBlockShuffledShardSetDownloadsAheadTheShardsItReadsNext() throws IOException {
+    Path set = RemoteCacheTest.writeShards(dir.resolve("remote/set"), FILES);
+    assertDownloadsFollowTheReads(cache -> Shards.open(CountedFileSystem.uri(set), cache), r -> {
+      PipelineContext ctx = PipelineContext.defaults().withSeed(7);
+      List<Long> rows = Pipeline.from(r).shuffle(RandomAccessShuffle.BLOCKS).flux(ctx)
+          .map((Example e) -> e.tensor("x").data().order(ByteOrder.LITTLE_ENDIAN).getLong(0) / WIDTH)
+          .collectList().block();
+      assertThat(rows).hasSize(RemoteCacheTest.ROWS).doesNotHaveDuplicates();
+    });
+  }
+
+  /**
+   * Opens a remote dataset of {@link #FILES} files through a cache with look-ahead 1, runs one
+   * shuffled {@code pass} over it and asserts that the pass read the files out of name order and
+   * that each download ahead was of the next file in read order.
+   */
+  private <D extends dev.sluice.core.Dataset<Example> & AutoCloseable> void assertDownloadsFollowTheReads(
+      java.util.function.Function<RemoteCache, D> open, java.util.function.Consumer<D> pass) throws IOException {
     Path cacheDir = dir.resolve("cache");
     RemoteCache cache = RemoteCache.at(cacheDir, 64L << 20).withLookahead(1);
     Events events = new Events(cacheDir);
     FileCache.of(cache).listen(events);
-    try (ParquetDataset r = Parquet.open(CountedFileSystem.uri(set), ParquetOptions.defaults(), cache)) {
-      List<Long> rows = shuffledPass(r, 0);
-      assertThat(rows).hasSize(FILES * ROWS).doesNotHaveDuplicates();
+    D r = open.apply(cache);
+    try {
+      pass.accept(r);
+    } finally {
+      try {
+        r.close();
+      } catch (Exception e) {
+        throw new IllegalStateException(e);
+      }
     }
     List<String> readOrder = new ArrayList<>(new LinkedHashSet<>(events.reached));
     assertThat(readOrder).hasSize(FILES);
     assertThat(readOrder).as("the shuffled pass reads the files out of name order")
         .isNotEqualTo(readOrder.stream().sorted().toList());
     // lookahead 1: when a file is first read, the one downloaded ahead is the next in read order
-    assertThat(events.downloaded).containsExactlyElementsOf(readOrder);
-  }
-
-  @Test
-  void aBlockShuffledShardSetDownloadsAheadTheShardsItReadsNext() throws IOException {
-    Path set = RemoteCacheTest.writeShards(dir.resolve("remote/set"), FILES);
-    Path cacheDir = dir.resolve("cache");
-    RemoteCache cache = RemoteCache.at(cacheDir, 64L << 20).withLookahead(1);
-    Events events = new Events(cacheDir);
-    FileCache.of(cache).listen(events);
-    try (ShardSet r = Shards.open(CountedFileSystem.uri(set), cache)) {
-      PipelineContext ctx = PipelineContext.defaults().withSeed(7);
-      List<Long> rows = Pipeline.from(r).shuffle(RandomAccessShuffle.BLOCKS).flux(ctx)
-          .map((Example e) -> e.tensor("x").data().order(ByteOrder.LITTLE_ENDIAN).getLong(0) / WIDTH)
-          .collectList().block();
-      assertThat(rows).hasSize(RemoteCacheTest.ROWS).doesNotHaveDuplicates();
-    }
-    List<String> readOrder = new ArrayList<>(new LinkedHashSet<>(events.reached));
-    assertThat(readOrder).hasSize(FILES);
-    assertThat(readOrder).as("the shuffled pass reads the shards out of name order")
-        .isNotEqualTo(readOrder.stream().sorted().toList());
     assertThat(events.downloaded).containsExactlyElementsOf(readOrder);
   }
 
