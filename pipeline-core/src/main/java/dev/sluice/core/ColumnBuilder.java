@@ -6,6 +6,7 @@ import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Objects;
 
 /**
  * Fills one column of a batch being built ({@link BatchBuilder#column(int)}): the one place where
@@ -24,6 +25,11 @@ import java.util.List;
  * innermost values in bulk, {@link #addBytes} adds a string or blob, {@link #addNull(int)} adds a
  * null item, and {@link #appendRow(Tensor)} appends a whole row value. Every buffer grows as needed;
  * the layout is Arrow's {@code LargeList} applied per level (see {@link Column}).
+ *
+ * <p><b>Padded fields</b> ({@code paddedBatch}) are fixed-length fields whose rows may be
+ * shorter than the spec's shape: after {@link #pad(Number)} every row holds the pad value, and
+ * {@link #setPadded(int, Tensor)} writes a value into the leading corner of its row and records its
+ * true dimensions, which the built column keeps ({@link Column#lengths()}).
  *
  * <p>Memory comes from the batch builder's pool and goes to the batch it builds, or back to the
  * pool when the builder is closed unbuilt. Not thread-safe.
@@ -45,6 +51,8 @@ public final class ColumnBuilder {
   final Buf[] offsets;
   final ColumnValidity nulls; // the null flags per depth 0..k
   final long[] counts; // items per depth 0..k (variable-length fields)
+  private Buf lengths; // padded fields: int64 [capacity, rank], each row's true dimensions
+  private boolean padded;
 
   ColumnBuilder(TensorSpec spec, int capacity, BufferPool pool) {
     this(spec, capacity, pool, new long[1]);
@@ -131,6 +139,82 @@ public final class ColumnBuilder {
     }
     nulls.markRowNull(row);
     RowGathers.fill(fixed.buf, row * rowBytes, (row + 1) * rowBytes, (byte) 0);
+  }
+
+  // ------------------------------------------------------------------ padding
+
+  /**
+   * Makes this fixed-length column a padded one: every row now holds {@code fill} (null: zeros),
+   * rows are written with {@link #setPadded}, and the built column keeps each row's true
+   * dimensions ({@link Column#lengths()}; a field of scalars keeps none). Call it before any row is
+   * written.
+   *
+   * @param fill the pad value, converted to the field's dtype; null for zeros
+   * @throws IllegalStateException if the field is variable-length or already padded
+   * @throws IllegalArgumentException if {@code fill} is not zero and the dtype is not a real number type
+   */
+  public void pad(Number fill) {
+    if (fixed == null) {
+      throw new IllegalStateException("field '" + spec.name() + "' " + spec + " is variable-length: only "
+          + "fixed-length fields are padded");
+    }
+    if (padded) {
+      throw new IllegalStateException("field '" + spec.name() + "' is already padded");
+    }
+    ColumnPadding.fill(fixed.buf, capacity * rowBytes, spec.dtype(), fill, spec.name());
+    int rank = spec.shape().rank();
+    if (rank > 0) {
+      lengths = ColumnMemory.allocate(pool, held, 8L * capacity * rank);
+      RowGathers.fill(lengths.buf, 0, 8 * capacity * rank, (byte) 0);
+    }
+    padded = true;
+  }
+
+  /**
+   * Writes {@code value} into row {@code row} of a {@link #pad padded} column: each element at
+   * its own position in the spec's shape (a ragged value's items each in their own padded block),
+   * the rest of the row keeping the pad value, and records the value's true dimensions (for a
+   * ragged dimension, its longest item).
+   *
+   * @param row in {@code [0, capacity)}
+   * @param value not null, of the field's dtype and rank, without null elements, no dimension
+   *     longer than the spec's
+   * @throws IllegalArgumentException if the value does not fit the row
+   */
+  public void setPadded(int row, Tensor value) {
+    if (!padded) {
+      throw new IllegalStateException("field '" + spec.name() + "' is not padded: call pad first");
+    }
+    Objects.checkIndex(row, capacity);
+    if (value.dtype() != spec.dtype() || value.shape().rank() != spec.shape().rank()) {
+      throw new IllegalArgumentException("field '" + spec.name() + "' " + spec + " takes " + spec.dtype()
+          + " values of rank " + spec.shape().rank() + " but the value is " + value.dtype() + value.shape());
+    }
+    if (value.hasNulls()) {
+      throw new IllegalArgumentException("field '" + spec.name() + "': the value holds null elements, which "
+          + "padding would turn into values");
+    }
+    long[] dims = paddedDims(value);
+    long[] shape = spec.shape().dims();
+    for (int d = 0; d < dims.length; d++) {
+      if (dims[d] > shape[d]) {
+        throw new IllegalArgumentException("field '" + spec.name() + "': a value of shape " + value.shape()
+            + (value.isRagged() ? " (at most " + Shape.of(dims) + ")" : "") + " does not fit the padded shape "
+            + spec.shape());
+      }
+    }
+    ColumnPadding.copyPadded(value, fixed.buf, row * rowBytes, shape, spec.dtype().byteSize());
+    for (int d = 0; d < dims.length; d++) {
+      lengths.buf.putLong((row * dims.length + d) * 8, dims[d]);
+    }
+  }
+
+  /**
+   * The smallest dense shape that holds {@code value}: its dimensions, where a ragged dimension is
+   * the longest of its items (what {@link #setPadded} records as the row's true dimensions).
+   */
+  public static long[] paddedDims(Tensor value) {
+    return ColumnPadding.bound(value);
   }
 
   /** Rows appended so far (variable-length fields). */
@@ -417,6 +501,12 @@ public final class ColumnBuilder {
     if (fixed != null) {
       valid[0] = nulls.build(0, n);
       Tensor v = Tensor.wrap(spec.dtype(), spec.shape().prepend(n), fixed.buf.slice(0, n * rowBytes));
+      if (padded) {
+        int rank = spec.shape().rank();
+        Tensor len = lengths == null ? null : Tensor.wrap(DType.INT64, Shape.of(n, rank),
+            lengths.buf.slice(0, 8 * n * rank).order(ByteOrder.LITTLE_ENDIAN));
+        return new Column(spec, n, v, null, valid[0], len);
+      }
       return Column.of(spec, n, v, List.of(), Arrays.asList(valid));
     }
     if (counts[0] != n) {
@@ -444,6 +534,7 @@ public final class ColumnBuilder {
   void addBuffers(List<PooledBuffer> out) {
     ColumnMemory.addPooled(out, fixed);
     ColumnMemory.addPooled(out, values);
+    ColumnMemory.addPooled(out, lengths);
     for (Buf b : offsets) {
       ColumnMemory.addPooled(out, b);
     }
@@ -454,6 +545,7 @@ public final class ColumnBuilder {
   void release() {
     ColumnMemory.release(held, fixed);
     ColumnMemory.release(held, values);
+    ColumnMemory.release(held, lengths);
     for (Buf b : offsets) {
       ColumnMemory.release(held, b);
     }

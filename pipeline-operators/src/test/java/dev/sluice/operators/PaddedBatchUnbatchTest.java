@@ -166,6 +166,20 @@ class PaddedBatchUnbatchTest {
   }
 
   @Test
+  void aPadValueTheDtypeCannotHoldFailsAfterTheFirstColumnsWereWrittenAndNothingLeaks() {
+    // "label" is written first; "z" (complex64) then refuses the non-zero pad value
+    StepVerifier.create(Flux.range(0, 4).map(i -> Example.builder(i).put("label", Tensor.scalar((long) i))
+                .put("z", Tensor.wrap(DType.COMPLEX64, Shape.of(1), ByteBuffer.allocate(8))).build())
+            .transform(PaddedBatch.of(4, Map.of(), Map.of("z", 1), false)))
+        .expectErrorSatisfies(e -> {
+          assertTrue(e instanceof IllegalArgumentException, e.toString());
+          assertTrue(e.getMessage().startsWith("paddedBatch: ") && e.getMessage().contains("field 'z'")
+              && e.getMessage().contains("complex64"), e.getMessage());
+        })
+        .verify();
+  }
+
+  @Test
   void dropRemainderAndBackpressure() {
     StepVerifier.create(Flux.range(0, 10).map(i -> sentence(i)).transform(PaddedBatch.of(4, Map.of(), Map.of(), true)), 0)
         .thenRequest(1)
