@@ -120,16 +120,24 @@ class RemoteReadOrderTest {
       sample();
     }
 
-    /** Bytes of the copies and downloads in the cache directory now. */
+    /**
+     * Bytes of the copies and downloads in the cache directory now. A download renamed to its copy
+     * while the directory is listed may be listed under both names: a name and its {@code .part}
+     * count once.
+     */
     void sample() {
       try (Stream<Path> s = Files.list(cacheDir)) {
-        long bytes = s.filter(p -> !p.getFileName().toString().endsWith(".lock")).mapToLong(p -> {
+        java.util.Map<String, Long> files = new java.util.HashMap<>();
+        s.filter(p -> !p.getFileName().toString().endsWith(".lock")).forEach(p -> {
+          long size;
           try {
-            return Files.size(p);
+            size = Files.size(p);
           } catch (IOException e) {
-            return 0; // evicted meanwhile
+            size = 0; // evicted or renamed meanwhile
           }
-        }).sum();
+          files.merge(p.getFileName().toString().replaceFirst("\\.part$", ""), size, Math::max);
+        });
+        long bytes = files.values().stream().mapToLong(Long::longValue).sum();
         largest.accumulateAndGet(bytes, Math::max);
       } catch (IOException e) {
         throw new UncheckedIOException(e);
