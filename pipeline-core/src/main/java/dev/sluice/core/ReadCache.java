@@ -1,6 +1,6 @@
 package dev.sluice.core;
 
-import java.util.concurrent.ConcurrentHashMap;
+import dev.sluice.core.internal.BudgetRequests;
 
 /**
  * The block cache of positioned reads (npy files read with {@link IoMode#READ}, and npy files named
@@ -37,8 +37,7 @@ public final class ReadCache {
   public static final String STAGE = "read-cache";
 
   private static volatile long budget = -1;
-  private static final ConcurrentHashMap<Request, Long> REQUESTS = new ConcurrentHashMap<>();
-  private static volatile long requested = -1;
+  private static final BudgetRequests REQUESTS = new BudgetRequests();
 
   private ReadCache() {}
 
@@ -49,7 +48,7 @@ public final class ReadCache {
    *     non-negative number of bytes
    */
   public static long budget() {
-    long r = requested;
+    long r = REQUESTS.largest();
     if (r >= 0) {
       return r;
     }
@@ -103,30 +102,21 @@ public final class ReadCache {
     if (bytes < 0) {
       throw new IllegalArgumentException("the read cache budget must be >= 0 but it was " + bytes);
     }
-    Request r = new Request();
-    synchronized (REQUESTS) {
-      REQUESTS.put(r, bytes);
-      requested = largest();
-    }
-    return r;
-  }
-
-  private static long largest() {
-    return REQUESTS.values().stream().mapToLong(Long::longValue).max().orElse(-1);
+    return new Request(REQUESTS.request(bytes));
   }
 
   /** A budget asked for by {@link #request(long)}, withdrawn by {@link #close()}. */
   public static final class Request implements AutoCloseable {
-    private Request() {}
+    private final BudgetRequests.Request request;
+
+    private Request(BudgetRequests.Request request) {
+      this.request = request;
+    }
 
     /** Withdraws this request; idempotent. */
     @Override
     public void close() {
-      synchronized (REQUESTS) {
-        if (REQUESTS.remove(this) != null) {
-          requested = largest();
-        }
-      }
+      request.close();
     }
   }
 }
