@@ -1,6 +1,6 @@
 package dev.sluice.core;
 
-import dev.sluice.core.internal.BudgetRequests;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The block cache of positioned reads (npy files read with {@link IoMode#READ}, and npy files named
@@ -37,7 +37,8 @@ public final class ReadCache {
   public static final String STAGE = "read-cache";
 
   private static volatile long budget = -1;
-  private static final BudgetRequests REQUESTS = new BudgetRequests();
+  private static final ConcurrentHashMap<Request, Long> REQUESTS = new ConcurrentHashMap<>();
+  private static volatile long requested = -1;
 
   private ReadCache() {}
 
@@ -48,7 +49,7 @@ public final class ReadCache {
    *     non-negative number of bytes
    */
   public static long budget() {
-    long r = REQUESTS.largest();
+    long r = requested;
     if (r >= 0) {
       return r;
     }
@@ -102,21 +103,30 @@ public final class ReadCache {
     if (bytes < 0) {
       throw new IllegalArgumentException("the read cache budget must be >= 0 but it was " + bytes);
     }
-    return new Request(REQUESTS.request(bytes));
+    Request r = new Request();
+    synchronized (REQUESTS) {
+      REQUESTS.put(r, bytes);
+      requested = largest();
+    }
+    return r;
+  }
+
+  private static long largest() {
+    return REQUESTS.values().stream().mapToLong(Long::longValue).max().orElse(-1);
   }
 
   /** A budget asked for by {@link #request(long)}, withdrawn by {@link #close()}. */
   public static final class Request implements AutoCloseable {
-    private final BudgetRequests.Request request;
-
-    private Request(BudgetRequests.Request request) {
-      this.request = request;
-    }
+    private Request() {}
 
     /** Withdraws this request; idempotent. */
     @Override
     public void close() {
-      request.close();
+      synchronized (REQUESTS) {
+        if (REQUESTS.remove(this) != null) {
+          requested = largest();
+        }
+      }
     }
   }
 }

@@ -115,16 +115,15 @@ final class PageCache {
   }
 
   /**
-   * Keeps {@code entry} at {@code key} (unless it weighs more than a quarter of the budget), dropping
-   * the least recently used pages over the budget.
+   * Keeps {@code entry} at {@code key} (unless it weighs more than a quarter of the budget), then
+   * drops the least recently used pages over the budget (those kept under a larger one too).
    */
   synchronized void put(Key key, Entry entry) {
     long maxBytes = budget.getAsLong();
-    if (entry.bytes > maxBytes / 4) {
-      return;
+    if (entry.bytes <= maxBytes / 4) {
+      Entry old = pages.put(key, entry);
+      bytes += entry.bytes - (old == null ? 0 : old.bytes);
     }
-    Entry old = pages.put(key, entry);
-    bytes += entry.bytes - (old == null ? 0 : old.bytes);
     Iterator<Map.Entry<Key, Entry>> it = pages.entrySet().iterator();
     while (bytes > maxBytes && it.hasNext()) {
       bytes -= it.next().getValue().bytes;
@@ -142,6 +141,12 @@ final class PageCache {
         it.remove();
       }
     }
+  }
+
+  /** Drops every page, as if none had been kept yet. */
+  synchronized void clear() {
+    pages.clear();
+    bytes = 0;
   }
 
   /** The pages kept. */

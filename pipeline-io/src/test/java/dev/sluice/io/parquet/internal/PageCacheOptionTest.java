@@ -61,8 +61,12 @@ class PageCacheOptionTest {
     return f;
   }
 
-  /** What the shared page cache holds after reading {@code f} in blocks during a pass of {@code options}. */
+  /**
+   * The pages and bytes the shared page cache holds after reading {@code f} in blocks, from an empty
+   * cache, during a pass of {@code options}.
+   */
   private static long[] keptAfterBlockReads(Path f, Options options) {
+    PageCache.shared().clear(); // the pages other tests' datasets left
     try (ParquetDataset ds = Parquet.open(f)) {
       Split s = ds.splits().get(0);
       assertEquals(ROWS, s.rowCount());
