@@ -35,10 +35,16 @@ import java.util.Objects;
  *     (the default) to ask for none; while several pipelines run, the largest budget asked for
  *     applies, and when none asks, {@link ReadCache#budget()}'s default (the system property
  *     {@value ReadCache#PROPERTY}, else a quarter of the memory limit, else 1 GiB)
+ * @param pageCacheBytes the budget of the process-wide page cache of the Parquet readers (the
+ *     decompressed pages that reads of part of a row group cut, with their decoded levels, and the
+ *     decoded dictionary pages, kept on the heap) this pipeline asks for while each of its passes
+ *     runs, &gt;= 0 (zero: no page is kept), or {@link #PAGE_CACHE_DEFAULT} (the default) to ask for
+ *     none; while several pipelines run, the largest budget asked for applies, and when none asks,
+ *     64 MiB
  */
 public record Options(boolean deterministic, MemoryManager memory, NullPolicy nullPolicy, MeterRegistry metrics,
     String name, Duration prefetchPark, PrefetchSpin prefetchSpin, ChunkPlacement mapChunks,
-    long blockShuffleThreshold, long readCacheBytes) {
+    long blockShuffleThreshold, long readCacheBytes, long pageCacheBytes) {
   /** The name of a pipeline whose options give none. */
   public static final String DEFAULT_NAME = "pipeline";
   /** The system property that sets the default of {@link #prefetchPark()}, in microseconds. */
@@ -51,14 +57,17 @@ public record Options(boolean deterministic, MemoryManager memory, NullPolicy nu
   /** The {@link #readCacheBytes()} of a pipeline that asks for no read cache budget of its own. */
   public static final long READ_CACHE_DEFAULT = -1;
 
+  /** The {@link #pageCacheBytes()} of a pipeline that asks for no page cache budget of its own. */
+  public static final long PAGE_CACHE_DEFAULT = -1;
+
   private static final Duration DEFAULT_PREFETCH_PARK = Duration.ofMillis(1);
 
   /**
    * Options with the given values; {@code memory}, {@code nullPolicy}, {@code name},
    * {@code prefetchPark}, {@code prefetchSpin} and {@code mapChunks} must not be null, {@code name}
    * must not be blank, {@code prefetchPark} and {@code blockShuffleThreshold} not negative,
-   * {@code readCacheBytes} not negative or {@link #READ_CACHE_DEFAULT}; {@code metrics} may be null
-   * (no registry).
+   * {@code readCacheBytes} not negative or {@link #READ_CACHE_DEFAULT}, {@code pageCacheBytes} not
+   * negative or {@link #PAGE_CACHE_DEFAULT}; {@code metrics} may be null (no registry).
    */
   public Options {
     Objects.requireNonNull(memory, "memory");
@@ -72,6 +81,18 @@ public record Options(boolean deterministic, MemoryManager memory, NullPolicy nu
     Objects.requireNonNull(mapChunks, "mapChunks");
     checkThreshold(blockShuffleThreshold);
     checkReadCache(readCacheBytes);
+    checkPageCache(pageCacheBytes);
+  }
+
+  /**
+   * Options with the given values and no page cache budget of their own
+   * ({@link #PAGE_CACHE_DEFAULT}).
+   */
+  public Options(boolean deterministic, MemoryManager memory, NullPolicy nullPolicy, MeterRegistry metrics,
+      String name, Duration prefetchPark, PrefetchSpin prefetchSpin, ChunkPlacement mapChunks,
+      long blockShuffleThreshold, long readCacheBytes) {
+    this(deterministic, memory, nullPolicy, metrics, name, prefetchPark, prefetchSpin, mapChunks,
+        blockShuffleThreshold, readCacheBytes, PAGE_CACHE_DEFAULT);
   }
 
   /**
@@ -122,6 +143,13 @@ public record Options(boolean deterministic, MemoryManager memory, NullPolicy nu
   private static long checkReadCache(long bytes) {
     if (bytes < 0 && bytes != READ_CACHE_DEFAULT) {
       throw new IllegalArgumentException("readCacheBytes >= 0 required but it was " + bytes);
+    }
+    return bytes;
+  }
+
+  private static long checkPageCache(long bytes) {
+    if (bytes < 0 && bytes != PAGE_CACHE_DEFAULT) {
+      throw new IllegalArgumentException("pageCacheBytes >= 0 required but it was " + bytes);
     }
     return bytes;
   }
@@ -284,6 +312,7 @@ public record Options(boolean deterministic, MemoryManager memory, NullPolicy nu
     private ChunkPlacement mapChunks;
     private long blockShuffleThreshold;
     private long readCacheBytes;
+    private long pageCacheBytes;
 
     private Builder(Options from) {
       this.deterministic = from.deterministic;
@@ -296,6 +325,7 @@ public record Options(boolean deterministic, MemoryManager memory, NullPolicy nu
       this.mapChunks = from.mapChunks;
       this.blockShuffleThreshold = from.blockShuffleThreshold;
       this.readCacheBytes = from.readCacheBytes;
+      this.pageCacheBytes = from.pageCacheBytes;
     }
 
     /** Whether parallel operators keep element order; returns this builder. */
@@ -401,10 +431,24 @@ public record Options(boolean deterministic, MemoryManager memory, NullPolicy nu
       return this;
     }
 
+    /**
+     * The budget of the process-wide page cache of the Parquet readers (decompressed pages that
+     * reads of part of a row group cut, and decoded dictionary pages, on the heap) this pipeline
+     * asks for while each of its passes runs; returns this builder. While several pipelines run,
+     * the largest budget asked for applies; once none runs, the default again (64 MiB). A page
+     * weighing more than a quarter of the budget is not kept.
+     *
+     * @param bytes &gt;= 0 (0: no page is kept), or {@link Options#PAGE_CACHE_DEFAULT} to ask for none
+     */
+    public Builder pageCacheBytes(long bytes) {
+      this.pageCacheBytes = checkPageCache(bytes);
+      return this;
+    }
+
     /** The options set so far. */
     public Options build() {
       return new Options(deterministic, memory, nullPolicy, metrics, name, prefetchPark, prefetchSpin, mapChunks,
-          blockShuffleThreshold, readCacheBytes);
+          blockShuffleThreshold, readCacheBytes, pageCacheBytes);
     }
   }
 }

@@ -11,6 +11,7 @@ import dev.sluice.core.PipelineState;
 import dev.sluice.core.Positioned;
 import dev.sluice.core.RandomAccessDataset;
 import dev.sluice.core.ReadCache;
+import dev.sluice.core.internal.BudgetRequests;
 import dev.sluice.operators.internal.BatchStage;
 import dev.sluice.operators.internal.BucketOperator;
 import dev.sluice.operators.internal.BucketStage;
@@ -134,14 +135,24 @@ public final class Pipeline<T> implements Dataset<T> {
 
   /**
    * The pass for {@code context} without its first {@code skip} elements ({@link CachedPasses#pass}),
-   * asking for the options' read cache budget ({@link ReadCache#request}) while it runs.
+   * asking for the options' read cache budget ({@link ReadCache#request}) and page cache budget
+   * ({@link Options#pageCacheBytes()}) while it runs.
    */
   @SuppressWarnings("unchecked")
   private Flux<T> pass(PipelineContext context, long skip, long offset) {
     Flux<T> pass = Flux.defer(() -> (Flux<T>) CachedPasses.pass(plan(), context, skip, offset));
     long readCache = options.readCacheBytes();
-    return readCache == Options.READ_CACHE_DEFAULT ? pass
-        : Flux.using(() -> ReadCache.request(readCache), r -> pass, ReadCache.Request::close);
+    if (readCache != Options.READ_CACHE_DEFAULT) {
+      Flux<T> inner = pass;
+      pass = Flux.using(() -> ReadCache.request(readCache), r -> inner, ReadCache.Request::close);
+    }
+    long pageCache = options.pageCacheBytes();
+    if (pageCache != Options.PAGE_CACHE_DEFAULT) {
+      Flux<T> inner = pass;
+      pass = Flux.using(() -> BudgetRequests.PAGE_CACHE.request(pageCache), r -> inner,
+          BudgetRequests.Request::close);
+    }
+    return pass;
   }
 
   /** The plan of this pipeline, built once. */

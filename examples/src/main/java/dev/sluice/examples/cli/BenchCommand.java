@@ -116,6 +116,13 @@ final class BenchCommand implements Callable<Integer> {
           + "quarter of --memory-limit, or 1 GiB.")
   Long readCache;
 
+  @Option(names = "--page-cache", paramLabel = "BYTES", converter = ByteSize.OrZero.class,
+      description = "For Parquet: the most the page cache holds, e.g. 256m or 0 (off): the decompressed pages "
+          + "that a read of part of a row group cuts (a shuffle's blocks), with their decoded levels, and the "
+          + "decoded dictionary pages, kept on the heap so the next block of the same page neither reads nor "
+          + "decompresses it again; a page over a quarter of it is not kept. Default: 64m.")
+  Long pageCache;
+
   @Option(names = "--memory-limit", paramLabel = "BYTES", converter = ByteSize.class,
       description = "Limit the pooled off-heap memory (batches, decode buffers) to BYTES, e.g. 64m or 1g: the "
           + "pipeline then waits for memory to come back instead of growing past it. Default: no limit.")
@@ -217,7 +224,7 @@ final class BenchCommand implements Callable<Integer> {
     Access access = access(f.name());
     BenchRun run = new BenchRun(data, f, access, take, shuffle, ReadCommand.shuffleMode(shuffleMode), seed,
         numWorkers, batch, prefetch,
-        warmup, epochs, columns, null, null, readCache);
+        warmup, epochs, columns, null, null, readCache, pageCache);
     if (fixedLength && !DatasetRun.isStdin(path)) {
       checkFixedLength(run);
     }
@@ -237,7 +244,7 @@ final class BenchCommand implements Callable<Integer> {
     DatasetFormat f = Formats.named(DatasetRun.formatName(pathArg, format));
     BenchRun run = new BenchRun(Path.of(remote.getPath()), f, Access.READ, numSamples, shuffle,
         ReadCommand.shuffleMode(shuffleMode), seed, numWorkers,
-        batch, prefetch, warmup, epochs, columns, remote, remoteCache.cache(), readCache);
+        batch, prefetch, warmup, epochs, columns, remote, remoteCache.cache(), readCache, pageCache);
     if (fixedLength) {
       checkFixedLength(run);
     }

@@ -39,11 +39,12 @@ import java.util.Locale;
  * @param remote the dataset's Hadoop URI ({@code hdfs://…}), read with positioned reads; null for a local path
  * @param remoteCache the node-local cache a remote dataset is read through ({@code --remote-cache}); null: none
  * @param readCache the read cache budget the pipeline asks for ({@code --read-cache}); null: the default
+ * @param pageCache the Parquet page cache budget the pipeline asks for ({@code --page-cache}); null: the default
  */
 record BenchRun(Path path, DatasetFormat format, Access access, Long numSamples, boolean shuffle,
     dev.sluice.operators.RandomAccessShuffle shuffleMode, long seed,
     int workers, int batch, int prefetch, int warmup, int epochs, List<String> columns, URI remote,
-    dev.sluice.io.RemoteCache remoteCache, Long readCache) {
+    dev.sluice.io.RemoteCache remoteCache, Long readCache, Long pageCache) {
 
   /**
    * The figures of a run.
@@ -155,7 +156,8 @@ record BenchRun(Path path, DatasetFormat format, Access access, Long numSamples,
    * has a bar of its own (that many records, -1 when unknown), erased before its line is printed.
    */
   private Result measure(Dataset<Example> data, PrintWriter progress, long barTotal) {
-    Pipeline<Example> p = DatasetRun.withReadCache(Pipeline.from(data), readCache);
+    Pipeline<Example> p = DatasetRun.withPageCache(DatasetRun.withReadCache(Pipeline.from(data), readCache),
+        pageCache);
     if (numSamples != null) {
       p = p.take(numSamples);
     }

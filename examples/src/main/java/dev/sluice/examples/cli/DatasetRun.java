@@ -142,6 +142,15 @@ final class DatasetRun {
   }
 
   /**
+   * {@code pipeline} asking for the Parquet page cache budget {@code bytes} while it runs
+   * ({@code Options.pageCacheBytes}); unchanged when null.
+   */
+  static <T> Pipeline<T> withPageCache(Pipeline<T> pipeline, Long bytes) {
+    return bytes == null ? pipeline
+        : pipeline.withOptions(pipeline.options().toBuilder().pageCacheBytes(bytes).build());
+  }
+
+  /**
    * As {@link #open(Path, String)}, reading only {@code columns} (all when empty): a column left
    * out is never decoded, so one Sluice cannot read does not stop the others.
    */

@@ -117,6 +117,13 @@ final class ReadCommand implements Callable<Integer> {
           + "quarter of --memory-limit, or 1 GiB.")
   Long readCache;
 
+  @Option(names = "--page-cache", paramLabel = "BYTES", converter = ByteSize.OrZero.class,
+      description = "For Parquet: the most the page cache holds, e.g. 256m or 0 (off): the decompressed pages "
+          + "that a read of part of a row group cuts (a shuffle's blocks), with their decoded levels, and the "
+          + "decoded dictionary pages, kept on the heap so the next block of the same page neither reads nor "
+          + "decompresses it again; a page over a quarter of it is not kept. Default: 64m.")
+  Long pageCache;
+
   @Option(names = "--memory-limit", paramLabel = "BYTES", converter = ByteSize.class,
       description = "Limit the pooled off-heap memory (batches, decode buffers) to BYTES, e.g. 64m or 1g: the "
           + "pipeline then waits for memory to come back instead of growing past it. Default: no limit.")
@@ -270,7 +277,7 @@ final class ReadCommand implements Callable<Integer> {
     hadoop.apply();
     Dataset<Example> data = DatasetRun.open(path, format, columns, io, remoteCache.cache());
     try {
-      Pipeline<Example> p = DatasetRun.withReadCache(Pipeline.from(data), readCache);
+      Pipeline<Example> p = DatasetRun.withPageCache(DatasetRun.withReadCache(Pipeline.from(data), readCache), pageCache);
       CacheMonitor monitor = new CacheMonitor();
       if (cache != null) {
         if (cacheName == null && !(data instanceof Fingerprinted)) {

@@ -304,4 +304,23 @@ class IoModeTest {
     assertThat(bad.exitCode()).as(bad.toString()).isEqualTo(2);
     assertThat(bad.err()).startsWith("sluice: ").contains("--read-cache");
   }
+
+  @Test
+  void thePageCacheBudgetChangesNoBatchAndABadOneExitsTwo() {
+    Path parquet = tmp.resolve("paged.parquet");
+    CliRun gen = CliRun.of("generate", parquet.toString(), "--rows", "3000", "--dim", "4", "--format", "parquet");
+    assertThat(gen.exitCode()).as(gen.toString()).isZero();
+    CliRun plain = CliRun.of("read", parquet.toString(), "--shuffle", "--seed", "5", "--batch", "64",
+        "--print-indices");
+    assertThat(plain.exitCode()).as(plain.toString()).isZero();
+    for (String budget : List.of("0", "1k", "256m")) {
+      CliRun read = CliRun.of("read", parquet.toString(), "--page-cache", budget, "--shuffle", "--seed", "5",
+          "--batch", "64", "--print-indices");
+      assertThat(read.exitCode()).as(read.toString()).isZero();
+      assertThat(read.out()).as("--page-cache " + budget).isEqualTo(plain.out());
+    }
+    CliRun bad = CliRun.of("bench", parquet.toString(), "--page-cache", "-1");
+    assertThat(bad.exitCode()).as(bad.toString()).isEqualTo(2);
+    assertThat(bad.err()).startsWith("sluice: ").contains("--page-cache");
+  }
 }

@@ -1,20 +1,26 @@
 package dev.sluice.io.npy;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
 import dev.sluice.core.Batch;
 import dev.sluice.core.BatchBuilder;
 import dev.sluice.core.Example;
 import dev.sluice.core.HasSchema;
 import dev.sluice.core.MemoryManager;
 import dev.sluice.core.RandomAccessDataset;
+import dev.sluice.core.ReadCache;
 import dev.sluice.core.Schema;
 import dev.sluice.core.TensorSpec;
+import dev.sluice.core.internal.mapped.BlockCache;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Arrays;
+import java.util.function.LongUnaryOperator;
 
 /** Test helpers: raw {@code .npy} files with any header, and get-versus-gather comparisons. */
 final class NpyFiles {
@@ -51,6 +57,28 @@ final class NpyFiles {
     byte[] all = Arrays.copyOf(header, header.length + data.length);
     System.arraycopy(data, 0, all, header.length, data.length);
     return Files.write(file, all);
+  }
+
+  /**
+   * Writes {@code file}: an npy file of {@code rows} × {@code width} little-endian int64 values,
+   * element {@code i} (in C order) being {@code value(i)}.
+   */
+  static Path int64Matrix(Path file, int rows, int width, LongUnaryOperator value) throws IOException {
+    ByteBuffer data = ByteBuffer.allocate(rows * width * 8).order(ByteOrder.LITTLE_ENDIAN);
+    for (long i = 0; i < (long) rows * width; i++) {
+      data.putLong(value.applyAsLong(i));
+    }
+    return write(file, header(1, dict("<i8", false, rows, width)), data.array());
+  }
+
+  /**
+   * The end of a test of the read cache: forgets the budget it set, waits for the shared memory
+   * manager to hold nothing, and checks that the block cache holds no byte.
+   */
+  static void resetReadCacheAndAssertReleased() {
+    ReadCache.resetBudget();
+    MemoryManager.shared().awaitNoOutstanding(Duration.ofSeconds(10));
+    assertEquals(0, BlockCache.heldBytes());
   }
 
   /** Bytes of row {@code i} (fields in schema order) through {@code get}. */

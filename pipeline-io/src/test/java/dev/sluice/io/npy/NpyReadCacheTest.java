@@ -7,18 +7,15 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import dev.sluice.core.Batch;
 import dev.sluice.core.DatasetFormatException;
 import dev.sluice.core.IoMode;
-import dev.sluice.core.MemoryManager;
 import dev.sluice.core.ReadCache;
 import dev.sluice.core.internal.mapped.BlockCache;
 import dev.sluice.io.Checksums;
 import dev.sluice.operators.Pipeline;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -40,24 +37,11 @@ class NpyReadCacheTest {
 
   @AfterEach
   void released() {
-    ReadCache.resetBudget();
-    MemoryManager.shared().awaitNoOutstanding(Duration.ofSeconds(10));
-    assertEquals(0, BlockCache.heldBytes());
+    NpyFiles.resetReadCacheAndAssertReleased();
   }
 
   private Path write() throws IOException {
-    String dict = "{'descr': '<i8', 'fortran_order': False, 'shape': (" + ROWS + ", " + WIDTH + "), }";
-    int pad = 64 - (10 + dict.length() + 1) % 64;
-    String header = dict + " ".repeat(pad == 64 ? 0 : pad) + "\n";
-    ByteBuffer b = ByteBuffer.allocate(10 + header.length() + ROWS * WIDTH * 8).order(ByteOrder.LITTLE_ENDIAN);
-    b.put(new byte[] {(byte) 0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0}).putShort((short) header.length());
-    b.put(header.getBytes(java.nio.charset.StandardCharsets.US_ASCII));
-    for (long i = 0; i < (long) ROWS * WIDTH; i++) {
-      b.putLong(i * 7 + 3);
-    }
-    Path f = dir.resolve("x.npy");
-    java.nio.file.Files.write(f, b.array());
-    return f;
+    return NpyFiles.int64Matrix(dir.resolve("x.npy"), ROWS, WIDTH, i -> i * 7 + 3);
   }
 
   /** The sum of every value of every batch of a shuffled pass (same seed: same batches). */

@@ -5,18 +5,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.sluice.core.Batch;
 import dev.sluice.core.IoMode;
-import dev.sluice.core.MemoryManager;
 import dev.sluice.core.Options;
 import dev.sluice.core.ReadCache;
 import dev.sluice.core.internal.mapped.BlockCache;
 import dev.sluice.operators.Pipeline;
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -35,24 +30,11 @@ class ReadCacheOptionTest {
 
   @AfterEach
   void released() {
-    ReadCache.resetBudget();
-    MemoryManager.shared().awaitNoOutstanding(Duration.ofSeconds(10));
-    assertEquals(0, BlockCache.heldBytes());
+    NpyFiles.resetReadCacheAndAssertReleased();
   }
 
   private Path write() throws IOException {
-    String dict = "{'descr': '<i8', 'fortran_order': False, 'shape': (" + ROWS + ", " + WIDTH + "), }";
-    int pad = 64 - (10 + dict.length() + 1) % 64;
-    String header = dict + " ".repeat(pad == 64 ? 0 : pad) + "\n";
-    ByteBuffer b = ByteBuffer.allocate(10 + header.length() + ROWS * WIDTH * 8).order(ByteOrder.LITTLE_ENDIAN);
-    b.put(new byte[] {(byte) 0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0}).putShort((short) header.length());
-    b.put(header.getBytes(StandardCharsets.US_ASCII));
-    for (long i = 0; i < (long) ROWS * WIDTH; i++) {
-      b.putLong(i * 5 + 1);
-    }
-    Path f = dir.resolve("x.npy");
-    Files.write(f, b.array());
-    return f;
+    return NpyFiles.int64Matrix(dir.resolve("x.npy"), ROWS, WIDTH, i -> i * 5 + 1);
   }
 
   /** The rows of one shuffled pass of {@code ds} with the read cache budget {@code bytes} (null: none asked). */

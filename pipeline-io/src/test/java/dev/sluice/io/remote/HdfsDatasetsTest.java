@@ -22,19 +22,16 @@ import dev.sluice.io.Formats;
 import dev.sluice.io.RemoteCache;
 import dev.sluice.io.WriteOptions;
 import dev.sluice.io.arrow.Arrow;
-import dev.sluice.io.arrow.ArrowDataset;
 import dev.sluice.io.arrow.ArrowWriteOptions;
 import dev.sluice.io.directory.Directory;
 import dev.sluice.io.directory.DirectoryDataset;
 import dev.sluice.io.directory.SampleFiles;
 import dev.sluice.io.hdf5.Hdf5;
-import dev.sluice.io.hdf5.Hdf5Dataset;
 import dev.sluice.io.internal.RemoteFiles;
 import dev.sluice.io.npy.Npy;
 import dev.sluice.io.npy.NpyDataset;
 import dev.sluice.io.npy.NpyStack;
 import dev.sluice.io.parquet.Parquet;
-import dev.sluice.io.parquet.ParquetDataset;
 import dev.sluice.io.parquet.ParquetOptions;
 import dev.sluice.io.parquet.internal.ParquetWriting;
 import dev.sluice.io.shards.ShardInfo;
@@ -166,6 +163,38 @@ class HdfsDatasetsTest {
     assertThat(seen).allSatisfy(r -> assertThat(r).isBetween(0L, rows - 1L));
   }
 
+  /** Opens a dataset, local or remote. */
+  @FunctionalInterface
+  interface Opener<D> {
+    D open() throws Exception;
+  }
+
+  /** Assertions on a dataset's local and remote copy while both are open. */
+  @FunctionalInterface
+  interface Checks<L, R> {
+    void check(L local, R remote) throws Exception;
+  }
+
+  /**
+   * Opens a dataset's local and remote copy, runs {@code also} on them, checks that both have the
+   * same checksum and that the remote one, through a pipeline, gives each of its {@code rows} rows
+   * once per epoch ({@link #everyRowOncePerEpoch(Dataset, String, long, int)}); closes both.
+   */
+  static <L extends Dataset<Example> & AutoCloseable, R extends Dataset<Example> & AutoCloseable> void readsLikeTheLocal(
+      Opener<L> local, Opener<R> remote, String column, long scale, int rows, Checks<L, R> also) throws Exception {
+    try (L l = local.open(); R r = remote.open()) {
+      also.check(l, r);
+      assertEquals(Checksums.sha256(l), Checksums.sha256(r));
+      everyRowOncePerEpoch(r, column, scale, rows);
+    }
+  }
+
+  /** {@link #readsLikeTheLocal(Opener, Opener, String, long, int, Checks)} with no other assertion. */
+  static <L extends Dataset<Example> & AutoCloseable, R extends Dataset<Example> & AutoCloseable> void readsLikeTheLocal(
+      Opener<L> local, Opener<R> remote, String column, long scale, int rows) throws Exception {
+    readsLikeTheLocal(local, remote, column, scale, rows, (l, r) -> { });
+  }
+
   static void collect(Batch b, String column, long scale, List<Long> seen) {
     try (b) {
       for (int r = 0; r < b.size(); r++) {
@@ -176,24 +205,19 @@ class HdfsDatasetsTest {
   }
 
   @Test
-  void npyFileAndAlignedDirectoryReadLikeTheLocalFiles() throws IOException {
+  void npyFileAndAlignedDirectoryReadLikeTheLocalFiles() throws Exception {
     Path x = writeNpy(local.resolve("aligned/x.npy"), 1);
     writeNpy(local.resolve("aligned/y.npy"), 3);
     URI xr = upload(x, "x.npy");
     hdfs.mkdirs(new org.apache.hadoop.fs.Path(root.resolve("aligned/")));
     upload(x, "aligned/x.npy");
     upload(local.resolve("aligned/y.npy"), "aligned/y.npy");
-    try (NpyDataset l = Npy.open(x); NpyDataset r = Npy.open(xr)) {
+    readsLikeTheLocal(() -> Npy.open(x), () -> Npy.open(xr), "x", 1, ROWS, (l, r) -> {
       assertNull(r.path());
       assertEquals(xr.toString(), r.location());
-      assertEquals(Checksums.sha256(l), Checksums.sha256(r));
-      everyRowOncePerEpoch(r, "x", 1);
-    }
-    try (NpyDataset l = Npy.open(local.resolve("aligned")); NpyDataset r = Npy.open(root.resolve("aligned/"))) {
-      assertEquals(l.schema(), r.schema());
-      assertEquals(Checksums.sha256(l), Checksums.sha256(r));
-      everyRowOncePerEpoch(r, "y", 3);
-    }
+    });
+    readsLikeTheLocal(() -> Npy.open(local.resolve("aligned")), () -> Npy.open(root.resolve("aligned/")), "y", 3, ROWS,
+        (l, r) -> assertEquals(l.schema(), r.schema()));
     assertThatThrownBy(() -> Npy.open(xr, IoMode.MMAP)).isInstanceOf(UnsupportedFormatException.class)
         .hasMessageContaining(xr.toString()).hasMessageContaining("cannot be memory-mapped");
     // a file: URI is the local path, mapped as before
@@ -203,7 +227,7 @@ class HdfsDatasetsTest {
   }
 
   @Test
-  void npyStackReadsLikeTheLocalStack() throws IOException {
+  void npyStackReadsLikeTheLocalStack() throws Exception {
     Path stack = local.resolve("stack");
     writeNpyRows(stack.resolve("0.npy"), 0, 70);
     writeNpyRows(stack.resolve("1.npy"), 70, 70);
@@ -211,14 +235,12 @@ class HdfsDatasetsTest {
     URI remote = uploadDir(stack, "stack");
     Dataset<Example> opened = Formats.openRemote(remote, null, List.of());
     assertThat(opened).isInstanceOf(NpyStack.class);
-    try (NpyDataset l = Npy.open(stack); NpyStack r = (NpyStack) opened) {
+    readsLikeTheLocal(() -> Npy.open(stack), () -> (NpyStack) opened, "stack", 1, ROWS, (l, r) -> {
       assertEquals(3, r.chunkCount());
       assertNull(r.path());
       assertEquals(remote.toString(), r.location());
       assertEquals(l.schema(), r.schema());
-      assertEquals(Checksums.sha256(l), Checksums.sha256(r));
-      everyRowOncePerEpoch(r, "stack", 1);
-    }
+    });
     Files.writeString(stack.resolve("metadata.json"), "{\"dataset_len\": " + ROWS + ", \"num_shards\": 3}");
     URI withMeta = uploadDir(stack, "stack-meta");
     try (NpyStack l = Npy.openStack(stack); NpyStack r = Npy.openStack(withMeta)) {
@@ -254,7 +276,7 @@ class HdfsDatasetsTest {
   }
 
   @Test
-  void sampleDirectoriesReadLikeTheLocalOnes() throws IOException {
+  void sampleDirectoriesReadLikeTheLocalOnes() throws Exception {
     Path npy = local.resolve("samples-npy");
     Path raw = local.resolve("samples-raw");
     Files.createDirectories(raw);
@@ -273,22 +295,20 @@ class HdfsDatasetsTest {
     URI rawUri = uploadDir(raw, "samples-raw");
     Dataset<Example> opened = Formats.openRemote(npyUri, "directory", List.of());
     assertThat(opened).isInstanceOf(DirectoryDataset.class);
-    try (DirectoryDataset l = Directory.open(npy); DirectoryDataset r = (DirectoryDataset) opened) {
-      assertNull(r.path());
-      assertEquals(npyUri.toString(), r.location());
-      assertEquals(SampleFiles.NPY, r.content());
-      assertEquals(l.schema(), r.schema());
-      assertEquals(l.files().stream().map(f -> f.getFileName().toString()).toList(),
-          r.uris().stream().map(RemoteFiles::name).toList());
-      assertEquals(Checksums.sha256(l), Checksums.sha256(r));
-      everyRowOncePerEpoch(r, Directory.NPY_FIELD, 1, samples);
-    }
-    try (DirectoryDataset l = Directory.open(raw); DirectoryDataset r = Directory.open(rawUri)) {
-      assertEquals(SampleFiles.RAW, r.content());
-      assertEquals(samples, r.size());
-      assertEquals(Checksums.sha256(l), Checksums.sha256(r));
-      everyRowOncePerEpoch(r, Directory.RAW_FIELD, 1, samples);
-    }
+    readsLikeTheLocal(() -> Directory.open(npy), () -> (DirectoryDataset) opened, Directory.NPY_FIELD, 1, samples,
+        (l, r) -> {
+          assertNull(r.path());
+          assertEquals(npyUri.toString(), r.location());
+          assertEquals(SampleFiles.NPY, r.content());
+          assertEquals(l.schema(), r.schema());
+          assertEquals(l.files().stream().map(f -> f.getFileName().toString()).toList(),
+              r.uris().stream().map(RemoteFiles::name).toList());
+        });
+    readsLikeTheLocal(() -> Directory.open(raw), () -> Directory.open(rawUri), Directory.RAW_FIELD, 1, samples,
+        (l, r) -> {
+          assertEquals(SampleFiles.RAW, r.content());
+          assertEquals(samples, r.size());
+        });
   }
 
   /** Bytes the HDFS clients of this JVM have read so far. */
@@ -311,7 +331,7 @@ class HdfsDatasetsTest {
   }
 
   @Test
-  void npyStacksAndSampleDirectoriesThroughTheRemoteCacheAreDownloadedOnce() throws IOException {
+  void npyStacksAndSampleDirectoriesThroughTheRemoteCacheAreDownloadedOnce() throws Exception {
     Path stack = local.resolve("cached-stack");
     writeNpyRows(stack.resolve("0.npy"), 0, 70);
     writeNpyRows(stack.resolve("1.npy"), 70, 70);
@@ -330,17 +350,11 @@ class HdfsDatasetsTest {
       long before = hdfsBytesRead();
       Dataset<Example> opened = Formats.openRemote(stackUri, null, List.of(), cache);
       assertThat(opened).isInstanceOf(NpyStack.class);
-      try (NpyDataset l = Npy.open(stack); NpyStack r = (NpyStack) opened) {
-        assertEquals(l.schema(), r.schema());
-        assertEquals(Checksums.sha256(l), Checksums.sha256(r));
-        everyRowOncePerEpoch(r, "cached-stack", 1);
-      }
-      try (DirectoryDataset l = Directory.open(samples);
-          DirectoryDataset r = (DirectoryDataset) Formats.openRemote(samplesUri, "directory", List.of(), cache)) {
-        assertEquals(l.schema(), r.schema());
-        assertEquals(Checksums.sha256(l), Checksums.sha256(r));
-        everyRowOncePerEpoch(r, Directory.NPY_FIELD, 1, count);
-      }
+      readsLikeTheLocal(() -> Npy.open(stack), () -> (NpyStack) opened, "cached-stack", 1, ROWS,
+          (l, r) -> assertEquals(l.schema(), r.schema()));
+      readsLikeTheLocal(() -> Directory.open(samples),
+          () -> (DirectoryDataset) Formats.openRemote(samplesUri, "directory", List.of(), cache), Directory.NPY_FIELD, 1,
+          count, (l, r) -> assertEquals(l.schema(), r.schema()));
       long read = hdfsBytesRead() - before;
       if (pass == 0) {
         assertThat(read).as("the first pass downloads every file").isGreaterThanOrEqualTo(
@@ -380,7 +394,7 @@ class HdfsDatasetsTest {
   }
 
   @Test
-  void arrowAndParquetReadLikeTheLocalFiles() throws IOException {
+  void arrowAndParquetReadLikeTheLocalFiles() throws Exception {
     Path x = writeNpy(local.resolve("src/x.npy"), 1);
     Path arrow = local.resolve("x.arrow");
     Path parquet = local.resolve("x.parquet");
@@ -390,19 +404,12 @@ class HdfsDatasetsTest {
     }
     URI ar = upload(arrow, "x.arrow");
     URI pr = upload(parquet, "x.parquet");
-    try (ArrowDataset l = Arrow.open(arrow); ArrowDataset r = Arrow.open(ar)) {
-      assertNull(r.path());
-      assertEquals(Checksums.sha256(l), Checksums.sha256(r));
-      everyRowOncePerEpoch(r, "x", 1);
-    }
-    try (ParquetDataset l = Parquet.open(parquet); ParquetDataset r = Parquet.open(pr, ParquetOptions.defaults())) {
-      assertEquals(Checksums.sha256(l), Checksums.sha256(r));
-      everyRowOncePerEpoch(r, "x", 1);
-    }
+    readsLikeTheLocal(() -> Arrow.open(arrow), () -> Arrow.open(ar), "x", 1, ROWS, (l, r) -> assertNull(r.path()));
+    readsLikeTheLocal(() -> Parquet.open(parquet), () -> Parquet.open(pr, ParquetOptions.defaults()), "x", 1, ROWS);
   }
 
   @Test
-  void shardSetsReadLikeTheLocalOnesWithTheirChecksumsChecked() throws IOException {
+  void shardSetsReadLikeTheLocalOnesWithTheirChecksumsChecked() throws Exception {
     Path x = writeNpy(local.resolve("forshards/x.npy"), 1);
     Path set = local.resolve("set3");
     try (NpyDataset src = Npy.open(x)) {
@@ -411,14 +418,12 @@ class HdfsDatasetsTest {
     URI sr = root.resolve("set3");
     hdfs.copyFromLocalFile(new org.apache.hadoop.fs.Path(set.toUri()), new org.apache.hadoop.fs.Path(sr));
     assertEquals("shards", Formats.detectRemote(sr));
-    try (ShardSet l = Shards.open(set); ShardSet r = Shards.open(sr)) {
+    readsLikeTheLocal(() -> Shards.open(set), () -> Shards.open(sr), "x", 1, ROWS, (l, r) -> {
       assertEquals(l.schema(), r.schema());
       assertEquals(l.shards(), r.shards());
-      assertEquals(Checksums.sha256(l), Checksums.sha256(r));
       assertThat(r.verify().files()).isEqualTo(3);
       assertThat(r.fingerprint()).contains(sr.toString());
-      everyRowOncePerEpoch(r, "x", 1);
-    }
+    });
     // a shard whose bytes differ from its block table is refused before any row is delivered
     ShardInfo first;
     try (ShardSet l = Shards.open(set)) {
@@ -443,7 +448,7 @@ class HdfsDatasetsTest {
   }
 
   @Test
-  void hdf5IsReadFromATemporaryCopyDeletedOnClose() throws IOException {
+  void hdf5IsReadFromATemporaryCopyDeletedOnClose() throws Exception {
     Path h5 = local.resolve("x.h5");
     long[][] values = new long[ROWS][WIDTH];
     for (int i = 0; i < ROWS; i++) {
@@ -458,13 +463,11 @@ class HdfsDatasetsTest {
     assertEquals("hdf5", Formats.detectRemote(hr));
     Path tmp = Path.of(System.getProperty("java.io.tmpdir"));
     List<Path> before = copies(tmp);
-    try (Hdf5Dataset l = Hdf5.open(h5); Hdf5Dataset r = Hdf5.open(hr, List.of())) {
+    readsLikeTheLocal(() -> Hdf5.open(h5), () -> Hdf5.open(hr, List.of()), "x", 1, ROWS, (l, r) -> {
       assertThat(copies(tmp)).hasSize(before.size() + 1);
       assertEquals(l.schema(), r.schema());
-      assertEquals(Checksums.sha256(l), Checksums.sha256(r));
       assertThat(r.fingerprint()).contains(hr.toString());
-      everyRowOncePerEpoch(r, "x", 1);
-    }
+    });
     assertThat(copies(tmp)).containsExactlyInAnyOrderElementsOf(before);
     URI none = root.resolve("none.h5");
     assertThatThrownBy(() -> Hdf5.open(none, List.of())).isInstanceOf(DatasetIOException.class)

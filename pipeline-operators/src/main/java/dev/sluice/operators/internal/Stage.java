@@ -3,17 +3,28 @@ package dev.sluice.operators.internal;
 /**
  * One step of a {@link dev.sluice.operators.Pipeline}, in the order the user wrote it.
  *
- * <p>The hierarchy is closed, and the planner's decisions are exhaustive by construction: they are
- * made once, in {@link PlanBuilder}, and everything else reads the {@link Plan}; they are
- * {@code switch} expressions over {@link #kind()} (Java 17 has no pattern matching in
- * {@code switch}, but a switch expression over an enum must cover every constant, or it does not
- * compile; a case casts to its kind's type) or {@link Visitor}s, whose methods the compiler requires
- * one by one. {@link Kind} is itself derived by a visitor, so adding a kind of stage fails to
- * compile until every planner decision (index path, columnar path, split plan, element path,
- * explain) handles it. The
- * index stages ({@link ShuffleStage}, {@link ShardStage}, {@link TakeStage}, {@link SkipStage},
+ * <p>The hierarchy is sealed: {@code Stage} and {@link FluxStage} permit only the types they list.
+ * The index stages ({@link ShuffleStage}, {@link ShardStage}, {@link TakeStage}, {@link SkipStage},
  * {@link BatchStage}) compile into an index or columnar plan when they follow a suitable source
  * directly; element operators implement {@link FluxStage} and run as Flux transformers.
+ *
+ * <p>Where the decisions by type are made: {@link PlanBuilder} builds the {@link Plan} once, and it
+ * is the one class of the operators module that tells stages (and sources) apart by their classes
+ * with {@code instanceof}, besides the cache's {@code Upstream} and {@code CachedDataset}, which
+ * classify what a cache stores; {@code LayersTest} ({@code onlyThePlanBuilderTellsStagesAndSourcesApart})
+ * fails the build on such a test anywhere else. The other classes read the plan, a stage's
+ * {@link #kind()}, or the properties a stage type declares ({@link FluxStage}'s counts and workers).
+ *
+ * <p>What the compiler checks, and what it does not: a {@code switch} expression over
+ * {@link #kind()} must cover every {@link Kind}, so a new kind fails to compile at each of those;
+ * the {@code switch} statements over it (in {@link PlanBuilder}, {@link ColumnarPlan},
+ * {@link RangeCuts} and the cache's {@code Upstream}) are not checked, and a kind they do not list
+ * falls to their {@code default} ({@link PlanBuilder}'s throws) or does nothing. {@link Kind#ELEMENT}
+ * covers every element operator but {@link BufferShuffleStage}, so a new {@link FluxStage} type
+ * compiles without any planner change: {@link PlanBuilder} treats it by its declared properties,
+ * and only the element operators it names with {@code instanceof} (rebatch, unbatch, interleave,
+ * prefetch, padded batch) get more. {@link Kind} is derived by a {@link Visitor}, so a new visitor
+ * method must be implemented there; no other decision is a visitor.
  */
 public sealed interface Stage permits ShuffleStage, ShardStage, TakeStage, SkipStage, BatchStage, RepeatStage, FluxStage {
   /** A short description for messages ({@code "shard(4, 1, PAD)"}). */
@@ -53,7 +64,7 @@ public sealed interface Stage permits ShuffleStage, ShardStage, TakeStage, SkipS
   /** Calls the visitor method of this stage's kind. */
   <R> R accept(Visitor<R> visitor);
 
-  /** The kind of this stage, for exhaustive {@code switch} expressions. */
+  /** The kind of this stage, for {@code switch} expressions, which the compiler checks cover every kind. */
   default Kind kind() {
     return accept(Kind.OF);
   }
@@ -121,7 +132,8 @@ public sealed interface Stage permits ShuffleStage, ShardStage, TakeStage, SkipS
   }
 
   /**
-   * One method per kind of stage: the planner's decisions are visitors, so each handles every kind.
+   * One method per kind of stage; {@link Kind} is derived by one, so a new method here must be
+   * handled there.
    *
    * @param <R> what the decision returns
    */

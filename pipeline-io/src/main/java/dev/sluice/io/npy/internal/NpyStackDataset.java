@@ -15,7 +15,6 @@ import dev.sluice.core.internal.mapped.MappedReads;
 import dev.sluice.core.IoMode;
 import dev.sluice.core.internal.mapped.MappedRows;
 import dev.sluice.io.npy.NpyStack;
-import dev.sluice.core.DatasetIOException;
 import dev.sluice.io.internal.JsonFiles;
 import dev.sluice.io.internal.RemoteFiles;
 import dev.sluice.io.internal.RemoteInput;
@@ -24,7 +23,6 @@ import dev.sluice.core.internal.Resources;
 import dev.sluice.io.internal.cache.CachedFile;
 import dev.sluice.io.internal.cache.FileCache;
 import java.util.Collections;
-import java.io.IOException;
 import java.net.URI;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
@@ -42,13 +40,15 @@ import reactor.core.publisher.Flux;
  * {@code metadata.json}, {@link #size()} and {@link #schema()} come from it without opening any
  * chunk; the chunk headers are read (not mapped) on the first read and checked against it. A chunk
  * is mapped when a row of it is first read. A dask {@code info} pickle is ignored, never unpickled.
+ * The dataset keeps the row arithmetic (chunk row offsets, splits, gathers across chunks); its
+ * {@link StackChunks} read the chunk files, local, remote or through the node-local cache.
  */
 public final class NpyStackDataset implements NpyStack {
   private static final String METADATA = "metadata.json";
   private final Path dir;
   private final String location;
   private final String dirName;
-  private final Chunks chunkFiles;
+  private final StackChunks<?> chunkFiles;
   private final long maxChunkBytes;
   private final IoMode mode;
   private final StackMetadata meta;
@@ -57,7 +57,7 @@ public final class NpyStackDataset implements NpyStack {
   private volatile Resolved resolved;
   private volatile boolean closed;
 
-  private NpyStackDataset(Path dir, String location, String dirName, Chunks chunkFiles, StackMetadata meta,
+  private NpyStackDataset(Path dir, String location, String dirName, StackChunks<?> chunkFiles, StackMetadata meta,
       String fieldName, long maxChunkBytes, IoMode mode) {
     this.mode = mode;
     this.dir = dir;
@@ -68,141 +68,6 @@ public final class NpyStackDataset implements NpyStack {
     this.fieldName = fieldName;
     this.maxChunkBytes = maxChunkBytes;
     this.readers = new AtomicReferenceArray<>(chunkFiles.size());
-  }
-
-  /**
-   * The chunk files of a stack in chunk order, local paths or remote URIs, and how each is read.
-   * {@link #resource} names a file in messages.
-   */
-  private interface Chunks {
-    int size();
-
-    String resource(int k);
-
-    String name(int k);
-
-    NpyHeader header(int k, String fieldName);
-
-    NpyArrayReader open(int k, String fieldName, long maxChunkBytes, IoMode mode);
-
-    /** The chunk files' fingerprints, then the metadata file's when there is one. */
-    String fingerprint();
-
-    /** Closes what the chunks hold open apart from their readers. */
-    default void close() {}
-  }
-
-  private record LocalChunks(Path dir, List<Path> files) implements Chunks {
-    @Override
-    public int size() {
-      return files.size();
-    }
-
-    @Override
-    public String resource(int k) {
-      return files.get(k).toString();
-    }
-
-    @Override
-    public String name(int k) {
-      return files.get(k).getFileName().toString();
-    }
-
-    @Override
-    public NpyHeader header(int k, String fieldName) {
-      return NpyArrayReader.readHeader(files.get(k), fieldName);
-    }
-
-    @Override
-    public NpyArrayReader open(int k, String fieldName, long maxChunkBytes, IoMode mode) {
-      return NpyArrayReader.open(files.get(k), fieldName, maxChunkBytes, mode);
-    }
-
-    @Override
-    public String fingerprint() {
-      StringBuilder sb = new StringBuilder(Fingerprints.files(files));
-      Path metaFile = dir.resolve(METADATA);
-      if (Files.isRegularFile(metaFile)) {
-        sb.append(Fingerprints.file(metaFile));
-      }
-      return sb.toString();
-    }
-  }
-
-  /**
-   * Chunks on a Hadoop {@code FileSystem}, read with positioned reads; {@code metadata} may be null.
-   * {@code cached} (null without a cache) holds the chunks opened through the node-local cache, one
-   * per file: their headers are read remotely, and a chunk's first row read downloads it.
-   */
-  private record RemoteChunks(List<URI> files, URI metadata, List<CachedFile> cached) implements Chunks {
-    @Override
-    public int size() {
-      return files.size();
-    }
-
-    @Override
-    public String resource(int k) {
-      return files.get(k).toString();
-    }
-
-    @Override
-    public String name(int k) {
-      return RemoteFiles.name(files.get(k));
-    }
-
-    @Override
-    public NpyHeader header(int k, String fieldName) {
-      if (cached != null) {
-        CachedFile in = cached.get(k);
-        try {
-          return NpyHeader.read(in.resource(), in, in.size(), fieldName);
-        } catch (IOException e) {
-          throw new DatasetIOException(resource(k), "cannot read its header: " + RemoteFiles.scrub(e.getMessage()), e);
-        }
-      }
-      try (RemoteInput in = RemoteFiles.open(files.get(k))) {
-        return NpyHeader.read(in.resource(), in, in.size(), fieldName);
-      } catch (IOException e) {
-        throw new DatasetIOException(resource(k), "cannot read its header: " + RemoteFiles.scrub(e.getMessage()), e);
-      }
-    }
-
-    @Override
-    public NpyArrayReader open(int k, String fieldName, long maxChunkBytes, IoMode mode) {
-      RemoteInput in;
-      if (cached != null) {
-        cached.get(k).opened(); // rows are read next: the header too comes from the local copy
-        in = cached.get(k);
-      } else {
-        in = RemoteFiles.open(files.get(k));
-      }
-      return NpyArrayReader.open(in, in, in.fingerprint(), fieldName, maxChunkBytes);
-    }
-
-    @Override
-    public String fingerprint() {
-      StringBuilder sb = new StringBuilder();
-      for (int k = 0; k < files.size(); k++) {
-        sb.append(cached != null ? cached.get(k).fingerprint() : fingerprintOf(files.get(k))).append('\n');
-      }
-      if (metadata != null) {
-        sb.append(fingerprintOf(metadata)).append('\n');
-      }
-      return sb.toString();
-    }
-
-    private static String fingerprintOf(URI u) {
-      try (RemoteInput in = RemoteFiles.open(u)) {
-        return in.fingerprint();
-      }
-    }
-
-    @Override
-    public void close() {
-      if (cached != null) {
-        Resources.closeAll(cached);
-      }
-    }
   }
 
   /** Opens the stack in {@code dir}; reads {@code metadata.json} when present. */
@@ -221,7 +86,7 @@ public final class NpyStackDataset implements NpyStack {
     String dirName = dir.getFileName() == null ? "x" : dir.getFileName().toString();
     Path metaFile = dir.resolve(METADATA);
     StackMetadata meta = Files.isRegularFile(metaFile) ? StackMetadata.read(metaFile, dirName) : null;
-    return finish(dir, dir.toString(), dirName, new LocalChunks(dir, List.copyOf(byNumber)), meta, maxChunkBytes, mode);
+    return finish(dir, dir.toString(), dirName, StackChunks.local(byNumber, metaFile), meta, maxChunkBytes, mode);
   }
 
   /**
@@ -272,7 +137,8 @@ public final class NpyStackDataset implements NpyStack {
       String field = meta != null && meta.shapeName != null ? meta.shapeName : dirName;
       cached = FileCache.of(cache).open(byNumber, Collections.nCopies(n, NpyArrays.copyCheck(field)));
     }
-    RemoteChunks chunks = new RemoteChunks(List.copyOf(byNumber), metaUri, cached);
+    StackChunks<URI> chunks = cached == null ? StackChunks.remote(byNumber, metaUri)
+        : StackChunks.cached(byNumber, metaUri, cached);
     try {
       return finish(null, location, dirName, chunks, meta, maxChunkBytes, IoMode.READ);
     } catch (RuntimeException e) {
@@ -299,7 +165,7 @@ public final class NpyStackDataset implements NpyStack {
     return numbers.length;
   }
 
-  private static NpyStackDataset finish(Path dir, String location, String dirName, Chunks chunks, StackMetadata meta,
+  private static NpyStackDataset finish(Path dir, String location, String dirName, StackChunks<?> chunks, StackMetadata meta,
       long maxChunkBytes, IoMode mode) {
     int n = chunks.size();
     if (meta != null && meta.numShards >= 0 && meta.numShards != n) {

@@ -1,8 +1,10 @@
 package dev.sluice.io.parquet.internal;
 
+import dev.sluice.core.internal.BudgetRequests;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.function.LongSupplier;
 import org.apache.parquet.column.page.DataPage;
 import org.apache.parquet.column.page.DictionaryPage;
 
@@ -10,16 +12,19 @@ import org.apache.parquet.column.page.DictionaryPage;
  * The decompressed pages that reads of part of a row group cut: a data page that holds rows before
  * or after the rows a read asked for is kept here, with its levels once decoded ({@link Levels}),
  * so the reads of its other rows (a block shuffle reads one large page as many blocks) neither read
- * nor decompress nor decode its levels again; so is the dictionary page of the chunk, decoded once. Least recently used pages are dropped once the kept
- * pages weigh more than {@link #MAX_BYTES}; a page weighing more than a quarter of that is not kept.
+ * nor decompress nor decode its levels again; so is the dictionary page of the chunk, decoded once.
+ * Least recently used pages are dropped once the kept pages weigh more than the cache's budget; a
+ * page weighing more than a quarter of it is not kept. The budget is read on each {@link #put}: the
+ * {@link #shared()} cache's is the largest {@code Options.pageCacheBytes} of the pipelines running
+ * now ({@link BudgetRequests#PAGE_CACHE}), else {@link #DEFAULT_BYTES}.
  * Keys name the file by its {@link ParquetFileInfo} (pages of a released file are dropped with
  * {@link #forget}). Entries are never modified after they are complete. Thread-safe; on the heap.
  */
 final class PageCache {
-  /** The weight of the pages kept, at most: 64 MiB. */
-  static final long MAX_BYTES = 64L << 20;
+  /** The budget of the shared cache while no running pipeline asks for one: 64 MiB. */
+  static final long DEFAULT_BYTES = 64L << 20;
 
-  private static final PageCache SHARED = new PageCache(MAX_BYTES);
+  private static final PageCache SHARED = new PageCache(PageCache::requestedBudget);
 
   /** Where a page is: file, row group, column path, byte offset of its header; and whether its checksum was verified. */
   record Key(Object file, int rowGroup, String column, long offset, boolean verified) {}
@@ -84,12 +89,19 @@ final class PageCache {
   record Levels(int count, int[] defs, int[] reps, boolean defsAllMax, boolean repsPlain, int nonNull,
       java.nio.ByteBuffer data, int dataPos, org.apache.parquet.column.Encoding encoding) {}
 
-  private final long maxBytes;
+  private final LongSupplier budget;
   private final LinkedHashMap<Key, Entry> pages = new LinkedHashMap<>(64, 0.75f, true);
   private long bytes;
 
-  PageCache(long maxBytes) {
-    this.maxBytes = maxBytes;
+  /** A cache whose budget, read on each {@link #put}, is {@code budget}'s (bytes, &gt;= 0). */
+  PageCache(LongSupplier budget) {
+    this.budget = budget;
+  }
+
+  /** The largest budget the running pipelines ask for, else {@link #DEFAULT_BYTES}. */
+  static long requestedBudget() {
+    long requested = BudgetRequests.PAGE_CACHE.largest();
+    return requested >= 0 ? requested : DEFAULT_BYTES;
   }
 
   /** The cache of the process's Parquet reads. */
@@ -102,13 +114,16 @@ final class PageCache {
     return pages.get(key);
   }
 
-  /** Keeps {@code entry} at {@code key} (unless it weighs more than a quarter of the cache), dropping the least recently used pages over the weight. */
+  /**
+   * Keeps {@code entry} at {@code key} (unless it weighs more than a quarter of the budget), then
+   * drops the least recently used pages over the budget (those kept under a larger one too).
+   */
   synchronized void put(Key key, Entry entry) {
-    if (entry.bytes > maxBytes / 4) {
-      return;
+    long maxBytes = budget.getAsLong();
+    if (entry.bytes <= maxBytes / 4) {
+      Entry old = pages.put(key, entry);
+      bytes += entry.bytes - (old == null ? 0 : old.bytes);
     }
-    Entry old = pages.put(key, entry);
-    bytes += entry.bytes - (old == null ? 0 : old.bytes);
     Iterator<Map.Entry<Key, Entry>> it = pages.entrySet().iterator();
     while (bytes > maxBytes && it.hasNext()) {
       bytes -= it.next().getValue().bytes;
@@ -126,6 +141,12 @@ final class PageCache {
         it.remove();
       }
     }
+  }
+
+  /** Drops every page, as if none had been kept yet. */
+  synchronized void clear() {
+    pages.clear();
+    bytes = 0;
   }
 
   /** The pages kept. */
