@@ -109,19 +109,8 @@ final class BenchCommand implements Callable<Integer> {
       + "seconds on one core) (default: ${DEFAULT-VALUE}).")
   int warmup;
 
-  @Option(names = "--read-cache", paramLabel = "BYTES", converter = ByteSize.OrZero.class,
-      description = "With --io read and for Hadoop URIs: the most the block cache of positioned reads holds, "
-          + "e.g. 512m or 0 (off). A file up to this size is read in 1 MiB blocks kept off-heap, so shuffled rows "
-          + "are copies instead of one read each; a larger file is read one run of rows at a time. Default: a "
-          + "quarter of --memory-limit, or 1 GiB.")
-  Long readCache;
-
-  @Option(names = "--page-cache", paramLabel = "BYTES", converter = ByteSize.OrZero.class,
-      description = "For Parquet: the most the page cache holds, e.g. 256m or 0 (off): the decompressed pages "
-          + "that a read of part of a row group cuts (a shuffle's blocks), with their decoded levels, and the "
-          + "decoded dictionary pages, kept on the heap so the next block of the same page neither reads nor "
-          + "decompresses it again; a page over a quarter of it is not kept. Default: 64m.")
-  Long pageCache;
+  @Mixin
+  ReadCacheOptions caches = new ReadCacheOptions();
 
   @Option(names = "--memory-limit", paramLabel = "BYTES", converter = ByteSize.class,
       description = "Limit the pooled off-heap memory (batches, decode buffers) to BYTES, e.g. 64m or 1g: the "
@@ -224,7 +213,7 @@ final class BenchCommand implements Callable<Integer> {
     Access access = access(f.name());
     BenchRun run = new BenchRun(data, f, access, take, shuffle, ReadCommand.shuffleMode(shuffleMode), seed,
         numWorkers, batch, prefetch,
-        warmup, epochs, columns, null, null, readCache, pageCache);
+        warmup, epochs, columns, null, null, caches);
     if (fixedLength && !DatasetRun.isStdin(path)) {
       checkFixedLength(run);
     }
@@ -244,7 +233,7 @@ final class BenchCommand implements Callable<Integer> {
     DatasetFormat f = Formats.named(DatasetRun.formatName(pathArg, format));
     BenchRun run = new BenchRun(Path.of(remote.getPath()), f, Access.READ, numSamples, shuffle,
         ReadCommand.shuffleMode(shuffleMode), seed, numWorkers,
-        batch, prefetch, warmup, epochs, columns, remote, remoteCache.cache(), readCache, pageCache);
+        batch, prefetch, warmup, epochs, columns, remote, remoteCache.cache(), caches);
     if (fixedLength) {
       checkFixedLength(run);
     }

@@ -38,13 +38,12 @@ import java.util.Locale;
  * @param columns the fields read (empty: all)
  * @param remote the dataset's Hadoop URI ({@code hdfs://…}), read with positioned reads; null for a local path
  * @param remoteCache the node-local cache a remote dataset is read through ({@code --remote-cache}); null: none
- * @param readCache the read cache budget the pipeline asks for ({@code --read-cache}); null: the default
- * @param pageCache the Parquet page cache budget the pipeline asks for ({@code --page-cache}); null: the default
+ * @param caches the read cache and page cache budgets the pipeline asks for ({@code --read-cache}, {@code --page-cache})
  */
 record BenchRun(Path path, DatasetFormat format, Access access, Long numSamples, boolean shuffle,
     dev.sluice.operators.RandomAccessShuffle shuffleMode, long seed,
     int workers, int batch, int prefetch, int warmup, int epochs, List<String> columns, URI remote,
-    dev.sluice.io.RemoteCache remoteCache, Long readCache, Long pageCache) {
+    dev.sluice.io.RemoteCache remoteCache, ReadCacheOptions caches) {
 
   /**
    * The figures of a run.
@@ -156,8 +155,7 @@ record BenchRun(Path path, DatasetFormat format, Access access, Long numSamples,
    * has a bar of its own (that many records, -1 when unknown), erased before its line is printed.
    */
   private Result measure(Dataset<Example> data, PrintWriter progress, long barTotal) {
-    Pipeline<Example> p = DatasetRun.withPageCache(DatasetRun.withReadCache(Pipeline.from(data), readCache),
-        pageCache);
+    Pipeline<Example> p = caches.apply(Pipeline.from(data));
     if (numSamples != null) {
       p = p.take(numSamples);
     }

@@ -132,23 +132,6 @@ final class DatasetRun {
     }
   }
 
-  /**
-   * {@code pipeline} asking for the read cache budget {@code bytes} while it runs
-   * ({@code Options.readCacheBytes}); unchanged when null.
-   */
-  static <T> Pipeline<T> withReadCache(Pipeline<T> pipeline, Long bytes) {
-    return bytes == null ? pipeline
-        : pipeline.withOptions(pipeline.options().toBuilder().readCacheBytes(bytes).build());
-  }
-
-  /**
-   * {@code pipeline} asking for the Parquet page cache budget {@code bytes} while it runs
-   * ({@code Options.pageCacheBytes}); unchanged when null.
-   */
-  static <T> Pipeline<T> withPageCache(Pipeline<T> pipeline, Long bytes) {
-    return bytes == null ? pipeline
-        : pipeline.withOptions(pipeline.options().toBuilder().pageCacheBytes(bytes).build());
-  }
 
   /**
    * As {@link #open(Path, String)}, reading only {@code columns} (all when empty): a column left

@@ -110,19 +110,8 @@ final class ReadCommand implements Callable<Integer> {
   @Option(names = "--prefetch", paramLabel = "P", defaultValue = "4", description = "Elements produced ahead on another thread, 0 for none (default: ${DEFAULT-VALUE}).")
   int prefetch;
 
-  @Option(names = "--read-cache", paramLabel = "BYTES", converter = ByteSize.OrZero.class,
-      description = "With --io read and for Hadoop URIs: the most the block cache of positioned reads holds, "
-          + "e.g. 512m or 0 (off). A file up to this size is read in 1 MiB blocks kept off-heap, so shuffled rows "
-          + "are copies instead of one read each; a larger file is read one run of rows at a time. Default: a "
-          + "quarter of --memory-limit, or 1 GiB.")
-  Long readCache;
-
-  @Option(names = "--page-cache", paramLabel = "BYTES", converter = ByteSize.OrZero.class,
-      description = "For Parquet: the most the page cache holds, e.g. 256m or 0 (off): the decompressed pages "
-          + "that a read of part of a row group cuts (a shuffle's blocks), with their decoded levels, and the "
-          + "decoded dictionary pages, kept on the heap so the next block of the same page neither reads nor "
-          + "decompresses it again; a page over a quarter of it is not kept. Default: 64m.")
-  Long pageCache;
+  @Mixin
+  ReadCacheOptions caches = new ReadCacheOptions();
 
   @Option(names = "--memory-limit", paramLabel = "BYTES", converter = ByteSize.class,
       description = "Limit the pooled off-heap memory (batches, decode buffers) to BYTES, e.g. 64m or 1g: the "
@@ -277,7 +266,7 @@ final class ReadCommand implements Callable<Integer> {
     hadoop.apply();
     Dataset<Example> data = DatasetRun.open(path, format, columns, io, remoteCache.cache());
     try {
-      Pipeline<Example> p = DatasetRun.withPageCache(DatasetRun.withReadCache(Pipeline.from(data), readCache), pageCache);
+      Pipeline<Example> p = caches.apply(Pipeline.from(data));
       CacheMonitor monitor = new CacheMonitor();
       if (cache != null) {
         if (cacheName == null && !(data instanceof Fingerprinted)) {
