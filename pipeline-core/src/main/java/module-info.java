@@ -17,6 +17,7 @@ module dev.sluice.core {
   requires jdk.unsupported;
 
   exports dev.sluice.core;
+  exports dev.sluice.core.spi;
 
   exports dev.sluice.core.internal to dev.sluice.operators, dev.sluice.io;
   exports dev.sluice.core.internal.mapped to dev.sluice.io;

@@ -1,5 +1,6 @@
 package dev.sluice.core;
 
+import dev.sluice.core.spi.RefCount;
 import java.lang.ref.Cleaner;
 import java.util.ArrayList;
 import java.util.Arrays;

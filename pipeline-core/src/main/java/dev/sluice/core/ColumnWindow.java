@@ -1,5 +1,6 @@
 package dev.sluice.core;
 
+import dev.sluice.core.spi.ColumnCursor;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;

@@ -1033,7 +1033,7 @@ public final class Pipeline<T> implements Dataset<T> {
    * is served from upstream, counted and warned about once; a corrupt segment is rebuilt.
    *
    * <p><b>Keys.</b> A fingerprint of the source (its files with sizes and modification times, its
-   * schema and projection: {@link dev.sluice.core.Fingerprinted}), of the operators before the cache
+   * schema and projection: {@link dev.sluice.core.spi.Fingerprinted}), of the operators before the cache
    * and of {@link CacheSpec#named(String) the name} standing for the user functions among them: a
    * change gives a new cache directory, never stale data.
    *

@@ -139,7 +139,7 @@ class FatalErrorTest {
     }
 
     @Override
-    public dev.sluice.core.ColumnCursor openColumns(Split split, long fromRow, long toRow) {
+    public dev.sluice.core.spi.ColumnCursor openColumns(Split split, long fromRow, long toRow) {
       if ("s1".equals(split.id())) {
         throw error.get();
       }

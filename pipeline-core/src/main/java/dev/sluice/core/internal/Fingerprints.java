@@ -8,7 +8,7 @@ import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.concurrent.TimeUnit;
 
-/** The parts sources build their {@link dev.sluice.core.Fingerprinted#fingerprint()} from. */
+/** The parts sources build their {@link dev.sluice.core.spi.Fingerprinted#fingerprint()} from. */
 public final class Fingerprints {
   private Fingerprints() {}
 

@@ -3,13 +3,13 @@ package dev.sluice.core.internal;
 import dev.sluice.core.BatchBuilder;
 import dev.sluice.core.DType;
 import dev.sluice.core.Example;
-import dev.sluice.core.Fingerprinted;
 import dev.sluice.core.HasSchema;
 import dev.sluice.core.RandomAccessDataset;
 import dev.sluice.core.Schema;
 import dev.sluice.core.Shape;
 import dev.sluice.core.Tensor;
 import dev.sluice.core.TensorSpec;
+import dev.sluice.core.spi.Fingerprinted;
 import java.nio.ByteBuffer;
 
 /** {@code Datasets.range(n)}: field {@code value} (int64) equal to the index. */

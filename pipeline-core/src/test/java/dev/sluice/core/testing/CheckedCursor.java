@@ -1,8 +1,8 @@
 package dev.sluice.core.testing;
 
 import dev.sluice.core.ColumnBuilder;
-import dev.sluice.core.ColumnCursor;
 import dev.sluice.core.Schema;
+import dev.sluice.core.spi.ColumnCursor;
 import java.util.Arrays;
 
 /**

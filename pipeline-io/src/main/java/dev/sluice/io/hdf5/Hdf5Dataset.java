@@ -2,8 +2,8 @@ package dev.sluice.io.hdf5;
 
 import dev.sluice.core.Dataset;
 import dev.sluice.core.Example;
-import dev.sluice.core.Fingerprinted;
 import dev.sluice.core.HasSchema;
+import dev.sluice.core.spi.Fingerprinted;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;

@@ -1,9 +1,9 @@
 package dev.sluice.io.npy;
 
 import dev.sluice.core.Example;
-import dev.sluice.core.Fingerprinted;
 import dev.sluice.core.HasSchema;
 import dev.sluice.core.RandomAccessDataset;
+import dev.sluice.core.spi.Fingerprinted;
 import java.nio.file.Path;
 
 /**

@@ -2,10 +2,10 @@ package dev.sluice.io.shards;
 
 import dev.sluice.core.BatchSplitDataset;
 import dev.sluice.core.Example;
-import dev.sluice.core.Fingerprinted;
 import dev.sluice.core.HasSchema;
 import dev.sluice.core.PipelineContext;
 import dev.sluice.core.RandomAccessDataset;
+import dev.sluice.core.spi.Fingerprinted;
 import dev.sluice.io.Verifiable;
 import java.nio.file.Path;
 import java.util.List;

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import dev.sluice.core.Batch;
 import dev.sluice.core.BatchBuilder;
 import dev.sluice.core.BufferPool;
-import dev.sluice.core.ColumnCursor;
+import dev.sluice.core.spi.ColumnCursor;
 import dev.sluice.core.ColumnWindow;
 import dev.sluice.core.Column;
 import dev.sluice.core.DType;

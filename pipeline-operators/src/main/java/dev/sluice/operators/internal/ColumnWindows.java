@@ -2,10 +2,10 @@ package dev.sluice.operators.internal;
 
 import dev.sluice.core.BatchSplitDataset;
 import dev.sluice.core.BufferPool;
-import dev.sluice.core.ColumnCursor;
 import dev.sluice.core.ColumnWindow;
 import dev.sluice.core.internal.metrics.StageMeter;
 import dev.sluice.core.internal.metrics.TimedColumnCursor;
+import dev.sluice.core.spi.ColumnCursor;
 import java.util.ArrayList;
 import java.util.List;
 

@@ -1,6 +1,6 @@
 package dev.sluice.operators.internal;
 
-import dev.sluice.core.StageCounters;
+import dev.sluice.core.spi.StageCounters;
 import java.util.Objects;
 import java.util.Queue;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;

@@ -6,7 +6,7 @@ import dev.sluice.core.Options;
 import dev.sluice.core.RandomAccessDataset;
 import dev.sluice.core.Schema;
 import dev.sluice.core.SplitDataset;
-import dev.sluice.core.StageCounters;
+import dev.sluice.core.spi.StageCounters;
 import java.util.List;
 import java.util.Locale;
 import java.util.function.LongUnaryOperator;

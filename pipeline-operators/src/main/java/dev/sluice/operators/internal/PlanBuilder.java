@@ -7,7 +7,7 @@ import dev.sluice.core.Options;
 import dev.sluice.core.RandomAccessDataset;
 import dev.sluice.core.Schema;
 import dev.sluice.core.SplitDataset;
-import dev.sluice.core.StageCounters;
+import dev.sluice.core.spi.StageCounters;
 import dev.sluice.operators.internal.Plan.Element;
 import dev.sluice.operators.internal.Plan.Head;
 import dev.sluice.operators.internal.Plan.Path;

@@ -1,6 +1,6 @@
 package dev.sluice.core.internal.metrics;
 
-import dev.sluice.core.StageCounters;
+import dev.sluice.core.spi.StageCounters;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.Gauge;

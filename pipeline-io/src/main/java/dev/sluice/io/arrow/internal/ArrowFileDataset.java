@@ -22,7 +22,7 @@ import dev.sluice.core.internal.mapped.MappedFile;
 import dev.sluice.core.internal.mapped.MappedReads;
 import dev.sluice.core.internal.mapped.MappedRows;
 import dev.sluice.core.internal.mapped.PositionedReadFile;
-import dev.sluice.core.RefCount;
+import dev.sluice.core.spi.RefCount;
 import dev.sluice.core.internal.RowRange;
 import java.lang.ref.SoftReference;
 import java.nio.ByteBuffer;

@@ -4,7 +4,7 @@ import dev.sluice.core.Batch;
 import dev.sluice.core.Column;
 import dev.sluice.core.DType;
 import dev.sluice.core.TensorSpec;
-import dev.sluice.core.RefCount;
+import dev.sluice.core.spi.RefCount;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;

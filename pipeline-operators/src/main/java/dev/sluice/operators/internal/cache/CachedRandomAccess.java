@@ -7,8 +7,8 @@ import dev.sluice.core.Example;
 import dev.sluice.core.HasSchema;
 import dev.sluice.core.RandomAccessDataset;
 import dev.sluice.core.Schema;
-import dev.sluice.core.StageCounters;
 import dev.sluice.core.internal.shardfile.ShardRows;
+import dev.sluice.core.spi.StageCounters;
 import java.nio.file.Path;
 
 /**

@@ -9,7 +9,7 @@ import dev.sluice.core.HasSchema;
 import dev.sluice.core.Schema;
 import dev.sluice.core.Split;
 import dev.sluice.core.SplitDataset;
-import dev.sluice.core.StageCounters;
+import dev.sluice.core.spi.StageCounters;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;

@@ -1,6 +1,6 @@
 package dev.sluice.operators.internal.cache;
 
-import dev.sluice.core.StageCounters;
+import dev.sluice.core.spi.StageCounters;
 import dev.sluice.operators.CacheStats;
 import java.util.Map;
 import java.util.Objects;

@@ -1,5 +1,6 @@
-package dev.sluice.core;
+package dev.sluice.core.spi;
 
+import dev.sluice.core.Batch;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 

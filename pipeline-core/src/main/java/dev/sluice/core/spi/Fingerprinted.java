@@ -1,4 +1,4 @@
-package dev.sluice.core;
+package dev.sluice.core.spi;
 
 /**
  * A dataset that can say what its elements depend on, so that a cache of them knows when they

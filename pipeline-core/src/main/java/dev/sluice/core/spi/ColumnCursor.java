@@ -1,4 +1,10 @@
-package dev.sluice.core;
+package dev.sluice.core.spi;
+
+import dev.sluice.core.BatchSplitDataset;
+import dev.sluice.core.ColumnBuilder;
+import dev.sluice.core.ColumnWindow;
+import dev.sluice.core.DatasetException;
+import dev.sluice.core.Schema;
 
 /**
  * Rows of one split range, decoded one column at a time ({@link BatchSplitDataset#openColumns}):

@@ -1,5 +1,6 @@
-package dev.sluice.core;
+package dev.sluice.core.spi;
 
+import dev.sluice.core.Options;
 import reactor.util.context.ContextView;
 
 /**
