@@ -1,7 +1,8 @@
 /**
  * Sluice's element model, dataset contracts, pipeline context, options, memory manager and errors.
  *
- * <p>Only {@code dev.sluice.core} is exported to every module. The {@code internal} packages are
+ * <p>{@code dev.sluice.core} (the API) and {@code dev.sluice.core.spi} (the types only authors of
+ * sources and operators use) are exported to every module. The {@code internal} packages are
  * exported only to the other Sluice library modules that build on them. The module reads
  * Reactor, Reactive Streams and Micrometer transitively, because their types appear in this
  * module's API. The same jar works unchanged on the class path.
