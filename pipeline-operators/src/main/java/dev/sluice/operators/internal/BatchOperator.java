@@ -13,12 +13,16 @@ import reactor.core.publisher.Flux;
 
 /**
  * {@code batch} on the element path: the re-batcher ({@link RebatchOperator#elements}) groups
- * {@code batchSize} consecutive examples and each group is copied into one {@link Batch}, each run of
+ * {@code batchSize} consecutive examples and each group is copied into one {@link Batch}: a group of
  * unchanged rows of one origin ({@link Example#origin()}: a random-access source, or a batch a
- * split source decoded for the element path) gathered in one bulk call. The public
+ * split source decoded for the element path) gathered in one bulk call, and in a group of several
+ * origins each run of at least {@value #MIN_RUN} unchanged rows of one origin gathered in one call. The public
  * {@code Batching} and the planner's element-path batch both build it.
  */
 public final class BatchOperator {
+  /** Runs of unchanged rows of one origin shorter than this (in a batch of several origins) are copied row by row. */
+  static final int MIN_RUN = 16;
+
   private BatchOperator() {}
 
   /**
@@ -73,11 +77,18 @@ public final class BatchOperator {
           i++;
           continue;
         }
-        // a run of unchanged rows of one origin: one bulk gather, as on the index path
         int end = i + 1;
         while (end < n && examples.get(end).origin() == origin) {
           end++;
         }
+        if (end - i < MIN_RUN && end - i < n) {
+          for (int j = i; j < end; j++) {
+            builder.append(examples.get(j));
+          }
+          i = end;
+          continue;
+        }
+        // a run of unchanged rows of one origin: one bulk gather, as on the index path
         long[] indices = new long[end - i];
         for (int j = i; j < end; j++) {
           indices[j - i] = examples.get(j).index();

@@ -11,7 +11,7 @@ import dev.sluice.core.Schema;
 import dev.sluice.core.Split;
 import dev.sluice.core.Tensor;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import reactor.core.publisher.Flux;
@@ -38,13 +38,22 @@ final class BatchRows implements RandomAccessDataset<Example>, HasSchema {
   private final long[] indices;
   /** {@code indices[0]} when the indices are consecutive, else -1 (rows are then looked up). */
   private final long first;
-  private Map<Long, Integer> rowOf;
+  /** Row by index when the indices are not consecutive, else null. */
+  private final Map<Long, Integer> rowOf;
 
   private BatchRows(Schema schema, List<Column> columns, long[] indices) {
     this.schema = schema;
     this.columns = columns;
     this.indices = indices;
     this.first = consecutive(indices) ? indices[0] : -1;
+    if (first < 0) {
+      rowOf = new HashMap<>(indices.length * 2);
+      for (int i = 0; i < indices.length; i++) {
+        rowOf.put(indices[i], i);
+      }
+    } else {
+      rowOf = null;
+    }
   }
 
   /**
@@ -114,15 +123,7 @@ final class BatchRows implements RandomAccessDataset<Example>, HasSchema {
         return (int) row;
       }
     } else {
-      Map<Long, Integer> rows = rowOf;
-      if (rows == null) {
-        rows = new java.util.HashMap<>(indices.length * 2);
-        for (int i = 0; i < indices.length; i++) {
-          rows.put(indices[i], i);
-        }
-        rowOf = rows;
-      }
-      Integer row = rows.get(index);
+      Integer row = rowOf.get(index);
       if (row != null) {
         return row;
       }
@@ -144,11 +145,15 @@ final class BatchRows implements RandomAccessDataset<Example>, HasSchema {
   @Override
   public Example get(long index) {
     int row = row(index);
-    Map<String, Tensor> fields = new LinkedHashMap<>();
+    Example.Builder b = Example.builder(index);
     for (Column c : columns) {
-      fields.put(c.name(), c.isValid(row) ? c.row(row) : null);
+      if (c.isValid(row)) {
+        b.put(c.name(), c.row(row));
+      } else {
+        b.putNull(c.name());
+      }
     }
-    return Example.of(index, fields);
+    return b.build();
   }
 
   /**
