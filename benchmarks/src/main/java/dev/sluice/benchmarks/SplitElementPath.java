@@ -33,6 +33,7 @@ import java.util.Locale;
 public final class SplitElementPath {
   private SplitElementPath() {}
 
+  /** Runs the three pipelines over {@code args[1]} ({@code args[0]}: parquet or shards) for {@code args[2]} rounds (3). */
   public static void main(String[] args) throws Exception {
     String format = args[0];
     Path path = Path.of(args[1]);
