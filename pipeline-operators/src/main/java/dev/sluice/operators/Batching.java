@@ -16,9 +16,9 @@ import reactor.core.publisher.Flux;
  * contiguous column per field, in pooled off-heap memory ({@link BatchBuilder#append}).
  *
  * <p>On a {@link dev.sluice.core.RandomAccessDataset}, {@link Pipeline#batch} gathers the rows
- * straight from the source instead and creates no {@code Example} at all. On the element path, a
- * batch whose examples are all unchanged rows of one such source ({@link Example#origin()}, as
- * {@link Example#lazy} makes them) is gathered from it in one bulk call too.
+ * straight from the source instead and creates no {@code Example} at all. On the element path, each
+ * run of consecutive examples that are unchanged rows of one such source ({@link Example#origin()},
+ * as {@link Example#lazy} makes them) is gathered from it in one bulk call too.
  *
  * <p><b>Reactive Streams semantics.</b> Requests {@code batchSize} examples per batch requested;
  * emits a batch when {@code batchSize} examples have arrived (the last, smaller one when the

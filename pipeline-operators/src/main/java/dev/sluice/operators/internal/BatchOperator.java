@@ -13,11 +13,16 @@ import reactor.core.publisher.Flux;
 
 /**
  * {@code batch} on the element path: the re-batcher ({@link RebatchOperator#elements}) groups
- * {@code batchSize} consecutive examples and each group is copied into one {@link Batch}, a group of
- * unchanged rows of one random-access source gathered in one bulk call. The public
+ * {@code batchSize} consecutive examples and each group is copied into one {@link Batch}: a group of
+ * unchanged rows of one origin ({@link Example#origin()}: a random-access source, or a batch a
+ * split source decoded for the element path) gathered in one bulk call, and in a group of several
+ * origins each run of at least {@value #MIN_RUN} unchanged rows of one origin gathered in one call. The public
  * {@code Batching} and the planner's element-path batch both build it.
  */
 public final class BatchOperator {
+  /** Runs of unchanged rows of one origin shorter than this (in a batch of several origins) are copied row by row. */
+  static final int MIN_RUN = 16;
+
   private BatchOperator() {}
 
   /**
@@ -62,40 +67,41 @@ public final class BatchOperator {
 
   private static Batch collate(List<Example> examples, Schema schema, BufferPool pool) {
     int n = examples.size();
-    RandomAccessDataset<Example> origin = commonOrigin(examples);
-    if (origin != null && schema.equals(Schemas.declared(origin))) {
-      // unchanged rows of one random-access source: one bulk gather, as on the index path
-      long[] indices = new long[n];
-      for (int i = 0; i < n; i++) {
-        indices[i] = examples.get(i).index();
-      }
-      try (BatchBuilder builder = BatchBuilder.create(schema, n, pool)) {
-        origin.gather(indices, 0, n, builder);
-        if (builder.size() != n) {
-          throw new IllegalStateException(origin + ": gather committed " + builder.size() + " of " + n + " rows");
-        }
-        return builder.build();
-      }
-    }
     try (BatchBuilder builder = BatchBuilder.create(schema, n, pool)) {
-      for (Example e : examples) {
-        builder.append(e);
+      int i = 0;
+      while (i < n) {
+        Example e = examples.get(i);
+        RandomAccessDataset<Example> origin = e.origin();
+        if (origin == null || !schema.equals(Schemas.declared(origin))) {
+          builder.append(e);
+          i++;
+          continue;
+        }
+        int end = i + 1;
+        while (end < n && examples.get(end).origin() == origin) {
+          end++;
+        }
+        if (end - i < MIN_RUN && end - i < n) {
+          for (int j = i; j < end; j++) {
+            builder.append(examples.get(j));
+          }
+          i = end;
+          continue;
+        }
+        // a run of unchanged rows of one origin: one bulk gather, as on the index path
+        long[] indices = new long[end - i];
+        for (int j = i; j < end; j++) {
+          indices[j - i] = examples.get(j).index();
+        }
+        int before = builder.size();
+        origin.gather(indices, 0, indices.length, builder);
+        if (builder.size() != before + indices.length) {
+          throw new IllegalStateException(origin + ": gather committed " + (builder.size() - before) + " of "
+              + indices.length + " rows");
+        }
+        i = end;
       }
       return builder.build();
     }
-  }
-
-  /** The source every example is an unchanged row of, or null. */
-  private static RandomAccessDataset<Example> commonOrigin(List<Example> examples) {
-    RandomAccessDataset<Example> origin = examples.get(0).origin();
-    if (origin == null) {
-      return null;
-    }
-    for (int i = 1; i < examples.size(); i++) {
-      if (examples.get(i).origin() != origin) {
-        return null;
-      }
-    }
-    return origin;
   }
 }

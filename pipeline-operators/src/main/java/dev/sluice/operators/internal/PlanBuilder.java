@@ -120,7 +120,8 @@ public final class PlanBuilder {
       next = columnar.next();
     } else if (access == Access.BLOCKS) {
       head = Head.SPLIT;
-      prefix = SplitStages.prefix(ordered);
+      // a source that decodes into batches: the element stages receive views of its batches' rows
+      prefix = SplitStages.prefix(ordered).readingBatches(source instanceof BatchSplitDataset<?> b ? b : null);
       next = prefix.next();
     } else {
       head = Head.PLAIN;

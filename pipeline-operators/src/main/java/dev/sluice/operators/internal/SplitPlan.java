@@ -1,5 +1,6 @@
 package dev.sluice.operators.internal;
 
+import dev.sluice.core.BatchSplitDataset;
 import dev.sluice.core.Split;
 import dev.sluice.core.SplitDataset;
 import dev.sluice.core.internal.Mix;
@@ -148,12 +149,24 @@ public final class SplitPlan {
 
   /** Reads the segments in order, failing when a split delivers another number of rows than it declared. */
   public static <T> Flux<T> read(SplitDataset<T> source, List<Segment> segments) {
+    return read(source, segments, null);
+  }
+
+  /**
+   * {@link #read(SplitDataset, List)}, through {@code batches} when not null: each segment decoded
+   * into batches whose rows are handed on as views of their batch ({@link BatchRows}).
+   */
+  @SuppressWarnings("unchecked")
+  static <T> Flux<T> read(SplitDataset<T> source, List<Segment> segments, BatchSplitDataset<?> batches) {
+    java.util.function.Function<Segment, Flux<T>> rows = batches == null
+        ? seg -> source.read(seg.split(), seg.fromRow(), seg.toRow())
+        : seg -> (Flux<T>) BatchRows.read(batches, seg.split(), seg.fromRow(), seg.toRow());
     return Flux.fromIterable(segments).concatMap(seg -> Flux.defer(() -> {
       if (seg.toRow() == Long.MAX_VALUE) {
-        return source.read(seg.split(), seg.fromRow(), seg.toRow()); // unknown count: read to the end
+        return rows.apply(seg); // unknown count: read to the end
       }
       AtomicLong seen = new AtomicLong();
-      return source.read(seg.split(), seg.fromRow(), seg.toRow())
+      return rows.apply(seg)
           .handle((T t, reactor.core.publisher.SynchronousSink<T> sink) -> {
             if (seen.incrementAndGet() > seg.rows()) {
               sink.error(SplitPiece.wrongCount(seg.split(), seg.fromRow(), seg.toRow(), "more"));
@@ -172,16 +185,21 @@ public final class SplitPlan {
    * shuffles) with the rank's stride kept.
    */
   public static <T> Flux<T> pass(SplitDataset<T> source, Order order) {
+    return pass(source, order, null);
+  }
+
+  /** {@link #pass(SplitDataset, Order)}, the rows read through {@code batches} when not null ({@link #read(SplitDataset, List, BatchSplitDataset)}). */
+  static <T> Flux<T> pass(SplitDataset<T> source, Order order, BatchSplitDataset<?> batches) {
     return Flux.defer(() -> {
       List<Segment> sequence = sequence(source, order);
       if (sequence != null) {
         announce(source, sequence);
-        return read(source, sequence);
+        return read(source, sequence, batches);
       }
       List<Split> splits = order.shuffle() == null ? source.splits()
           : shuffled(source.splits(), order.seed(), order.epoch());
       source.readNext(splits);
-      Flux<T> all = read(source, whole(splits));
+      Flux<T> all = read(source, whole(splits), batches);
       ShardStage shard = order.shard();
       return shard == null ? all : all.transform(ShardOperator.of(shard.numShards(), shard.index(), shard.policy()));
     });
@@ -230,6 +248,11 @@ public final class SplitPlan {
    * {@value #GAP} rows read through rather than starting another read, and drops the rows between.
    */
   static Positional positional(SplitDataset<?> source, List<Segment> segments) {
+    return positional(source, segments, null);
+  }
+
+  /** {@link #positional(SplitDataset, List)}, the rows read through {@code batches} when not null. */
+  static Positional positional(SplitDataset<?> source, List<Segment> segments, BatchSplitDataset<?> batches) {
     long length = 0;
     for (Segment s : segments) {
       length += s.rows();
@@ -246,7 +269,7 @@ public final class SplitPlan {
         return Flux.defer(() -> {
           List<Segment> rest = range(segments, position, n);
           announce(source, rest);
-          return read(source, rest);
+          return read(source, rest, batches);
         });
       }
 
@@ -268,7 +291,7 @@ public final class SplitPlan {
             long from = positions[run[0]];
             long[] at = {from};
             int[] next = {run[0]};
-            return read(source, range(segments, from, positions[run[1] - 1] + 1))
+            return read(source, range(segments, from, positions[run[1] - 1] + 1), batches)
                 .handle((Object t, reactor.core.publisher.SynchronousSink<Object> sink) -> {
                   long p = at[0]++;
                   if (next[0] < run[1] && positions[next[0]] == p) {

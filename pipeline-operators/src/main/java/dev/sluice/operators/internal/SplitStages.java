@@ -2,6 +2,7 @@ package dev.sluice.operators.internal;
 
 import dev.sluice.operators.SplitShuffle;
 
+import dev.sluice.core.BatchSplitDataset;
 import dev.sluice.core.Options;
 import dev.sluice.core.PipelineContext;
 import dev.sluice.core.SplitDataset;
@@ -33,9 +34,16 @@ public final class SplitStages {
    * @param shard the shard of the run (the first one), or null
    * @param buffers the buffer shuffles of the run, in order, applied after the shard
    * @param next the index of the first stage after the run
+   * @param batches the source read as decoded batches whose rows the element stages receive as
+   *     views ({@link BatchRows}), or null to read the source's rows with {@link SplitDataset#read}
    */
   public record Prefix(SplitShuffle shuffle, Long splitSeed, ShardStage shard, List<BufferShuffleStage> buffers,
-      int next) {
+      int next, BatchSplitDataset<?> batches) {
+    /** This run read as decoded batches of {@code source}, each row a view of its batch, when {@code source} is not null. */
+    public Prefix readingBatches(BatchSplitDataset<?> source) {
+      return new Prefix(shuffle, splitSeed, shard, buffers, next, source);
+    }
+
     /** Whether the run shuffles the split source ({@code shuffle()}). */
     public boolean shuffleSplits() {
       return shuffle != null;
@@ -69,7 +77,7 @@ public final class SplitStages {
       // An explicit buffer shuffle replaces shuffle()'s default 10,000-element buffer.
       buffers.removeIf(BufferShuffleStage::isSplitDefault);
     }
-    return new Prefix(scan.shuffle, scan.splitSeed, scan.shard, List.copyOf(buffers), i);
+    return new Prefix(scan.shuffle, scan.splitSeed, scan.shard, List.copyOf(buffers), i, null);
   }
 
   /** Takes stages into the prefix while they belong to it (the visitor answers true). */
@@ -145,7 +153,7 @@ public final class SplitStages {
 
   /** The element path over a split source: the prefix as {@link SplitPlan#pass} plus buffer shuffles. */
   public static Planned plan(SplitDataset<?> source, Prefix prefix, Options options, PipelineContext context) {
-    Flux<?> flux = SplitPlan.pass(source, prefix.order(context, prefix.elementWindow()));
+    Flux<?> flux = SplitPlan.pass(source, prefix.order(context, prefix.elementWindow()), prefix.batches());
     for (BufferShuffleStage b : prefix.buffers()) {
       flux = b.apply(flux, context, options);
     }
@@ -175,7 +183,7 @@ public final class SplitStages {
   /** The rank's rows of the prefix's split sequence as a positional stream, or null when a split's count is unknown. */
   static Positional positional(SplitDataset<?> source, Prefix prefix, PipelineContext context) {
     List<SplitPlan.Segment> sequence = SplitPlan.sequence(source, prefix.order(context, prefix.elementWindow()));
-    return sequence == null ? null : SplitPlan.positional(source, sequence);
+    return sequence == null ? null : SplitPlan.positional(source, sequence, prefix.batches());
   }
 
   /** The number of rows of the prefix's pass, or -1 when a split's count is unknown. */
