@@ -528,7 +528,8 @@ public final class PlanBuilder {
         case SPLIT -> steps.add(new Step(s, Path.ELEMENT, switch (s.kind()) {
           case SHUFFLE -> choice != null && s == choice.stage() ? choice.why() + ", then a buffer shuffle"
               : SplitStages.explainShuffle((ShuffleStage) s) + ", then a buffer shuffle";
-          case SHARD -> "reads " + SplitStages.explainShard(prefix) + " as examples";
+          case SHARD -> "reads " + SplitStages.explainShard(prefix)
+              + (prefix.batches() != null ? " as views of its decoded batches' rows" : " as examples");
           case BUFFER_SHUFFLE -> "buffer shuffle after the shard";
           case TAKE, SKIP, BATCH, REPEAT, ELEMENT -> "";
         }));
