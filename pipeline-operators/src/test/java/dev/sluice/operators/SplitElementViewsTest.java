@@ -7,10 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.core.Batch;
 import dev.sluice.core.Example;
-import dev.sluice.core.HasSchema;
 import dev.sluice.core.PipelineContext;
-import dev.sluice.core.Schema;
-import dev.sluice.core.Split;
 import dev.sluice.core.SplitDataset;
 import dev.sluice.core.Tensor;
 import dev.sluice.core.testing.BatchContents;
@@ -57,30 +54,7 @@ class SplitElementViewsTest {
 
   /** The rows of {@code source} read one by one: a plain split source with the same schema (the row path). */
   private static SplitDataset<Example> rowsOf(MemoryBatchSplits source) {
-    return new RowPath(source);
-  }
-
-  private static final class RowPath implements SplitDataset<Example>, HasSchema {
-    private final MemoryBatchSplits source;
-
-    RowPath(MemoryBatchSplits source) {
-      this.source = source;
-    }
-
-    @Override
-    public Schema schema() {
-      return source.schema();
-    }
-
-    @Override
-    public List<Split> splits() {
-      return source.splits();
-    }
-
-    @Override
-    public Flux<Example> read(Split split, long fromRow, long toRow) {
-      return source.read(split, fromRow, toRow);
-    }
+    return BatchContents.rowsOnly(source);
   }
 
   @Test
