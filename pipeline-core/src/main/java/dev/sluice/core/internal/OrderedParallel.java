@@ -83,8 +83,12 @@ public final class OrderedParallel {
       // Each finished task is one Run: flatMapSequential keeps them in order. It drops the values
       // queued in its inners on cancel and on an immediate error without a discard
       // (reactor/reactor-core#4379), so the runs are tracked here and released when the stage ends.
+      // A task is scheduled directly, not through subscribeOn: cancelling subscribeOn disposes a
+      // running task with an interrupt, and an interrupt closes any FileChannel the task is reading
+      // (ClosedByInterruptException), for every later read of that file too. A cancelled run's task
+      // still runs (a late one returns at once) and its results are released through the runs.
       return inputs
-          .flatMapSequential(t -> Mono.fromCallable(() -> runs.execute(task, t)).subscribeOn(workers),
+          .flatMapSequential(t -> Mono.<Run<R>>create(sink -> workers.schedule(() -> sink.success(runs.execute(task, t)))),
               parallelism, 1)
           .concatMap(Run::flux, 0)
           .doFinally(signal -> runs.terminate());

@@ -1,6 +1,8 @@
 package dev.sluice.core.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -150,5 +152,36 @@ class OrderedParallelTest {
     org.assertj.core.api.Assertions.assertThatThrownBy(() -> OrderedParallel.<Integer, Integer>flatMap(
             Flux.just(1), (i, o) -> o.accept(i), 0, Schedulers.parallel(), x -> { }))
         .hasMessage("parallelism > 0 required but it was 0");
+  }
+
+  @Test
+  void aCancelDoesNotInterruptARunningTask() throws InterruptedException {
+    CountDownLatch started = new CountDownLatch(1);
+    CountDownLatch proceed = new CountDownLatch(1);
+    CountDownLatch done = new CountDownLatch(1);
+    AtomicInteger interrupted = new AtomicInteger();
+    AtomicInteger released = new AtomicInteger();
+    OrderedParallel.Task<Integer, Integer> task = (input, out) -> {
+      started.countDown();
+      try {
+        if (!proceed.await(1, TimeUnit.MINUTES)) {
+          throw new IllegalStateException("never told to proceed");
+        }
+      } catch (InterruptedException e) {
+        interrupted.incrementAndGet(); // an interrupt would have closed a FileChannel the task reads
+        Thread.currentThread().interrupt();
+      } finally {
+        done.countDown();
+      }
+      out.accept(input);
+    };
+    reactor.core.Disposable subscription = OrderedParallel.flatMap(Flux.just(1), task, 1, Schedulers.boundedElastic(),
+        r -> released.incrementAndGet()).subscribe();
+    assertTrue(started.await(1, TimeUnit.MINUTES));
+    subscription.dispose();
+    proceed.countDown();
+    assertTrue(done.await(1, TimeUnit.MINUTES));
+    assertEquals(0, interrupted.get(), "the running task was interrupted by the cancel");
+    org.awaitility.Awaitility.await().atMost(java.time.Duration.ofMinutes(1)).until(() -> released.get() == 1);
   }
 }
