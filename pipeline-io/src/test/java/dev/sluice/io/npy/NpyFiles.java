@@ -23,7 +23,7 @@ import java.util.Arrays;
 import java.util.function.LongUnaryOperator;
 
 /** Test helpers: raw {@code .npy} files with any header, and get-versus-gather comparisons. */
-final class NpyFiles {
+public final class NpyFiles {
   private NpyFiles() {}
 
   /** A raw header: magic, version, length, {@code dict} padded to 64 bytes and a newline. */
@@ -63,7 +63,8 @@ final class NpyFiles {
    * Writes {@code file}: an npy file of {@code rows} × {@code width} little-endian int64 values,
    * element {@code i} (in C order) being {@code value(i)}.
    */
-  static Path int64Matrix(Path file, int rows, int width, LongUnaryOperator value) throws IOException {
+  public static Path int64Matrix(Path file, int rows, int width, LongUnaryOperator value) throws IOException {
+    Files.createDirectories(file.toAbsolutePath().getParent());
     ByteBuffer data = ByteBuffer.allocate(rows * width * 8).order(ByteOrder.LITTLE_ENDIAN);
     for (long i = 0; i < (long) rows * width; i++) {
       data.putLong(value.applyAsLong(i));

@@ -30,6 +30,7 @@ import dev.sluice.io.hdf5.Hdf5;
 import dev.sluice.io.internal.RemoteFiles;
 import dev.sluice.io.npy.Npy;
 import dev.sluice.io.npy.NpyDataset;
+import dev.sluice.io.npy.NpyFiles;
 import dev.sluice.io.npy.NpyStack;
 import dev.sluice.io.parquet.Parquet;
 import dev.sluice.io.parquet.ParquetOptions;
@@ -94,34 +95,12 @@ class HdfsDatasetsTest {
 
   /** A C-order int64 array of {@code ROWS} rows, row i = [i*WIDTH + k] for k in [0, WIDTH). */
   static Path writeNpy(Path file, long scale) throws IOException {
-    String dict = "{'descr': '<i8', 'fortran_order': False, 'shape': (" + ROWS + ", " + WIDTH + "), }";
-    int pad = 64 - (10 + dict.length() + 1) % 64;
-    String header = dict + " ".repeat(pad == 64 ? 0 : pad) + "\n";
-    ByteBuffer b = ByteBuffer.allocate(10 + header.length() + ROWS * WIDTH * 8).order(ByteOrder.LITTLE_ENDIAN);
-    b.put(new byte[] {(byte) 0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0}).putShort((short) header.length());
-    b.put(header.getBytes(StandardCharsets.US_ASCII));
-    for (long i = 0; i < (long) ROWS * WIDTH; i++) {
-      b.putLong(i * scale);
-    }
-    Files.createDirectories(file.getParent());
-    Files.write(file, b.array());
-    return file;
+    return NpyFiles.int64Matrix(file, ROWS, WIDTH, i -> i * scale);
   }
 
   /** A C-order int64 array of {@code rows} rows, row i = [(first + i)*WIDTH + k] for k in [0, WIDTH). */
   static Path writeNpyRows(Path file, long first, int rows) throws IOException {
-    String dict = "{'descr': '<i8', 'fortran_order': False, 'shape': (" + rows + ", " + WIDTH + "), }";
-    int pad = 64 - (10 + dict.length() + 1) % 64;
-    String header = dict + " ".repeat(pad == 64 ? 0 : pad) + "\n";
-    ByteBuffer b = ByteBuffer.allocate(10 + header.length() + rows * WIDTH * 8).order(ByteOrder.LITTLE_ENDIAN);
-    b.put(new byte[] {(byte) 0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0}).putShort((short) header.length());
-    b.put(header.getBytes(StandardCharsets.US_ASCII));
-    for (long i = 0; i < (long) rows * WIDTH; i++) {
-      b.putLong(first * WIDTH + i);
-    }
-    Files.createDirectories(file.getParent());
-    Files.write(file, b.array());
-    return file;
+    return NpyFiles.int64Matrix(file, rows, WIDTH, i -> first * WIDTH + i);
   }
 
   /** Uploads every file of local directory {@code dir} into remote directory {@code name}. */

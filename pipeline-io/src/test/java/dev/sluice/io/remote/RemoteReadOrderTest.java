@@ -13,6 +13,7 @@ import dev.sluice.io.internal.RemoteFiles;
 import dev.sluice.io.internal.cache.FileCache;
 import dev.sluice.io.npy.Npy;
 import dev.sluice.io.npy.NpyDataset;
+import dev.sluice.io.npy.NpyFiles;
 import dev.sluice.io.parquet.Parquet;
 import dev.sluice.io.parquet.ParquetDataset;
 import dev.sluice.io.parquet.ParquetOptions;
@@ -23,9 +24,7 @@ import dev.sluice.operators.Pipeline;
 import dev.sluice.operators.RandomAccessShuffle;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -76,17 +75,7 @@ class RemoteReadOrderTest {
   }
 
   static void writeNpy(Path file, long firstRow) throws IOException {
-    String dict = "{'descr': '<i8', 'fortran_order': False, 'shape': (" + ROWS + ", " + WIDTH + "), }";
-    int pad = 64 - (10 + dict.length() + 1) % 64;
-    String header = dict + " ".repeat(pad == 64 ? 0 : pad) + "\n";
-    ByteBuffer b = ByteBuffer.allocate(10 + header.length() + ROWS * WIDTH * 8).order(ByteOrder.LITTLE_ENDIAN);
-    b.put(new byte[] {(byte) 0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0}).putShort((short) header.length());
-    b.put(header.getBytes(StandardCharsets.US_ASCII));
-    for (long i = firstRow * WIDTH; i < (firstRow + ROWS) * WIDTH; i++) {
-      b.putLong(i);
-    }
-    Files.createDirectories(file.getParent());
-    Files.write(file, b.array());
+    NpyFiles.int64Matrix(file, ROWS, WIDTH, i -> firstRow * WIDTH + i);
   }
 
   /** The rows of one shuffled pass, as their first value / WIDTH. */
