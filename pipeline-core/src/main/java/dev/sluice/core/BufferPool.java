@@ -1,7 +1,9 @@
 package dev.sluice.core;
 
+import dev.sluice.core.internal.WaitCancellation;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -52,7 +54,9 @@ public final class BufferPool {
    * {@code bytes}. Contents are unspecified (reused buffers are not cleared). Under a memory limit
    * this may wait for memory to come back.
    *
-   * @throws MemoryLimitException if the buffer can never fit the limit, or nothing came back in time
+   * @throws MemoryLimitException if the buffer can never fit the limit, or nothing came back in time,
+   *     or the pass this allocation works for was cancelled while it waited (a cancelled pass ends its
+   *     producers' waits without interrupting their threads)
    */
   public PooledBuffer allocate(long bytes) {
     return allocate(bytes, 0);
@@ -116,13 +120,15 @@ public final class BufferPool {
       manager.beginWait(inProgress);
       try {
         ready = manager.await(() -> !free[cls].isEmpty() || manager.fits(cap) || manager.keepsBuffers()
-            || manager.nothingComesBack(), deadline);
+            || manager.nothingComesBack(), deadline, WaitCancellation.current());
         if (manager.nothingComesBack() && free[cls].isEmpty() && !manager.fits(cap) && !manager.keepsBuffers()) {
           throw manager.deadlocked(stage, bytes, cap, inProgress);
         }
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         throw manager.limitReached(stage, bytes, cap, e);
+      } catch (CancellationException e) {
+        throw manager.limitReached(stage, bytes, cap, e); // the pass was cancelled: no interrupt to restore
       } finally {
         manager.endWait(inProgress);
       }

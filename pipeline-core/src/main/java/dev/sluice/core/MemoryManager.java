@@ -1,10 +1,12 @@
 package dev.sluice.core;
 
+import dev.sluice.core.internal.WaitCancellation;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.TreeMap;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Condition;
@@ -29,8 +31,9 @@ import java.util.function.BooleanSupplier;
  * by its memory (the producer thread waits, the consumer goes on closing batches); it fails with a
  * {@link MemoryLimitException} naming the stages that hold memory when a single buffer is larger
  * than the limit (at once) or when nothing came back within {@link #maxWait()} (a consumer that
- * holds every batch while it asks for the next one would otherwise wait forever). Unlimited by
- * default. {@link #highWaterMark()} is the most {@link #reservedBytes()} has been.
+ * holds every batch while it asks for the next one would otherwise wait forever). A wait ends
+ * the same way, without an interrupt, when the pass the allocation works for is cancelled or closed.
+ * Unlimited by default. {@link #highWaterMark()} is the most {@link #reservedBytes()} has been.
  *
  * <p>Thread-safe. Most code uses {@link #shared()}; tests may create their own manager.
  */
@@ -377,12 +380,34 @@ public final class MemoryManager {
    * passes; returns whether {@code done} became true.
    */
   boolean await(BooleanSupplier done, long deadlineNanos) throws InterruptedException {
+    return await(done, deadlineNanos, null);
+  }
+
+  /**
+   * {@link #await(BooleanSupplier, long)} that also ends when {@code cancel} (null: none) is
+   * cancelled, by throwing {@link CancellationException}: a cancelled pass ends its producer's wait
+   * for memory without interrupting its thread.
+   */
+  boolean await(BooleanSupplier done, long deadlineNanos, WaitCancellation cancel) throws InterruptedException {
     MemoryManager r = root;
     r.lock.lock();
     try {
       r.waiters++; // under the lock; volatile, so a releaser that misses it is seen by the check below
+      if (cancel != null) {
+        cancel.beginWait(() -> {
+          r.lock.lock();
+          try {
+            r.changed.signalAll();
+          } finally {
+            r.lock.unlock();
+          }
+        });
+      }
       try {
         while (!done.getAsBoolean()) {
+          if (cancel != null) {
+            cancel.throwIfCancelled();
+          }
           long left = deadlineNanos - System.nanoTime();
           if (left <= 0) {
             return false;
@@ -391,6 +416,9 @@ public final class MemoryManager {
         }
         return true;
       } finally {
+        if (cancel != null) {
+          cancel.endWait();
+        }
         r.waiters--;
       }
     } finally {
@@ -427,6 +455,7 @@ public final class MemoryManager {
     Map<String, Long> held = root.outstandingBytesByStage();
     String why = cause instanceof InterruptedException
         ? "the thread was interrupted while it waited for memory to come back"
+        : cause instanceof CancellationException ? "the pass was cancelled while it waited for memory to come back"
         : "nothing came back within " + seconds(maxWaitNanos);
     return new MemoryLimitException("memory limit of " + bytes(limit) + " reached: stage '" + stage + "' needs "
         + bytes(sizeClass) + " more while " + bytes(reserved.get()) + " are held (handed out per stage: "

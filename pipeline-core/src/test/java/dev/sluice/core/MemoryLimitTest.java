@@ -3,10 +3,14 @@ package dev.sluice.core;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.sluice.core.internal.WaitCancellation;
 import java.time.Duration;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 
@@ -93,6 +97,53 @@ class MemoryLimitTest {
           .hasMessageContaining("prefetch 3.0 MiB")
           .hasMessageContaining("nothing came back within 0.0500 s");
     }
+  }
+
+  @Test
+  void cancellingThePassEndsItsWaitForMemoryWithoutAnInterrupt() throws Exception {
+    MemoryManager m = new MemoryManager();
+    m.setLimit(4 * MIB);
+    m.setMaxWait(Duration.ofMinutes(10)); // a wait would outlast the test
+    WaitCancellation pass = new WaitCancellation();
+    AtomicBoolean interrupted = new AtomicBoolean();
+    try (PooledBuffer held = m.pool("prefetch").allocate(4 * MIB)) {
+      CompletableFuture<Throwable> waiting = CompletableFuture.supplyAsync(() -> {
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        pass.run(() -> {
+          try {
+            m.pool("batch").allocate(MIB).close();
+          } catch (RuntimeException e) {
+            failure.set(e);
+          }
+          interrupted.set(Thread.currentThread().isInterrupted());
+        });
+        return failure.get();
+      });
+      Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> m.outstandingBytes() == 4 * MIB
+          && Thread.getAllStackTraces().values().stream().anyMatch(MemoryLimitTest::waitsForMemory));
+      assertThat(waiting).isNotDone();
+      pass.cancel();
+      assertThat(waiting.get(30, TimeUnit.SECONDS))
+          .isInstanceOf(MemoryLimitException.class)
+          .hasMessageContaining("stage 'batch' needs 1.0 MiB")
+          .hasMessageContaining("the pass was cancelled while it waited for memory to come back")
+          .hasCauseInstanceOf(CancellationException.class);
+      assertThat(interrupted).isFalse();
+      // a cancelled pass does not wait again
+      pass.run(() -> assertThatThrownBy(() -> m.pool("batch").allocate(MIB))
+          .hasMessageContaining("the pass was cancelled"));
+    }
+    assertThat(Thread.currentThread().isInterrupted()).isFalse();
+    m.checkNoOutstanding();
+  }
+
+  private static boolean waitsForMemory(StackTraceElement[] stack) {
+    for (StackTraceElement f : stack) {
+      if (f.getClassName().equals(MemoryManager.class.getName()) && f.getMethodName().equals("await")) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private static final Schema ROWS = Schema.of(
