@@ -3,6 +3,7 @@ package dev.sluice.operators;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.core.Batch;
@@ -12,6 +13,13 @@ import dev.sluice.core.Options.PrefetchSpin;
 import dev.sluice.core.PipelineContext;
 import dev.sluice.core.testing.NoLeaks;
 import dev.sluice.operators.internal.FluxPrefetch;
+import dev.sluice.operators.internal.PrefetchOperator;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -27,7 +35,10 @@ import java.util.stream.IntStream;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
+import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 import reactor.test.StepVerifier;
 
@@ -227,6 +238,104 @@ class PrefetchTest {
         assertTrue(cleanedUp.await(10, TimeUnit.SECONDS), where + ": the cleanup finished");
         assertFalse(interrupted.get(), where + ": the producer thread was interrupted during the source's cleanup");
       }
+    }
+  }
+
+  @Test
+  void cancelDoesNotInterruptAProducerBlockedInARead(@TempDir Path dir) throws Exception {
+    // An interrupt during a FileChannel read closes the channel, which a source keeps for its later
+    // passes: a cancel lets the producer's read finish, discards what it emits and then disposes
+    // the producer's worker.
+    Path file = dir.resolve("rows.bin");
+    Files.write(file, new byte[4096]);
+    CountingScheduler scheduler = new CountingScheduler(Schedulers.boundedElastic());
+    CountDownLatch reading = new CountDownLatch(1);
+    CountDownLatch proceed = new CountDownLatch(1);
+    CountDownLatch produced = new CountDownLatch(1);
+    CountDownLatch passEnded = new CountDownLatch(1);
+    AtomicBoolean interrupted = new AtomicBoolean();
+    AtomicReference<Throwable> readFailed = new AtomicReference<>();
+    AtomicInteger made = new AtomicInteger();
+    try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ)) {
+      Flux<Batch> batches = Pipeline.from(Datasets.range(1_000)).batch(10).flux()
+          .map(b -> {
+            if (made.getAndIncrement() != 1) {
+              return b;
+            }
+            reading.countDown(); // the second batch is read while the consumer holds the first
+            try {
+              if (!proceed.await(1, TimeUnit.MINUTES)) {
+                throw new IllegalStateException("never told to proceed");
+              }
+              channel.read(ByteBuffer.allocate(4096), 0);
+            } catch (InterruptedException e) {
+              interrupted.set(true);
+              Thread.currentThread().interrupt();
+            } catch (IOException e) {
+              readFailed.set(e);
+            } finally {
+              if (Thread.interrupted()) {
+                interrupted.set(true);
+              }
+              produced.countDown();
+            }
+            return b;
+          })
+          .transform(PrefetchOperator.of(4, scheduler, scheduler, PrefetchOperator.THREADS))
+          .doFinally(s -> passEnded.countDown());
+      Disposable pass = batches.subscribe(Batch::close);
+      assertTrue(reading.await(1, TimeUnit.MINUTES));
+      pass.dispose();
+      assertTrue(passEnded.await(1, TimeUnit.MINUTES), "the pass ended while its producer still reads");
+      proceed.countDown();
+      assertTrue(produced.await(1, TimeUnit.MINUTES));
+      assertFalse(interrupted.get(), "the cancel interrupted the producer");
+      assertNull(readFailed.get(), "the producer's read failed");
+      assertTrue(channel.isOpen(), "the cancel closed the producer's channel");
+      Awaitility.await().atMost(Duration.ofMinutes(1)).until(() -> scheduler.live.get() == 0); // no worker leaks
+      TestSources.awaitNoOutstanding();
+      assertEquals(4096, channel.read(ByteBuffer.allocate(4096), 0), "the channel reads on for the next pass");
+    }
+  }
+
+  /** A scheduler that counts its workers not yet disposed. */
+  private static final class CountingScheduler implements Scheduler {
+    final Scheduler delegate;
+    final AtomicInteger live = new AtomicInteger();
+
+    CountingScheduler(Scheduler delegate) {
+      this.delegate = delegate;
+    }
+
+    @Override
+    public Disposable schedule(Runnable task) {
+      return delegate.schedule(task);
+    }
+
+    @Override
+    public Worker createWorker() {
+      Worker worker = delegate.createWorker();
+      live.incrementAndGet();
+      AtomicBoolean disposed = new AtomicBoolean();
+      return new Worker() {
+        @Override
+        public Disposable schedule(Runnable task) {
+          return worker.schedule(task);
+        }
+
+        @Override
+        public void dispose() {
+          if (disposed.compareAndSet(false, true)) {
+            live.decrementAndGet();
+          }
+          worker.dispose();
+        }
+
+        @Override
+        public boolean isDisposed() {
+          return worker.isDisposed();
+        }
+      };
     }
   }
 

@@ -48,7 +48,10 @@ import reactor.core.scheduler.Schedulers;
  * <p><b>Reactive Streams semantics.</b> At most {@code bufferSize} elements are requested ahead of
  * the downstream; replenished {@code bufferSize - bufferSize/4} at a time. Errors are delivered
  * after the elements queued before them; completion after the queue is drained; a downstream
- * cancel cancels the upstream.
+ * cancel cancels the upstream, ends the producer's wait for pooled memory if it waits, and never
+ * interrupts the producer's thread (an interrupt during a {@code FileChannel} read closes the
+ * channel): a producer task under way runs to its end, what it emits then is discarded, and its
+ * worker is disposed after it.
  *
  * <p><b>Discard support.</b> Elements queued at cancel, and elements arriving after it, go to
  * {@link Operators#onDiscard}. Whoever enters the drain after a cancel clears the queue, so an
@@ -207,11 +210,16 @@ public final class FluxPrefetch<T> extends Flux<T> implements Scannable {
     try {
       producerWorker.schedule(() -> {
         parent.producerThread = Thread.currentThread(); // a worker's tasks all run on its one thread
-        try {
-          source.subscribe(parent);
-        } catch (Throwable e) {
-          parent.upstreamThrew(e);
+        if (parent.cancelled) {
+          return; // cancelled before the upstream was subscribed: it never is
         }
+        parent.producerCancel.run(() -> {
+          try {
+            source.subscribe(parent);
+          } catch (Throwable e) {
+            parent.upstreamThrew(e);
+          }
+        });
       });
     } catch (RejectedExecutionException e) {
       if (!parent.cancelled) {

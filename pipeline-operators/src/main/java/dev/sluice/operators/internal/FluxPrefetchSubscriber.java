@@ -1,6 +1,7 @@
 package dev.sluice.operators.internal;
 
 import dev.sluice.core.internal.Fatal;
+import dev.sluice.core.internal.WaitCancellation;
 import dev.sluice.core.internal.metrics.StageMeter;
 import java.util.Queue;
 import java.util.function.BooleanSupplier;
@@ -43,6 +44,8 @@ final class FluxPrefetchSubscriber<T> implements CoreSubscriber<T>, Subscription
   final FluxPrefetchSpin spin;
   final long parkNanos;
   final Queue<T> queue;
+  /** Current while the producer's tasks run: a cancel ends their waits for pooled memory. */
+  final WaitCancellation producerCancel = new WaitCancellation();
   /** The consumer's thread while it parks in the drain for the next element, else null. */
   volatile Thread parked;
   /** Whether the consumer may be served on the producer's worker (both on one scheduler). */
@@ -211,19 +214,35 @@ final class FluxPrefetchSubscriber<T> implements CoreSubscriber<T>, Subscription
     }
   }
 
+  /**
+   * Cancels: the upstream is cancelled, a wait of the producer for pooled memory ends, and the
+   * producer worker is disposed once the task it runs (a read under way, say) returns. The producer's
+   * thread is never interrupted: an interrupt during a {@code FileChannel} read closes the channel,
+   * which a source may keep open for its later passes.
+   */
   @Override
   public void cancel() {
     if (cancelled) {
       return;
     }
     cancelled = true;
-    Operators.terminate(UPSTREAM, this);
-    producerWorker.dispose();
+    stopProducer();
     if (WIP.getAndIncrement(this) == 0) {
       clearAndDispose();
     } else {
       wakeConsumer();
     }
+  }
+
+  /**
+   * Stops the producer without interrupting it: cancels the upstream, ends a wait of the producer's
+   * task for pooled memory ({@link WaitCancellation}) and disposes the producer worker after the
+   * task it runs now.
+   */
+  void stopProducer() {
+    Operators.terminate(UPSTREAM, this);
+    producerCancel.cancel();
+    disposeProducerWhenIdle();
   }
 
   /** Unparks the consumer when it parks in the drain (after a full fence: see {@link #awaitNext}). */
@@ -261,8 +280,7 @@ final class FluxPrefetchSubscriber<T> implements CoreSubscriber<T>, Subscription
         return;
       }
       cancelled = true;
-      Operators.terminate(UPSTREAM, this);
-      producerWorker.dispose();
+      stopProducer();
       clearAndDispose();
       actual.onError(Operators.onRejectedExecution(e, ctx));
     }
@@ -301,11 +319,13 @@ final class FluxPrefetchSubscriber<T> implements CoreSubscriber<T>, Subscription
         long r = REPLENISH.getAndSet(this, 0);
         Subscription s = upstream;
         if (s != null && r > 0) {
-          try {
-            s.request(r);
-          } catch (Throwable e) {
-            upstreamThrew(e);
-          }
+          producerCancel.run(() -> {
+            try {
+              s.request(r);
+            } catch (Throwable e) {
+              upstreamThrew(e);
+            }
+          });
         }
       });
     } catch (RejectedExecutionException e) {
@@ -449,16 +469,16 @@ final class FluxPrefetchSubscriber<T> implements CoreSubscriber<T>, Subscription
   }
 
   /**
-   * Disposes the producer worker from a task on it, so after the task it runs now. The upstream has
-   * terminated, but its thread may still be running the source's cleanup (doFinally, Flux.using's
-   * resource close): disposing the worker from here would interrupt that thread, as only a cancel
-   * may ({@code subscribeOn} disposes its worker on the thread that signalled the end).
+   * Disposes the producer worker from a task on it, so after the task it runs now, which is not
+   * interrupted: disposing the worker from another thread would interrupt a task under way, be it a
+   * read of the source (after a cancel) or the source's cleanup after its terminal signal
+   * (doFinally, Flux.using's resource close).
    */
   void disposeProducerWhenIdle() {
     try {
       producerWorker.schedule(producerWorker::dispose);
     } catch (RejectedExecutionException e) {
-      // disposed already, by a racing cancel
+      // disposed already: a cancel and a terminal signal both get here, the first one disposes it
     }
   }
 
