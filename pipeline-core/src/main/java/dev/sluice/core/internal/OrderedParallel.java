@@ -35,7 +35,8 @@ import reactor.core.scheduler.Scheduler;
  * <p><b>Release.</b> Every result is either emitted or handed to {@code release} exactly once: the
  * results not yet emitted when the flux completes, fails or is cancelled, the results of a task that
  * finishes after that (a running task is not interrupted; its next result is released at once and
- * the task is stopped), and the partial output of a failed task. Emitted results belong to the
+ * the task is stopped; a task waiting for pooled memory stops waiting), and the partial output of a
+ * failed task. Emitted results belong to the
  * subscriber; one on its way down when the subscriber cancels goes to Reactor's discard hook (as
  * with any operator), never also to {@code release}.
  */
@@ -119,7 +120,7 @@ public final class OrderedParallel {
    * <p>Same contract as {@link #flatMap}: the output does not depend on the parallelism; a task's
    * failure is signalled after every result before its number; every result is emitted or handed to
    * {@code release} exactly once; cancel stops the workers (a running task is not interrupted; its
-   * result is released). No result is emitted after {@code cancel()} returned, even when the cancel
+   * result is released; a worker waiting for pooled memory stops waiting). No result is emitted after {@code cancel()} returned, even when the cancel
    * comes from another thread than the one emitting (it waits for an emission under way), so a
    * downstream operator that drops a late value without discarding it loses nothing. Memory is bounded by {@code parallelism × ahead} results. Workers start on
    * the first request.
@@ -158,6 +159,8 @@ public final class OrderedParallel {
     private final Consumer<? super R> release;
     private final StageMeter meter; // null: tasks are not timed
     private final Map<Run<R>, Boolean> live = new IdentityHashMap<>();
+    /** Current while a task runs: cancelled when the stage ends, it ends a task's wait for pooled memory. */
+    private final WaitCancellation waits = new WaitCancellation();
     private boolean terminated;
 
     Runs(Consumer<? super R> release, StageMeter meter) {
@@ -175,13 +178,15 @@ public final class OrderedParallel {
         live.put(run, Boolean.TRUE);
       }
       long start = meter != null ? System.nanoTime() : 0L;
-      try {
-        task.run(input, run::add);
-      } catch (Stopped stopped) {
-        // the stage ended while the task ran: the run released what it had and refuses the rest
-      } catch (Throwable e) {
-        run.fail(Fatal.signalable(e, null)); // a JVM error too: Reactor would rethrow it on this worker
-      }
+      waits.run(() -> {
+        try {
+          task.run(input, run::add);
+        } catch (Stopped stopped) {
+          // the stage ended while the task ran: the run released what it had and refuses the rest
+        } catch (Throwable e) {
+          run.fail(Fatal.signalable(e, null)); // a JVM error too: Reactor would rethrow it on this worker
+        }
+      });
       if (meter != null) {
         meter.workerTime(System.nanoTime() - start);
       }
@@ -209,6 +214,7 @@ public final class OrderedParallel {
         left = new ArrayList<>(live.keySet());
         live.clear();
       }
+      waits.cancel();
       left.forEach(Run::releaseRemaining);
     }
   }

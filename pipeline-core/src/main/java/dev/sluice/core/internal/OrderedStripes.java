@@ -89,6 +89,8 @@ final class OrderedStripes<R> extends Flux<R> {
     volatile int started;
     /** Set once: the subscriber cancelled, or the stage completed or failed; workers stop. */
     volatile boolean stopped;
+    /** Current while a worker runs: cancelled when the stage stops, it ends a worker's wait for pooled memory. */
+    final WaitCancellation waits = new WaitCancellation();
     /** Set once when a worker could not be scheduled; the drain ends the stage with it. */
     volatile Throwable rejected;
     /**
@@ -141,6 +143,7 @@ final class OrderedStripes<R> extends Flux<R> {
     @Override
     public void cancel() {
       stopped = true;
+      waits.cancel();
       Thread self = Thread.currentThread();
       for (int spins = 0; emitter != null && emitter != self; spins++) {
         if (spins < 100) {
@@ -215,7 +218,7 @@ final class OrderedStripes<R> extends Flux<R> {
 
     private void schedule(int w) {
       try {
-        parent.scheduler.schedule(() -> work(w));
+        parent.scheduler.schedule(() -> waits.run(() -> work(w)));
       } catch (Throwable e) { // a rejected task: the stage fails instead of waiting for it
         rejected = Operators.onRejectedExecution(e, actual.currentContext());
         drain();
@@ -287,6 +290,7 @@ final class OrderedStripes<R> extends Flux<R> {
     /** Ends the stage with {@code error} (called by the drain): the workers stop, what they produced is released. */
     private void fail(Throwable error) {
       stopped = true;
+      waits.cancel();
       sweep();
       actual.onError(error);
     }

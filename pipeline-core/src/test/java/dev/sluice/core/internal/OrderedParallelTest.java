@@ -4,14 +4,21 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.sluice.core.MemoryLimitException;
+import dev.sluice.core.MemoryManager;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;
 import reactor.core.scheduler.Schedulers;
@@ -183,5 +190,53 @@ class OrderedParallelTest {
     assertTrue(done.await(1, TimeUnit.MINUTES));
     assertEquals(0, interrupted.get(), "the running task was interrupted by the cancel");
     org.awaitility.Awaitility.await().atMost(java.time.Duration.ofMinutes(1)).until(() -> released.get() == 1);
+  }
+
+  @Test
+  void aCancelEndsATaskWaitForMemoryWithoutAnInterrupt() throws InterruptedException {
+    MemoryManager memory = new MemoryManager();
+    memory.setLimit(1 << 20);
+    memory.setMaxWait(Duration.ofMinutes(10)); // a wait would outlast the test
+    var held = memory.pool("consumer").allocate(1 << 20); // what the consumer holds fills the limit
+    for (boolean stripes : new boolean[] {false, true}) {
+      AtomicReference<Thread> worker = new AtomicReference<>();
+      AtomicReference<Throwable> failure = new AtomicReference<>();
+      AtomicBoolean interrupted = new AtomicBoolean();
+      CountDownLatch done = new CountDownLatch(1);
+      Runnable allocate = () -> {
+        worker.set(Thread.currentThread());
+        try {
+          memory.pool("task").allocate(4096).close();
+        } catch (RuntimeException e) {
+          failure.set(e);
+        } finally {
+          interrupted.set(Thread.currentThread().isInterrupted());
+          done.countDown();
+        }
+      };
+      Flux<Integer> stage = stripes
+          ? OrderedParallel.range(1, (w, n) -> {
+            allocate.run();
+            return (int) n;
+          }, 1, 1, Schedulers.boundedElastic(), r -> { })
+          : OrderedParallel.flatMap(Flux.just(1), (Integer input, java.util.function.Consumer<Integer> out) -> {
+            allocate.run();
+            out.accept(input);
+          }, 1, Schedulers.boundedElastic(), r -> { });
+      reactor.core.Disposable subscription = stage.subscribe();
+      Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> waitsForMemory(worker.get()));
+      subscription.dispose();
+      assertTrue(done.await(1, TimeUnit.MINUTES), "the wait ended");
+      assertThat(failure.get()).as(stripes ? "range" : "flatMap").isInstanceOf(MemoryLimitException.class)
+          .hasMessageContaining("the pass was cancelled while it waited for memory");
+      assertThat(interrupted).as("interrupted").isFalse();
+    }
+    held.close();
+    memory.checkNoOutstanding();
+  }
+
+  private static boolean waitsForMemory(Thread t) {
+    return t != null && Arrays.stream(t.getStackTrace()).anyMatch(
+        f -> f.getClassName().equals(MemoryManager.class.getName()) && f.getMethodName().equals("await"));
   }
 }
