@@ -1,6 +1,6 @@
 package dev.sluice.core;
 
-import dev.sluice.core.internal.WaitCancellation;
+import dev.sluice.core.spi.WaitCancellation;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.concurrent.CancellationException;

@@ -1,6 +1,6 @@
 package dev.sluice.core;
 
-import dev.sluice.core.internal.WaitCancellation;
+import dev.sluice.core.spi.WaitCancellation;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Map;

@@ -1,6 +1,7 @@
 package dev.sluice.core.internal;
 
 import dev.sluice.core.internal.metrics.StageMeter;
+import dev.sluice.core.spi.WaitCancellation;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;

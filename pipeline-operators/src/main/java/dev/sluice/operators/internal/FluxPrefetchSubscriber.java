@@ -1,7 +1,7 @@
 package dev.sluice.operators.internal;
 
 import dev.sluice.core.internal.Fatal;
-import dev.sluice.core.internal.WaitCancellation;
+import dev.sluice.core.spi.WaitCancellation;
 import dev.sluice.core.internal.metrics.StageMeter;
 import java.util.Queue;
 import java.util.function.BooleanSupplier;

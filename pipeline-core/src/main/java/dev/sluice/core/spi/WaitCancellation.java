@@ -1,13 +1,16 @@
-package dev.sluice.core.internal;
+package dev.sluice.core.spi;
 
 import java.util.concurrent.CancellationException;
 
 /**
  * A cancel signal that ends the blocking waits of work done for a pass, so that cancelling the pass
- * never has to interrupt the thread the work runs on. An interrupt is no way to stop a producer that
- * may read a file: a {@code FileChannel} read or map under way when its thread is interrupted closes
- * the channel ({@code ClosedByInterruptException}), and a source that keeps its channel open across
- * passes would then fail on every later pass.
+ * never has to interrupt the thread the work runs on. An operator that runs a producer on a thread
+ * of its own (prefetch, ordered parallel work) runs the producer's work within one and cancels it
+ * when its subscription ends; the wait for pooled memory under a limit observes it, and so may any
+ * other blocking wait of a source. An interrupt is no way to stop a producer that may read a file:
+ * a {@code FileChannel} read or map under way when its thread is interrupted closes the channel
+ * ({@code ClosedByInterruptException}), and a source that keeps its channel open across passes
+ * would then fail on every later pass.
  *
  * <p>Work runs within a cancellation ({@link #run(Runnable)}), which is then {@linkplain #current()
  * current} on its thread. A wait that observes it (the wait for pooled memory under a limit)
@@ -24,6 +27,9 @@ public final class WaitCancellation {
 
   private volatile boolean cancelled;
   private volatile Runnable wakeUp;
+
+  /** A cancellation not cancelled yet. */
+  public WaitCancellation() {}
 
   /** The cancellation the calling thread's work runs within, or null. */
   public static WaitCancellation current() {
