@@ -1,8 +1,8 @@
 package dev.sluice.operators.internal;
 
 import dev.sluice.core.internal.Fatal;
-import dev.sluice.core.spi.WaitCancellation;
 import dev.sluice.core.internal.metrics.StageMeter;
+import dev.sluice.core.spi.WaitCancellation;
 import java.util.Queue;
 import java.util.function.BooleanSupplier;
 import java.util.concurrent.RejectedExecutionException;
