@@ -41,10 +41,18 @@ import java.util.Objects;
  *     runs, &gt;= 0 (zero: no page is kept), or {@link #PAGE_CACHE_DEFAULT} (the default) to ask for
  *     none; while several pipelines run, the largest budget asked for applies, and when none asks,
  *     64 MiB
+ * @param shuffleBlockBytes the bytes of rows a block of the block shuffle of a random-access source
+ *     holds at least ({@code shuffle()} above {@link #blockShuffleThreshold()}, or
+ *     {@code shuffle(RandomAccessShuffle.BLOCKS)}), as Mosaic Streaming's {@code shuffle_block_size}:
+ *     the source is cut into runs of this many bytes of rows (at most a 256th of its rows), and each
+ *     block of the shuffle is a whole number of runs, read whole; smaller blocks mix better and read
+ *     more randomly. &gt; 0; default {@link #DEFAULT_SHUFFLE_BLOCK_BYTES} (2 MiB). A checkpoint
+ *     records the rows of a run, so a state taken with another block size resumes only when its
+ *     runs hold the same rows
  */
 public record Options(boolean deterministic, MemoryManager memory, NullPolicy nullPolicy, MeterRegistry metrics,
     String name, Duration prefetchPark, PrefetchSpin prefetchSpin, ChunkPlacement mapChunks,
-    long blockShuffleThreshold, long readCacheBytes, long pageCacheBytes) {
+    long blockShuffleThreshold, long readCacheBytes, long pageCacheBytes, long shuffleBlockBytes) {
   /** The name of a pipeline whose options give none. */
   public static final String DEFAULT_NAME = "pipeline";
   /** The system property that sets the default of {@link #prefetchPark()}, in microseconds. */
@@ -60,6 +68,9 @@ public record Options(boolean deterministic, MemoryManager memory, NullPolicy nu
   /** The {@link #pageCacheBytes()} of a pipeline that asks for no page cache budget of its own. */
   public static final long PAGE_CACHE_DEFAULT = -1;
 
+  /** The default {@link #shuffleBlockBytes()}: 2 MiB. */
+  public static final long DEFAULT_SHUFFLE_BLOCK_BYTES = 2L << 20;
+
   private static final Duration DEFAULT_PREFETCH_PARK = Duration.ofMillis(1);
 
   /**
@@ -67,7 +78,8 @@ public record Options(boolean deterministic, MemoryManager memory, NullPolicy nu
    * {@code prefetchPark}, {@code prefetchSpin} and {@code mapChunks} must not be null, {@code name}
    * must not be blank, {@code prefetchPark} and {@code blockShuffleThreshold} not negative,
    * {@code readCacheBytes} not negative or {@link #READ_CACHE_DEFAULT}, {@code pageCacheBytes} not
-   * negative or {@link #PAGE_CACHE_DEFAULT}; {@code metrics} may be null (no registry).
+   * negative or {@link #PAGE_CACHE_DEFAULT}, {@code shuffleBlockBytes} positive; {@code metrics} may
+   * be null (no registry).
    */
   public Options {
     Objects.requireNonNull(memory, "memory");
@@ -82,6 +94,18 @@ public record Options(boolean deterministic, MemoryManager memory, NullPolicy nu
     checkThreshold(blockShuffleThreshold);
     checkReadCache(readCacheBytes);
     checkPageCache(pageCacheBytes);
+    checkShuffleBlock(shuffleBlockBytes);
+  }
+
+  /**
+   * Options with the given values and the default {@link #shuffleBlockBytes()}
+   * ({@link #DEFAULT_SHUFFLE_BLOCK_BYTES}).
+   */
+  public Options(boolean deterministic, MemoryManager memory, NullPolicy nullPolicy, MeterRegistry metrics,
+      String name, Duration prefetchPark, PrefetchSpin prefetchSpin, ChunkPlacement mapChunks,
+      long blockShuffleThreshold, long readCacheBytes, long pageCacheBytes) {
+    this(deterministic, memory, nullPolicy, metrics, name, prefetchPark, prefetchSpin, mapChunks,
+        blockShuffleThreshold, readCacheBytes, pageCacheBytes, DEFAULT_SHUFFLE_BLOCK_BYTES);
   }
 
   /**
@@ -150,6 +174,13 @@ public record Options(boolean deterministic, MemoryManager memory, NullPolicy nu
   private static long checkPageCache(long bytes) {
     if (bytes < 0 && bytes != PAGE_CACHE_DEFAULT) {
       throw new IllegalArgumentException("pageCacheBytes >= 0 required but it was " + bytes);
+    }
+    return bytes;
+  }
+
+  private static long checkShuffleBlock(long bytes) {
+    if (bytes <= 0) {
+      throw new IllegalArgumentException("shuffleBlockBytes > 0 required but it was " + bytes);
     }
     return bytes;
   }
@@ -313,6 +344,7 @@ public record Options(boolean deterministic, MemoryManager memory, NullPolicy nu
     private long blockShuffleThreshold;
     private long readCacheBytes;
     private long pageCacheBytes;
+    private long shuffleBlockBytes;
 
     private Builder(Options from) {
       this.deterministic = from.deterministic;
@@ -326,6 +358,7 @@ public record Options(boolean deterministic, MemoryManager memory, NullPolicy nu
       this.blockShuffleThreshold = from.blockShuffleThreshold;
       this.readCacheBytes = from.readCacheBytes;
       this.pageCacheBytes = from.pageCacheBytes;
+      this.shuffleBlockBytes = from.shuffleBlockBytes;
     }
 
     /** Whether parallel operators keep element order; returns this builder. */
@@ -445,10 +478,24 @@ public record Options(boolean deterministic, MemoryManager memory, NullPolicy nu
       return this;
     }
 
+    /**
+     * The bytes of rows a block of the block shuffle of a random-access source holds at least
+     * (Mosaic Streaming's {@code shuffle_block_size}); returns this builder. The source is cut into
+     * runs of this many bytes of rows, at most a 256th of its rows, and every block is a whole
+     * number of runs, read whole: smaller blocks mix better and read more randomly, larger ones
+     * read more sequentially. The global permutation and split sources ignore it.
+     *
+     * @param bytes &gt; 0; default {@link Options#DEFAULT_SHUFFLE_BLOCK_BYTES} (2 MiB)
+     */
+    public Builder shuffleBlockBytes(long bytes) {
+      this.shuffleBlockBytes = checkShuffleBlock(bytes);
+      return this;
+    }
+
     /** The options set so far. */
     public Options build() {
       return new Options(deterministic, memory, nullPolicy, metrics, name, prefetchPark, prefetchSpin, mapChunks,
-          blockShuffleThreshold, readCacheBytes, pageCacheBytes);
+          blockShuffleThreshold, readCacheBytes, pageCacheBytes, shuffleBlockBytes);
     }
   }
 }

@@ -1,6 +1,6 @@
 package dev.sluice.core;
 
-import java.util.concurrent.ConcurrentHashMap;
+import dev.sluice.core.spi.BudgetRequests;
 
 /**
  * The block cache of positioned reads (npy files read with {@link IoMode#READ}, and npy files named
@@ -37,8 +37,7 @@ public final class ReadCache {
   public static final String STAGE = "read-cache";
 
   private static volatile long budget = -1;
-  private static final ConcurrentHashMap<Request, Long> REQUESTS = new ConcurrentHashMap<>();
-  private static volatile long requested = -1;
+  private static final BudgetRequests REQUESTS = new BudgetRequests();
 
   private ReadCache() {}
 
@@ -49,7 +48,7 @@ public final class ReadCache {
    *     non-negative number of bytes
    */
   public static long budget() {
-    long r = requested;
+    long r = REQUESTS.largest();
     if (r >= 0) {
       return r;
     }
@@ -97,36 +96,14 @@ public final class ReadCache {
    * open, the budget is the largest of them. {@link Options#readCacheBytes()} is asked for so while a
    * pipeline's pass runs.
    *
+   * @param bytes the budget asked for, &gt;= 0
+   * @return the open request, which {@link BudgetRequests.Request#close()} withdraws
    * @throws IllegalArgumentException when {@code bytes} is negative
    */
-  public static Request request(long bytes) {
+  public static BudgetRequests.Request request(long bytes) {
     if (bytes < 0) {
       throw new IllegalArgumentException("the read cache budget must be >= 0 but it was " + bytes);
     }
-    Request r = new Request();
-    synchronized (REQUESTS) {
-      REQUESTS.put(r, bytes);
-      requested = largest();
-    }
-    return r;
-  }
-
-  private static long largest() {
-    return REQUESTS.values().stream().mapToLong(Long::longValue).max().orElse(-1);
-  }
-
-  /** A budget asked for by {@link #request(long)}, withdrawn by {@link #close()}. */
-  public static final class Request implements AutoCloseable {
-    private Request() {}
-
-    /** Withdraws this request; idempotent. */
-    @Override
-    public void close() {
-      synchronized (REQUESTS) {
-        if (REQUESTS.remove(this) != null) {
-          requested = largest();
-        }
-      }
-    }
+    return REQUESTS.request(bytes);
   }
 }

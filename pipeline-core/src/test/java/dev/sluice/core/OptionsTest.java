@@ -48,6 +48,27 @@ class OptionsTest {
   }
 
   @Test
+  void theShuffleBlockSizeDefaultsToTwoMebibytesAndMustBePositive() {
+    assertEquals(2L << 20, Options.defaults().shuffleBlockBytes());
+    assertEquals(Options.DEFAULT_SHUFFLE_BLOCK_BYTES, Options.defaults().shuffleBlockBytes());
+    Options o = Options.builder().shuffleBlockBytes(4096).build();
+    assertEquals(4096, o.shuffleBlockBytes());
+    assertEquals(4096, o.toBuilder().name("x").build().shuffleBlockBytes(), "toBuilder keeps it");
+    for (long bad : new long[] {0, -1, Long.MIN_VALUE}) {
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+          () -> Options.builder().shuffleBlockBytes(bad));
+      assertEquals("shuffleBlockBytes > 0 required but it was " + bad, e.getMessage());
+    }
+    Options d = Options.defaults();
+    Options eleven = new Options(d.deterministic(), d.memory(), d.nullPolicy(), d.metrics(), d.name(),
+        d.prefetchPark(), d.prefetchSpin(), d.mapChunks(), 77, 5, 6);
+    assertEquals(Options.DEFAULT_SHUFFLE_BLOCK_BYTES, eleven.shuffleBlockBytes(),
+        "the constructor without it takes the default");
+    assertEquals(77, eleven.blockShuffleThreshold());
+    assertEquals(6, eleven.pageCacheBytes());
+  }
+
+  @Test
   void theOldSystemPropertiesSetTheDefaults() {
     Options o = withProperties(Options::defaults, "250", "0", "false");
     assertEquals(Duration.ofNanos(250_000), o.prefetchPark());

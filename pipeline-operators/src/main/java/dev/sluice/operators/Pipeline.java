@@ -11,7 +11,7 @@ import dev.sluice.core.PipelineState;
 import dev.sluice.core.Positioned;
 import dev.sluice.core.RandomAccessDataset;
 import dev.sluice.core.ReadCache;
-import dev.sluice.core.internal.BudgetRequests;
+import dev.sluice.core.spi.BudgetRequests;
 import dev.sluice.operators.internal.BatchStage;
 import dev.sluice.operators.internal.BucketOperator;
 import dev.sluice.operators.internal.BucketStage;
@@ -144,7 +144,7 @@ public final class Pipeline<T> implements Dataset<T> {
     long readCache = options.readCacheBytes();
     if (readCache != Options.READ_CACHE_DEFAULT) {
       Flux<T> inner = pass;
-      pass = Flux.using(() -> ReadCache.request(readCache), r -> inner, ReadCache.Request::close);
+      pass = Flux.using(() -> ReadCache.request(readCache), r -> inner, BudgetRequests.Request::close);
     }
     long pageCache = options.pageCacheBytes();
     if (pageCache != Options.PAGE_CACHE_DEFAULT) {

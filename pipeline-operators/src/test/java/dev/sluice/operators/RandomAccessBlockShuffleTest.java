@@ -175,6 +175,79 @@ class RandomAccessBlockShuffleTest {
   }
 
   @Test
+  void theBlockSizeIsAnOptionThatExplainNames() {
+    RandomAccessDataset<Example> data = Datasets.range(1_000_000); // 8 bytes a row: a run is at most 3906 rows
+    Options blocks = Options.builder().blockShuffleThreshold(0).build();
+    String small = Pipeline.from(data).withOptions(blocks.toBuilder().shuffleBlockBytes(8192).build()).shuffle()
+        .batch(64).explain();
+    assertTrue(small.contains("blocks of at least 1024 rows (8.0 KiB) in an order per (seed, epoch), each read whole; "
+        + "block size 8.0 KiB"), small);
+    String asked = Pipeline.from(data).withOptions(Options.builder().shuffleBlockBytes(16_384).build())
+        .shuffle(RandomAccessShuffle.BLOCKS).explain();
+    assertTrue(asked.contains("block shuffle, as asked: blocks of at least 2048 rows (16.0 KiB)"), asked);
+    String byDefault = Pipeline.from(data).withOptions(blocks).shuffle().batch(64).explain();
+    assertTrue(byDefault.contains("blocks of at least 3906 rows (30.5 KiB)") && byDefault.contains("block size 2.0 MiB"),
+        byDefault);
+  }
+
+  @Test
+  void everyRowOncePerEpochAcrossRanksForAnyBlockSize() {
+    SplittableRandom random = new SplittableRandom(23);
+    for (long blockBytes : new long[] {1, 8, 1000, 4096, 1L << 20}) {
+      long n = 1000 + random.nextInt(60_000);
+      Options options = Options.builder().shuffleBlockBytes(blockBytes).build();
+      PipelineContext ctx = PipelineContext.defaults().withSeed(random.nextLong()).withEpoch(1);
+      List<Long> all = new ArrayList<>();
+      for (int rank = 0; rank < 3; rank++) {
+        Pipeline<Batch> p = Pipeline.from(Datasets.range(n)).withOptions(options).shuffle(RandomAccessShuffle.BLOCKS)
+            .shard(3, rank, EqualLength.UNEVEN).batch(97);
+        List<Long> mine = batchIndices(p, ctx);
+        assertEquals(EqualLength.UNEVEN.count(n, 3, rank), mine.size(), blockBytes + " bytes, rank " + rank);
+        all.addAll(mine);
+      }
+      assertEquals(n, all.size(), blockBytes + " bytes");
+      assertEquals(n, new HashSet<>(all).size(), blockBytes + " bytes: every row once");
+    }
+  }
+
+  @Test
+  void aStateResumesExactlyWithTheSameBlocksAndIsRefusedWithOtherBlocks() {
+    RandomAccessDataset<Example> data = Datasets.range(300_000); // a run of at most 1171 rows
+    PipelineContext ctx = PipelineContext.defaults().withSeed(29);
+    Options runs512 = Options.builder().blockShuffleThreshold(0).shuffleBlockBytes(4096).build();
+    Pipeline<Batch> p = Pipeline.from(data).withOptions(runs512).shuffle().shard(2, 1).batch(100);
+    assertEquals(ResumeRuns.whole(p, ctx, 2), ResumeRuns.cut(p, ctx, 2, new long[] {3, 700, 1600, 2100}),
+        "a 4 KiB block size resumes exactly");
+
+    PipelineState state;
+    try (PipelineIterator<Batch> it = p.iterate(ctx)) {
+      for (int i = 0; i < 10; i++) {
+        it.next().close();
+      }
+      state = it.state();
+    }
+    Options sameRuns = runs512.toBuilder().shuffleBlockBytes(4100).build(); // still 512 rows of 8 bytes
+    Pipeline<Batch> same = Pipeline.from(data).withOptions(sameRuns).shuffle().shard(2, 1).batch(100);
+    List<Long> resumed = new ArrayList<>();
+    same.resume(state).take(5).doOnNext(b -> {
+      try (b) {
+        for (int i = 0; i < b.size(); i++) {
+          resumed.add(b.index(i));
+        }
+      }
+    }).blockLast();
+    assertEquals(batchIndices(p, ctx).subList(1000, 1500), resumed,
+        "another block size with the same runs resumes exactly");
+
+    Pipeline<Batch> other = Pipeline.from(data).withOptions(runs512.toBuilder().shuffleBlockBytes(8192).build())
+        .shuffle().shard(2, 1).batch(100);
+    CheckpointException e = assertThrows(CheckpointException.class, () -> other.resume(state));
+    assertTrue(e.getMessage().contains("taken on another pipeline"), e.getMessage());
+    assertTrue(e.getMessage().contains("was shuffle(blocks) with shuffleBlockBytes runs of 512 rows and is now "
+        + "shuffle(blocks) with shuffleBlockBytes runs of 1024 rows"), e.getMessage());
+  }
+
+  @Test
   void aBlockShuffleAfterTakeIsRefusedAndAutoStaysGlobalThere() {
     RandomAccessDataset<Example> data = Datasets.range(1000);
     UnsupportedOperationException e = assertThrows(UnsupportedOperationException.class,
@@ -205,6 +278,35 @@ class RandomAccessBlockShuffleTest {
       assertEquals(100_000, out.size());
       assertTrue(Math.abs(BlockShuffleTest.spearman(out)) <= 0.05, "epoch " + epoch + " spearman "
           + BlockShuffleTest.spearman(out));
+      if (previous != null) {
+        double j = BlockShuffleTest.jaccard(previous, out);
+        assertTrue(j <= 0.25, "jaccard " + j);
+      }
+      previous = out;
+    }
+    memory.checkNoOutstanding();
+  }
+
+  /**
+   * {@link #aRanksRowsChangeEveryEpochAndAreWellMixed} with a 4 KiB block size (runs of 512 rows,
+   * a third of the default's on this dataset): the same measures hold.
+   */
+  @Test
+  void aSmallBlockSizeStillChangesARanksRowsEveryEpochAndMixesThem() {
+    MemoryManager memory = new MemoryManager();
+    memory.setLimit(1L << 20);
+    Options options = Options.builder().memory(memory).shuffleBlockBytes(4096).build();
+    Pipeline<Batch> p = Pipeline.from(Datasets.range(400_000)).withOptions(options)
+        .shuffle(RandomAccessShuffle.BLOCKS).shard(4, 1).batch(64);
+    assertTrue(p.explain().contains("blocks of at least 512 rows"), p.explain());
+    PipelineContext ctx = PipelineContext.defaults().withSeed(7);
+    List<Long> previous = null;
+    for (int epoch = 0; epoch < 3; epoch++) {
+      List<Long> out = batchIndices(p, ctx.withEpoch(epoch));
+      assertEquals(100_000, out.size());
+      assertEquals(100_000, new HashSet<>(out).size());
+      double rho = BlockShuffleTest.spearman(out);
+      assertTrue(Math.abs(rho) <= 0.05, "epoch " + epoch + " spearman " + rho);
       if (previous != null) {
         double j = BlockShuffleTest.jaccard(previous, out);
         assertTrue(j <= 0.25, "jaccard " + j);

@@ -158,6 +158,9 @@ final class BenchCommand implements Callable<Integer> {
     if (given("--shuffle-mode") && !shuffle && !matrix) {
       throw new IllegalArgumentException("--shuffle-mode " + shuffleMode + " needs --shuffle");
     }
+    if (given("--shuffle-block") && !shuffle && !matrix) {
+      throw new IllegalArgumentException("--shuffle-block needs --shuffle");
+    }
     PrintWriter out = spec.commandLine().getOut();
     remote = DatasetRun.remote(pathArg);
     path = remote == null ? DatasetRun.localPath(pathArg) : null;
@@ -167,8 +170,8 @@ final class BenchCommand implements Callable<Integer> {
           + remote + " is remote");
     }
     if (matrix) {
-      refuseWithMatrix("--format", "--io", "--use-mmap", "--fixed-length", "--shuffle", "--shuffle-mode", "--num-workers",
-          "--columns");
+      refuseWithMatrix("--format", "--io", "--use-mmap", "--fixed-length", "--shuffle", "--shuffle-mode",
+          "--shuffle-block", "--num-workers", "--columns");
       BenchMatrix m = new BenchMatrix(path, formats, numSamples == null ? BenchMatrix.DEFAULT_ROWS : numSamples, dim,
           seed, batch, prefetch, warmup, epochs, memoryLimit, world == null ? BenchMatrix.DEFAULT_WORLD : world);
       m.run(out, plot, json);
@@ -297,7 +300,8 @@ final class BenchCommand implements Callable<Integer> {
     for (String o : options) {
       if (given(o)) {
         throw new IllegalArgumentException(o + " cannot be combined with --matrix, which "
-            + (o.equals("--columns") ? "reads every field" : "varies it itself") + " (--formats picks the formats)");
+            + (o.equals("--columns") ? "reads every field" : o.equals("--shuffle-block") ? "shuffles with the default "
+            + "blocks" : "varies it itself") + " (--formats picks the formats)");
       }
     }
   }

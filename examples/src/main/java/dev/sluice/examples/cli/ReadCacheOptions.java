@@ -5,7 +5,9 @@ import picocli.CommandLine.Option;
 
 /**
  * {@code --read-cache BYTES} and {@code --page-cache BYTES}: the budgets a pipeline asks for while
- * it runs ({@code Options.readCacheBytes}, {@code Options.pageCacheBytes}).
+ * it runs ({@code Options.readCacheBytes}, {@code Options.pageCacheBytes}); and
+ * {@code --shuffle-block BYTES}, the block size of the block shuffle of a random-access source
+ * ({@code Options.shuffleBlockBytes}).
  */
 final class ReadCacheOptions {
   @Option(names = "--read-cache", paramLabel = "BYTES", converter = ByteSize.OrZero.class,
@@ -22,9 +24,16 @@ final class ReadCacheOptions {
           + "decompresses it again; a page over a quarter of it is not kept. Default: 64m.")
   Long pageCache;
 
+  @Option(names = "--shuffle-block", paramLabel = "BYTES", converter = ByteSize.class,
+      description = "With --shuffle on a random-access source that is block-shuffled (--shuffle-mode blocks, or "
+          + "auto above the threshold): the bytes of rows a block holds at least, e.g. 4m or 256k. Smaller blocks "
+          + "mix better and read more randomly; a block is a whole number of runs of this size (a run is at most a "
+          + "256th of the rows). A checkpoint is resumed only with blocks of the same rows. Default: 2m.")
+  Long shuffleBlock;
+
   /** {@code pipeline} asking for the budgets given; unchanged for an option not given. */
   <T> Pipeline<T> apply(Pipeline<T> pipeline) {
-    if (readCache == null && pageCache == null) {
+    if (readCache == null && pageCache == null && shuffleBlock == null) {
       return pipeline;
     }
     var options = pipeline.options().toBuilder();
@@ -33,6 +42,9 @@ final class ReadCacheOptions {
     }
     if (pageCache != null) {
       options.pageCacheBytes(pageCache);
+    }
+    if (shuffleBlock != null) {
+      options.shuffleBlockBytes(shuffleBlock);
     }
     return pipeline.withOptions(options.build());
   }

@@ -72,8 +72,8 @@ final class ReadCommand implements Callable<Integer> {
 
   @Option(names = "--shuffle-mode", paramLabel = "auto|global|blocks", defaultValue = "auto",
       description = "With --shuffle on a random-access source (npy, shards, arrow): global (a permutation of all "
-      + "rows: perfect mixing, but every row is a random read), blocks (blocks of about 2 MiB of rows in a new order "
-      + "every epoch, each read sequentially, mixed in a window: for files larger than memory) or auto (default: "
+      + "rows: perfect mixing, but every row is a random read), blocks (blocks of about 2 MiB of rows, or "
+      + "--shuffle-block, in a new order every epoch, each read sequentially, mixed in a window: for files larger than memory) or auto (default: "
       + "blocks when the data is larger than half the physical memory, else global).")
   String shuffleMode;
 
@@ -236,6 +236,9 @@ final class ReadCommand implements Callable<Integer> {
     shuffleMode(shuffleMode);
     if (given("--shuffle-mode") && !shuffle) {
       throw new IllegalArgumentException("--shuffle-mode " + shuffleMode + " needs --shuffle");
+    }
+    if (given("--shuffle-block") && !shuffle) {
+      throw new IllegalArgumentException("--shuffle-block needs --shuffle");
     }
     if (given("--shuffle-mode") && buffer != null) {
       throw new IllegalArgumentException("--shuffle-mode " + shuffleMode + " and --buffer cannot be combined: "

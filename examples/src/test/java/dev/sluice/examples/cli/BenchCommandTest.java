@@ -113,6 +113,22 @@ class BenchCommandTest {
   }
 
   @Test
+  void aShuffleBlockSizeSetsTheBlockShuffleAndNeedsAShuffle() throws Exception {
+    Path npy = dir.resolve("blocks");
+    CliRun generated = CliRun.of("generate", npy.toString(), "--rows", "3000", "--dim", "4", "--format", "npy");
+    assertThat(generated.exitCode()).as(generated.err()).isZero();
+    JsonNode json = lastJson(CliRun.of("bench", npy.toString(), "--shuffle", "--shuffle-mode", "blocks",
+        "--shuffle-block", "4k", "--warmup", "0", "--epochs", "1", "--json"));
+    assertThat(json.get("examples").asLong()).isEqualTo(3000);
+    assertThat(json.get("shuffle").asBoolean()).isTrue();
+    assertBadInput(CliRun.of("bench", npy.toString(), "--shuffle-block", "64k"), "--shuffle-block needs --shuffle");
+    assertBadInput(CliRun.of("bench", npy.toString(), "--shuffle", "--shuffle-block", "0"),
+        "a byte count must be more than 0 bytes");
+    assertBadInput(CliRun.of("bench", dir.resolve("grid-blocks").toString(), "--matrix", "--shuffle-block", "64k"),
+        "--shuffle-block cannot be combined with --matrix");
+  }
+
+  @Test
   void aTinyMatrixPrintsOneTableAndDrawsOneSeriesPerFormat() throws Exception {
     Path grid = dir.resolve("grid");
     Path png = dir.resolve("chart/matrix.png");

@@ -2,6 +2,7 @@ package dev.sluice.examples.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 
 import dev.sluice.core.PipelineState;
 import dev.sluice.core.testing.NoLeaks;
@@ -91,6 +92,25 @@ class CheckpointCommandsTest {
     assertEquals(2, other.exitCode());
     assertEquals("sluice: " + ckpt + ", field seed: taken with seed 9 but this run's seed is 8\n", other.err());
     assertThat(Files.readString(ckpt)).contains("\"seed\" : 9");
+  }
+
+  @Test
+  void aBlockShuffleResumesWithBlocksOfTheSameRowsAndRefusesOthers() {
+    Path data = tmp.resolve("blocks");
+    ok("generate", data.toString(), "--rows", "20000", "--dim", "2", "--format", "npy"); // 16 bytes a row
+    Path ckpt = tmp.resolve("blocks.json");
+    String opts = "--shuffle --shuffle-mode blocks --shuffle-block 512 --seed 2 --batch 10 --world 2 --rank 1";
+    String whole = ok(args(data, opts)).out();
+    String first = ok(args(data, opts, "--stop-after", "300", "--checkpoint", ckpt.toString())).out();
+    assertEquals(whole, first + ok(args(data, opts, "--resume", ckpt.toString())).out(), "the same block size");
+    assertEquals(whole, first + ok(args(data, opts.replace("512", "520"), "--resume",
+        ckpt.toString())).out(), "another block size whose runs hold the same 32 rows");
+    assertNotEquals(whole, ok(args(data, opts.replace("512", "4k"))).out(), "runs of 78 rows (a 256th): another order");
+    refused(ckpt + ", field pipeline: taken on another pipeline: stage 1 was shuffle(blocks) with shuffleBlockBytes "
+        + "runs of 32 rows and is now shuffle(blocks) with shuffleBlockBytes runs of 78 rows",
+        args(data, opts.replace("512", "4k"), "--resume", ckpt.toString()));
+    refused("--shuffle-block needs --shuffle", args(data, "--shuffle-block 4m"));
+    refused("'0': a byte count must be more than 0 bytes", args(data, "--shuffle --shuffle-block 0"));
   }
 
   @Test

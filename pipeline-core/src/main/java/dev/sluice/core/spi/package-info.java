@@ -3,6 +3,8 @@
  * user never names them, an implementation of {@link dev.sluice.core.Dataset} or of an operator does.
  *
  * <ul>
+ *   <li>{@link dev.sluice.core.spi.BudgetRequests}: the register of the budgets that running
+ *       pipelines ask a process-wide cache for, the largest of which applies.
  *   <li>{@link dev.sluice.core.spi.ColumnCursor}: the rows of a split range decoded one column at a
  *       time, which a {@link dev.sluice.core.BatchSplitDataset} that decodes columns separately
  *       opens for the window shuffle of the columnar path.

@@ -8,6 +8,7 @@ import dev.sluice.core.IoMode;
 import dev.sluice.core.Options;
 import dev.sluice.core.ReadCache;
 import dev.sluice.core.internal.mapped.BlockCache;
+import dev.sluice.core.spi.BudgetRequests;
 import dev.sluice.operators.Pipeline;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -78,13 +79,13 @@ class ReadCacheOptionTest {
   @Test
   void whileTwoPipelinesRunTheLargestBudgetApplies() {
     ReadCache.setBudget(5);
-    try (ReadCache.Request small = ReadCache.request(10)) {
+    try (BudgetRequests.Request small = ReadCache.request(10)) {
       assertEquals(10, ReadCache.budget());
-      try (ReadCache.Request large = ReadCache.request(100)) {
+      try (BudgetRequests.Request large = ReadCache.request(100)) {
         assertEquals(100, ReadCache.budget());
       }
       assertEquals(10, ReadCache.budget());
-      try (ReadCache.Request none = ReadCache.request(0)) {
+      try (BudgetRequests.Request none = ReadCache.request(0)) {
         assertEquals(10, ReadCache.budget());
       }
     }

@@ -101,7 +101,7 @@ public final class PlanBuilder {
       head = Head.MIX;
       next = 0;
     } else if (blocks) {
-      view = RandomAccessBlocks.of(random, options.memory().pool("batch"));
+      view = RandomAccessBlocks.of(random, options.memory().pool("batch"), options.shuffleBlockBytes());
       view.announcesTo(splits);
       List<Stage> asBlocks = choice.asBlocks(ordered);
       if (view instanceof BatchSplitDataset<?> b && (columnar = ColumnarPlan.of(b, asBlocks)) != null) {

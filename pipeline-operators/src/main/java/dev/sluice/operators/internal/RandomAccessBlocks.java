@@ -16,8 +16,8 @@ import java.util.List;
 import reactor.core.publisher.Flux;
 
 /**
- * A random-access source seen as one split whose blocks are runs of about {@value #BLOCK_BYTES}
- * bytes of rows: the view its block shuffle plans over ({@link BlockPlan}, {@link SplitPlan},
+ * A random-access source seen as one split whose blocks are runs of about
+ * {@link dev.sluice.core.Options#shuffleBlockBytes()} bytes of rows: the view its block shuffle plans over ({@link BlockPlan}, {@link SplitPlan},
  * {@link ColumnarPlan}, {@link WindowShuffle}), so the block shuffle of a random-access source is
  * the split sources' one. The block size is the split's {@linkplain #blockAlignment alignment}, so
  * blocks are whole runs and a rank's blocks are paired around the middle of its rows
@@ -31,8 +31,6 @@ import reactor.core.publisher.Flux;
  * @param <T> the element type
  */
 class RandomAccessBlocks<T> implements SplitDataset<T> {
-  /** Bytes of rows a block aims for. */
-  static final long BLOCK_BYTES = 2L << 20;
   /** Fewest blocks of a dataset (unless it has fewer rows). */
   static final long MIN_BLOCKS = 256;
   /** Bytes a row of a variable-length field is taken to hold. */
@@ -43,25 +41,29 @@ class RandomAccessBlocks<T> implements SplitDataset<T> {
   private final long blockRows;
   private volatile SplitDataset<?> splitSource;
 
-  RandomAccessBlocks(RandomAccessDataset<T> source, long rowBytes) {
+  RandomAccessBlocks(RandomAccessDataset<T> source, long rowBytes, long blockBytes) {
+    if (blockBytes <= 0) {
+      throw new IllegalArgumentException("shuffleBlockBytes > 0 required but it was " + blockBytes);
+    }
     this.source = source;
     long n = source.size();
     this.split = new Split(String.valueOf(source), n);
-    long byBytes = Math.max(1, BLOCK_BYTES / Math.max(1, rowBytes));
+    long byBytes = Math.max(1, blockBytes / Math.max(1, rowBytes));
     this.blockRows = Math.max(1, Math.min(byBytes, n / MIN_BLOCKS));
   }
 
   /**
-   * The block view of {@code source}: a {@link BatchSplitDataset} gathering into {@code pool}'s
-   * memory when the source declares its schema, else a split source of elements.
+   * The block view of {@code source} with runs of about {@code blockBytes} bytes of rows
+   * ({@link dev.sluice.core.Options#shuffleBlockBytes()}): a {@link BatchSplitDataset} gathering
+   * into {@code pool}'s memory when the source declares its schema, else a split source of elements.
    */
   @SuppressWarnings({"unchecked", "rawtypes"})
-  static RandomAccessBlocks<?> of(RandomAccessDataset<?> source, BufferPool pool) {
+  static RandomAccessBlocks<?> of(RandomAccessDataset<?> source, BufferPool pool, long blockBytes) {
     Schema schema = Schemas.declared(source);
     if (schema == null) {
-      return new RandomAccessBlocks(source, VARIABLE_FIELD_BYTES);
+      return new RandomAccessBlocks(source, VARIABLE_FIELD_BYTES, blockBytes);
     }
-    return new Batches(source, schema, pool);
+    return new Batches(source, schema, pool, blockBytes);
   }
 
   /**
@@ -90,7 +92,10 @@ class RandomAccessBlocks<T> implements SplitDataset<T> {
     this.splitSource = source;
   }
 
-  /** The rows of a block. */
+  /**
+   * The rows of a run, the alignment of the blocks: {@code blockBytes / rowBytes}, at most
+   * {@code rows / }{@value #MIN_BLOCKS}, at least 1.
+   */
   long blockRows() {
     return blockRows;
   }
@@ -170,8 +175,8 @@ class RandomAccessBlocks<T> implements SplitDataset<T> {
     private final Schema schema;
     private final BufferPool pool;
 
-    Batches(RandomAccessDataset<T> source, Schema schema, BufferPool pool) {
-      super(source, rowBytes(schema));
+    Batches(RandomAccessDataset<T> source, Schema schema, BufferPool pool, long blockBytes) {
+      super(source, rowBytes(schema), blockBytes);
       this.schema = schema;
       this.pool = pool;
     }

@@ -18,9 +18,22 @@ import java.util.Locale;
  *
  * @param stage the shuffle stage the choice is for (the first one of the plan)
  * @param blocks whether the plan block-shuffles the source
+ * @param blockRows the rows of a run of the block view, the alignment of its blocks
+ *     ({@link RandomAccessBlocks#blockRows()} for {@link Options#shuffleBlockBytes()}); 0 when the
+ *     choice is the global permutation
  * @param why what {@code explain} says of the shuffle
  */
-record ShuffleChoice(ShuffleStage stage, boolean blocks, String why) {
+record ShuffleChoice(ShuffleStage stage, boolean blocks, long blockRows, String why) {
+
+  private static ShuffleChoice global(ShuffleStage stage, String why) {
+    return new ShuffleChoice(stage, false, 0, why);
+  }
+
+  private static ShuffleChoice blocks(ShuffleStage stage, RandomAccessDataset<?> source, Options options,
+      String why) {
+    long rows = RandomAccessBlocks.of(source, null, options.shuffleBlockBytes()).blockRows();
+    return new ShuffleChoice(stage, true, rows, why + blockWords(source, rows, options.shuffleBlockBytes()));
+  }
 
   /**
    * The choice for {@code ordered} (normalized, without {@code repeat}) over {@code source}, or null
@@ -47,43 +60,45 @@ record ShuffleChoice(ShuffleStage stage, boolean blocks, String why) {
     String global = "global permutation per (seed, epoch)";
     switch (stage.random()) {
       case GLOBAL -> {
-        return new ShuffleChoice(stage, false, global + ", as asked");
+        return global(stage, global + ", as asked");
       }
       case BLOCKS -> {
         if (!leads) {
           throw new UnsupportedOperationException(stage.describe() + " on a random-access source must come before "
               + "take and skip (it orders the whole dataset's blocks), but the stages are " + describe(ordered));
         }
-        return new ShuffleChoice(stage, true, "block shuffle, as asked: " + blockWords(source));
+        return blocks(stage, source, options, "block shuffle, as asked: ");
       }
       case AUTO -> {
         long bytes = RandomAccessBlocks.dataBytes(source);
         long threshold = options.blockShuffleThreshold();
         if (bytes < 0) {
-          return new ShuffleChoice(stage, false, global + ": the source declares no schema, so its size is unknown");
+          return global(stage, global + ": the source declares no schema, so its size is unknown");
         }
         if (bytes <= threshold) {
-          return new ShuffleChoice(stage, false, global + ": dataset " + bytes(bytes) + " <= threshold "
+          return global(stage, global + ": dataset " + bytes(bytes) + " <= threshold "
               + bytes(threshold));
         }
         if (!leads) {
-          return new ShuffleChoice(stage, false, global + ": dataset " + bytes(bytes) + " > threshold "
+          return global(stage, global + ": dataset " + bytes(bytes) + " > threshold "
               + bytes(threshold) + ", but a block shuffle needs the shuffle before take and skip");
         }
-        return new ShuffleChoice(stage, true, "block shuffle: dataset " + bytes(bytes) + " > threshold "
-            + bytes(threshold) + "; " + blockWords(source));
+        return blocks(stage, source, options, "block shuffle: dataset " + bytes(bytes) + " > threshold "
+            + bytes(threshold) + "; ");
       }
       default -> throw new IllegalStateException(stage.describe());
     }
   }
 
-  /** What the block shuffle does with {@code source}'s rows. */
-  private static String blockWords(RandomAccessDataset<?> source) {
-    RandomAccessBlocks<?> view = RandomAccessBlocks.of(source, null);
-    long rows = view.blockRows();
+  /**
+   * What the block shuffle does with {@code source}'s rows, cut into runs of {@code rows} rows for
+   * {@code blockBytes}.
+   */
+  private static String blockWords(RandomAccessDataset<?> source, long rows, long blockBytes) {
     long bytes = RandomAccessBlocks.dataBytes(source);
     String size = bytes < 0 ? "" : " (" + bytes(Saturated.multiply(rows, bytes / Math.max(1, source.size()))) + ")";
-    return "blocks of at least " + rows + " rows" + size + " in an order per (seed, epoch), each read whole";
+    return "blocks of at least " + rows + " rows" + size + " in an order per (seed, epoch), each read whole; "
+        + "block size " + bytes(blockBytes);
   }
 
   /** {@code ordered} with the chosen shuffle ordering the block view's blocks ({@link SplitShuffle#BLOCKS}). */
@@ -96,11 +111,14 @@ record ShuffleChoice(ShuffleStage stage, boolean blocks, String why) {
 
   /**
    * The stage as a checkpoint records it: what was chosen, so that a state taken under one choice
-   * is refused by a pipeline that makes the other; the global choice records the plain stage.
+   * is refused by a pipeline that makes the other; the global choice records the plain stage, the
+   * block shuffle the rows of its runs too, on which its block sequence depends (so a state taken
+   * with another {@link Options#shuffleBlockBytes()} resumes only when the runs hold the same rows).
    */
   String shapeKey() {
-    return new ShuffleStage(stage.seed(), stage.splits(), blocks ? RandomAccessShuffle.BLOCKS
+    String key = new ShuffleStage(stage.seed(), stage.splits(), blocks ? RandomAccessShuffle.BLOCKS
         : RandomAccessShuffle.AUTO).shapeKey();
+    return blocks ? key + " with shuffleBlockBytes runs of " + blockRows + " rows" : key;
   }
 
   private static String describe(List<Stage> ordered) {

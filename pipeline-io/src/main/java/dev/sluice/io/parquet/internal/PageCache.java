@@ -1,6 +1,6 @@
 package dev.sluice.io.parquet.internal;
 
-import dev.sluice.core.internal.BudgetRequests;
+import dev.sluice.core.spi.BudgetRequests;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Map;

@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import dev.sluice.core.Batch;
 import dev.sluice.core.Options;
 import dev.sluice.core.Split;
-import dev.sluice.core.internal.BudgetRequests;
+import dev.sluice.core.spi.BudgetRequests;
 import dev.sluice.core.testing.NoLeaks;
 import dev.sluice.io.parquet.Parquet;
 import dev.sluice.io.parquet.ParquetDataset;

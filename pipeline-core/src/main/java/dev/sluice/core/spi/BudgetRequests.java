@@ -1,25 +1,33 @@
-package dev.sluice.core.internal;
+package dev.sluice.core.spi;
 
 import java.util.IdentityHashMap;
 import java.util.Map;
 
 /**
- * Budgets in bytes asked for while something runs (a pipeline's pass): while any request is open,
- * {@link #largest()} is the largest of them. Thread-safe.
+ * A register of budgets in bytes asked for while something runs (a pipeline's pass): while any
+ * request is open, {@link #largest()} is the largest of them, and once every request is closed the
+ * owner of the register falls back to its own default. The process-wide caches size themselves
+ * with one register each: the read cache of positioned reads ({@link dev.sluice.core.ReadCache}) and
+ * the page cache of the Parquet readers ({@link #PAGE_CACHE}). Thread-safe.
  */
 public final class BudgetRequests {
-  /** The budget of the Parquet readers' page cache that running pipelines ask for ({@code Options.pageCacheBytes}). */
+  /**
+   * The budgets of the Parquet readers' page cache that running pipelines ask for
+   * ({@link dev.sluice.core.Options#pageCacheBytes()}).
+   */
   public static final BudgetRequests PAGE_CACHE = new BudgetRequests();
 
   private final Map<Object, Long> open = new IdentityHashMap<>();
   private volatile long largest = -1;
 
-  /** Requests with nothing open. */
+  /** A register with no request open. */
   public BudgetRequests() {}
 
   /**
    * Asks for {@code bytes} until the returned request is closed (closing is idempotent).
    *
+   * @param bytes the budget asked for, &gt;= 0
+   * @return the open request
    * @throws IllegalArgumentException when {@code bytes} is negative
    */
   public Request request(long bytes) {
@@ -34,7 +42,11 @@ public final class BudgetRequests {
     return r;
   }
 
-  /** The largest budget of the open requests, or -1 when none is open. */
+  /**
+   * The largest budget of the open requests.
+   *
+   * @return the largest budget in bytes, or -1 when no request is open
+   */
   public long largest() {
     return largest;
   }
