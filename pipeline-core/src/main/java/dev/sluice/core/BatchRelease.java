@@ -1,6 +1,7 @@
 package dev.sluice.core;
 
 import dev.sluice.core.internal.SpiAccess;
+import dev.sluice.core.spi.PooledBuffer;
 
 /**
  * Returns one batch's memory: run once, by the last {@link Batch#close()} or, for a batch collected

@@ -1,6 +1,7 @@
 package dev.sluice.core;
 
 import dev.sluice.core.internal.CoreAccess;
+import dev.sluice.core.spi.PooledBuffer;
 import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.Map;

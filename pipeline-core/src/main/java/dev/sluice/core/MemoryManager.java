@@ -2,6 +2,7 @@ package dev.sluice.core;
 
 import dev.sluice.core.internal.CoreAccess;
 import dev.sluice.core.internal.SpiAccess;
+import dev.sluice.core.spi.BufferPool;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Map;

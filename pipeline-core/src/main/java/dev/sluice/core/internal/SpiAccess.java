@@ -1,11 +1,11 @@
 package dev.sluice.core.internal;
 
-import dev.sluice.core.BufferPool;
 import dev.sluice.core.Column;
 import dev.sluice.core.MemoryManager;
-import dev.sluice.core.PooledBuffer;
 import dev.sluice.core.Tensor;
 import dev.sluice.core.TensorSpec;
+import dev.sluice.core.spi.BufferPool;
+import dev.sluice.core.spi.PooledBuffer;
 import java.lang.invoke.MethodHandles;
 import java.nio.ByteBuffer;
 import java.util.List;

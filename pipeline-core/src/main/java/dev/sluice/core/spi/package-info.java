@@ -15,9 +15,9 @@
  * </ul>
  *
  * <p>Source authors also use types of {@code dev.sluice.core} that pipeline code reads:
- * {@link dev.sluice.core.BatchBuilder} and {@link dev.sluice.core.ColumnBuilder} write batches into
+ * {@link dev.sluice.core.spi.BatchBuilder} and {@link dev.sluice.core.spi.ColumnBuilder} write batches into
  * pooled memory, which {@link dev.sluice.core.MemoryManager} hands out through
- * {@link dev.sluice.core.BufferPool}s. The package is exported to every module, like
+ * {@link dev.sluice.core.spi.BufferPool}s. The package is exported to every module, like
  * {@code dev.sluice.core}.
  */
 package dev.sluice.core.spi;

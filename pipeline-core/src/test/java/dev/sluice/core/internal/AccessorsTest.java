@@ -31,7 +31,7 @@ class AccessorsTest {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"dev.sluice.core.MemoryManager", "dev.sluice.core.BufferPool", "dev.sluice.core.BatchBuilder",
+  @ValueSource(strings = {"dev.sluice.core.MemoryManager", "dev.sluice.core.spi.BufferPool", "dev.sluice.core.spi.BatchBuilder",
       "dev.sluice.core.Tensor", "dev.sluice.core.internal.CoreAccess", "dev.sluice.core.internal.SpiAccess"})
   void eitherSideMayBeInitializedFirst(String first) throws Exception {
     URL[] classes = {

@@ -1,5 +1,7 @@
-package dev.sluice.core;
+package dev.sluice.core.spi;
 
+import dev.sluice.core.MemoryLimitException;
+import dev.sluice.core.MemoryManager;
 import dev.sluice.core.internal.CoreAccess;
 import dev.sluice.core.internal.SpiAccess;
 import java.nio.ByteBuffer;

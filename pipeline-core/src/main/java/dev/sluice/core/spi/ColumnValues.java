@@ -1,5 +1,7 @@
-package dev.sluice.core;
+package dev.sluice.core.spi;
 
+import dev.sluice.core.Tensor;
+import dev.sluice.core.TensorSpec;
 import dev.sluice.core.internal.CoreAccess;
 import java.nio.ByteBuffer;
 

@@ -1,5 +1,14 @@
-package dev.sluice.core;
+package dev.sluice.core.spi;
 
+import dev.sluice.core.Batch;
+import dev.sluice.core.Column;
+import dev.sluice.core.DatasetException;
+import dev.sluice.core.Example;
+import dev.sluice.core.MemoryLimitException;
+import dev.sluice.core.MemoryManager;
+import dev.sluice.core.Schema;
+import dev.sluice.core.Tensor;
+import dev.sluice.core.TensorSpec;
 import dev.sluice.core.internal.CoreAccess;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;

@@ -1,5 +1,8 @@
-package dev.sluice.core;
+package dev.sluice.core.spi;
 
+import dev.sluice.core.MemoryManager;
+import dev.sluice.core.Tensor;
+import dev.sluice.core.TensorSpec;
 import dev.sluice.core.internal.SpiAccess;
 import java.nio.ByteBuffer;
 import java.util.List;

@@ -1,7 +1,8 @@
-package dev.sluice.core;
+package dev.sluice.core.spi;
 
-import dev.sluice.core.ColumnMemory.Buf;
+import dev.sluice.core.Column;
 import dev.sluice.core.internal.CoreAccess;
+import dev.sluice.core.spi.ColumnMemory.Buf;
 import java.nio.ByteBuffer;
 
 /**
