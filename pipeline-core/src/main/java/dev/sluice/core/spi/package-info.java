@@ -3,6 +3,17 @@
  * user never names them, an implementation of {@link dev.sluice.core.Dataset} or of an operator does.
  *
  * <ul>
+ *   <li>{@link dev.sluice.core.spi.BatchBuilder}: fills the columns of one
+ *       {@link dev.sluice.core.Batch} in pooled memory, row by row, by copying rows of other batches,
+ *       or through the {@link dev.sluice.core.spi.ColumnBuilder} of each field, where a source that
+ *       decodes column by column writes its rows, lists and values.
+ *   <li>{@link dev.sluice.core.spi.ColumnWindow}: rows of {@link dev.sluice.core.spi.ColumnCursor}s
+ *       decoded one field at a time and gathered into batch builders.
+ *   <li>{@link dev.sluice.core.spi.OffsetGather}: copies rows found by byte offset (in a mapped
+ *       file) into a column, with the gather kernels the batch builders use.
+ *   <li>{@link dev.sluice.core.spi.BufferPool} and {@link dev.sluice.core.spi.PooledBuffer}: the
+ *       pooled off-heap buffers of one stage, which {@link dev.sluice.core.MemoryManager#pool(String)}
+ *       hands out under the manager's limit.
  *   <li>{@link dev.sluice.core.spi.ColumnCursor}: the rows of a split range decoded one column at a
  *       time, which a {@link dev.sluice.core.BatchSplitDataset} that decodes columns separately
  *       opens for the window shuffle of the columnar path.
@@ -14,10 +25,6 @@
  *       work to the metrics of the pass it runs in.
  * </ul>
  *
- * <p>Source authors also use types of {@code dev.sluice.core} that pipeline code reads:
- * {@link dev.sluice.core.spi.BatchBuilder} and {@link dev.sluice.core.spi.ColumnBuilder} write batches into
- * pooled memory, which {@link dev.sluice.core.MemoryManager} hands out through
- * {@link dev.sluice.core.spi.BufferPool}s. The package is exported to every module, like
- * {@code dev.sluice.core}.
+ * <p>The package is exported to every module, like {@code dev.sluice.core}.
  */
 package dev.sluice.core.spi;
