@@ -1,10 +1,10 @@
 package dev.sluice.benchmarks;
 
 import dev.sluice.core.Batch;
-import dev.sluice.core.BatchBuilder;
-import dev.sluice.core.BufferPool;
 import dev.sluice.core.MemoryManager;
 import dev.sluice.core.Schema;
+import dev.sluice.core.spi.BatchBuilder;
+import dev.sluice.core.spi.BufferPool;
 import dev.sluice.io.npy.Npy;
 import dev.sluice.io.npy.NpyDataset;
 import dev.sluice.io.npy.internal.NpyWriter;

@@ -1,9 +1,9 @@
 package dev.sluice.benchmarks;
 
 import dev.sluice.core.Batch;
-import dev.sluice.core.BatchBuilder;
-import dev.sluice.core.BufferPool;
 import dev.sluice.core.MemoryManager;
+import dev.sluice.core.spi.BatchBuilder;
+import dev.sluice.core.spi.BufferPool;
 import dev.sluice.io.shards.ShardSet;
 import dev.sluice.io.shards.Shards;
 import java.lang.management.ManagementFactory;

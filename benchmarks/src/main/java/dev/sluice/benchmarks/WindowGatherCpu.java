@@ -1,8 +1,6 @@
 package dev.sluice.benchmarks;
 
 import dev.sluice.core.Batch;
-import dev.sluice.core.BatchBuilder;
-import dev.sluice.core.BufferPool;
 import dev.sluice.core.DType;
 import dev.sluice.core.Example;
 import dev.sluice.core.MemoryManager;
@@ -10,6 +8,8 @@ import dev.sluice.core.Schema;
 import dev.sluice.core.Shape;
 import dev.sluice.core.Tensor;
 import dev.sluice.core.TensorSpec;
+import dev.sluice.core.spi.BatchBuilder;
+import dev.sluice.core.spi.BufferPool;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.util.ArrayList;

@@ -1,5 +1,7 @@
 package dev.sluice.core;
 
+import dev.sluice.core.spi.BatchBuilder;
+import dev.sluice.core.spi.PooledBuffer;
 import dev.sluice.core.spi.RefCount;
 import java.lang.ref.Cleaner;
 import java.util.ArrayList;

@@ -1,5 +1,8 @@
 package dev.sluice.core;
 
+import dev.sluice.core.internal.SpiAccess;
+import dev.sluice.core.spi.PooledBuffer;
+
 /**
  * Returns one batch's memory: run once, by the last {@link Batch#close()} or, for a batch collected
  * while open, by the leak detector's cleaner (which then reports the leak first). It holds what
@@ -55,7 +58,7 @@ final class BatchRelease implements Runnable {
     }
     long n = 0;
     for (PooledBuffer b : buffers) {
-      if (b.pool().manager() == manager && !b.isClosed()) {
+      if (SpiAccess.get().manager(b) == manager && !b.isClosed()) {
         n += b.size();
       }
     }

@@ -1,5 +1,8 @@
 package dev.sluice.core;
 
+import dev.sluice.core.internal.CoreAccess;
+import dev.sluice.core.internal.SpiAccess;
+import dev.sluice.core.spi.BufferPool;
 import dev.sluice.core.spi.WaitCancellation;
 import java.time.Duration;
 import java.util.Locale;
@@ -38,6 +41,10 @@ import java.util.function.BooleanSupplier;
  * <p>Thread-safe. Most code uses {@link #shared()}; tests may create their own manager.
  */
 public final class MemoryManager {
+  static { // first: a pool made while this class initializes finds the accessor
+    CoreAccess.register(new CoreAccessImpl());
+  }
+
   /** Default bytes each pool keeps for reuse. */
   public static final long DEFAULT_RETAINED_BYTES_PER_POOL = 256L << 20;
   /** The limit of a manager without one. */
@@ -106,8 +113,8 @@ public final class MemoryManager {
       return p;
     }
     return pools.computeIfAbsent(stage, s -> root == this
-        ? new BufferPool(s, this, null, retainedBytesPerPool)
-        : new BufferPool(s, this, root.pool(s), 0));
+        ? SpiAccess.get().newPool(s, this, null, retainedBytesPerPool)
+        : SpiAccess.get().newPool(s, this, root.pool(s), 0));
   }
 
   /** Bytes handed out by every pool and not yet returned. */
@@ -315,7 +322,7 @@ public final class MemoryManager {
     boolean any = false;
     for (BufferPool p : pools.values()) {
       while (!fits(bytes)) {
-        if (!p.dropOneRetained()) {
+        if (!SpiAccess.get().dropOneRetained(p)) {
           break;
         }
         any = true;

@@ -1,5 +1,6 @@
 package dev.sluice.core;
 
+import dev.sluice.core.internal.SpiAccess;
 import java.nio.ByteBuffer;
 import java.util.List;
 
@@ -54,15 +55,6 @@ final class Nested {
       dims[d] = -1;
     }
     TensorSpec spec = new TensorSpec("list", dtype, Shape.of(dims), false, mask);
-    ColumnBuilder b = new ColumnBuilder(spec, 1, null);
-    b.startList(0);
-    for (Tensor t : elements) {
-      if (t == null) {
-        b.addNull(1);
-      } else {
-        b.appendItem(1, t);
-      }
-    }
-    return b.build(1).row(0);
+    return SpiAccess.get().heapList(spec, elements);
   }
 }

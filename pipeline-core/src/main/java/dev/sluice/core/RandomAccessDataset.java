@@ -1,5 +1,6 @@
 package dev.sluice.core;
 
+import dev.sluice.core.spi.BatchBuilder;
 import reactor.core.publisher.Flux;
 
 /**

@@ -1,5 +1,6 @@
 package dev.sluice.core;
 
+import dev.sluice.core.internal.SpiAccess;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Arrays;
@@ -76,7 +77,7 @@ final class TensorViews {
         long s = offsets[j].getLong((int) start * 8);
         long e = offsets[j].getLong((int) end * 8);
         ByteBuffer o = ByteBuffer.allocate(Math.toIntExact((end - start + 1) * 8)).order(ByteOrder.LITTLE_ENDIAN);
-        RowGathers.rebase(offsets[j], start, end - start + 1, -s, o, 0);
+        SpiAccess.get().rebase(offsets[j], start, end - start + 1, -s, o, 0);
         off[j - level] = o;
         start = s;
         end = e;

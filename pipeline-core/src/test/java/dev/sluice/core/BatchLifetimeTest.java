@@ -3,6 +3,9 @@ package dev.sluice.core;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.sluice.core.spi.BatchBuilder;
+import dev.sluice.core.spi.BufferPool;
+import dev.sluice.core.spi.PooledBuffer;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.List;

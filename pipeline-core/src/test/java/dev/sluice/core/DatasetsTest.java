@@ -3,6 +3,7 @@ package dev.sluice.core;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.sluice.core.spi.BatchBuilder;
 import dev.sluice.core.testing.NoLeaks;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;

@@ -18,7 +18,10 @@ import java.util.Set;
  * ({@code Datasets}, {@code PipelineIterator}, {@code PipelineState}) → the internal packages, free
  * of cycles among themselves → the public element model and contracts (the rest of
  * {@code dev.sluice.core}, and the source authors' types in {@code dev.sluice.core.spi}), which reach
- * into no internal package. So no cycle runs from the model through an internal package back to it.
+ * into no internal package but for the two accessors ({@code CoreAccess}: the model's hidden members the
+ * source authors' types call; {@code SpiAccess}: theirs the model calls), which themselves reach
+ * into no other internal class. So no cycle runs from the model through an internal implementation
+ * back to it.
  */
 @AnalyzeClasses(packages = "dev.sluice.core", importOptions = ImportOption.DoNotIncludeTests.class)
 class LayersTest {
@@ -29,6 +32,11 @@ class LayersTest {
   /** Public classes of {@code dev.sluice.core} that construct or use internal implementations. */
   private static final Set<String> ENTRY_POINTS = Set.of("Datasets", "PipelineIterator", "PipelineState");
 
+  /** The accessors of hidden members between {@code dev.sluice.core} and {@code dev.sluice.core.spi}. */
+  private static final Set<String> ACCESSORS = Set.of("CoreAccess", "SpiAccess");
+
+  private static final DescribedPredicate<JavaClass> ACCESSOR = DescribedPredicate.describe(
+      "the accessors " + ACCESSORS, c -> packageOf(c).equals(INTERNAL) && ACCESSORS.contains(topLevel(c)));
   private static final DescribedPredicate<JavaClass> ENTRY = DescribedPredicate.describe(
       "the entry points " + ENTRY_POINTS, c -> packageOf(c).equals(API) && ENTRY_POINTS.contains(topLevel(c)));
   private static final DescribedPredicate<JavaClass> MODEL = DescribedPredicate.describe(
@@ -38,9 +46,18 @@ class LayersTest {
   @ArchTest
   static final ArchRule modelDoesNotUseInternals = noClasses()
       .that(MODEL)
-      .should().dependOnClassesThat().resideInAnyPackage(INTERNAL + "..")
+      .should().dependOnClassesThat(DescribedPredicate.and(
+          JavaClass.Predicates.resideInAnyPackage(INTERNAL + ".."), DescribedPredicate.not(ACCESSOR)))
       .because("internal packages implement the public model; a public type finds its internals through "
           + "an interface or a context key it owns");
+
+  @ArchTest
+  static final ArchRule accessorsUseOnlyTheModel = noClasses()
+      .that(ACCESSOR)
+      .should().dependOnClassesThat(DescribedPredicate.and(
+          JavaClass.Predicates.resideInAnyPackage(INTERNAL + ".."), DescribedPredicate.not(ACCESSOR)))
+      .orShould().dependOnClassesThat(ENTRY)
+      .because("the accessors only pass hidden members of the model between its two packages");
 
   @ArchTest
   static final ArchRule internalsDoNotUseEntryPoints = noClasses()

@@ -3,6 +3,8 @@ package dev.sluice.core;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.sluice.core.spi.BatchBuilder;
+import dev.sluice.core.spi.PooledBuffer;
 import dev.sluice.core.spi.WaitCancellation;
 import java.time.Duration;
 import java.util.concurrent.CancellationException;

@@ -1,11 +1,11 @@
 package dev.sluice.operators;
 
 import dev.sluice.core.Batch;
-import dev.sluice.core.BatchBuilder;
-import dev.sluice.core.BufferPool;
 import dev.sluice.core.Example;
 import dev.sluice.core.MemoryManager;
 import dev.sluice.core.Schema;
+import dev.sluice.core.spi.BatchBuilder;
+import dev.sluice.core.spi.BufferPool;
 import dev.sluice.operators.internal.BatchOperator;
 import java.util.function.Function;
 import reactor.core.publisher.Flux;

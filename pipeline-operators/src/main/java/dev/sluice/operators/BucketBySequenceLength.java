@@ -1,10 +1,10 @@
 package dev.sluice.operators;
 
 import dev.sluice.core.Batch;
-import dev.sluice.core.BufferPool;
 import dev.sluice.core.Example;
 import dev.sluice.core.MemoryManager;
 import dev.sluice.core.Shape;
+import dev.sluice.core.spi.BufferPool;
 import dev.sluice.operators.internal.BucketOperator;
 import java.util.Map;
 import java.util.function.Function;

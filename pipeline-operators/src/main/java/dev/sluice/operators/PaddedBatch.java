@@ -1,9 +1,9 @@
 package dev.sluice.operators;
 
 import dev.sluice.core.Batch;
-import dev.sluice.core.BufferPool;
 import dev.sluice.core.Example;
 import dev.sluice.core.MemoryManager;
+import dev.sluice.core.spi.BufferPool;
 import dev.sluice.operators.internal.PaddedBatchOperator;
 import java.util.Map;
 import java.util.function.Function;

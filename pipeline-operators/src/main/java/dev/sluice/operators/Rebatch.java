@@ -1,8 +1,8 @@
 package dev.sluice.operators;
 
 import dev.sluice.core.Batch;
-import dev.sluice.core.BufferPool;
 import dev.sluice.core.MemoryManager;
+import dev.sluice.core.spi.BufferPool;
 import dev.sluice.operators.internal.RebatchStage;
 import java.util.function.Function;
 import reactor.core.publisher.Flux;

@@ -5,13 +5,13 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.core.Batch;
-import dev.sluice.core.BufferPool;
 import dev.sluice.core.Datasets;
 import dev.sluice.core.Example;
 import dev.sluice.core.MemoryManager;
 import dev.sluice.core.PipelineContext;
-import dev.sluice.core.PooledBuffer;
 import dev.sluice.core.RandomAccessDataset;
+import dev.sluice.core.spi.BufferPool;
+import dev.sluice.core.spi.PooledBuffer;
 import dev.sluice.core.testing.NoLeaks;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;

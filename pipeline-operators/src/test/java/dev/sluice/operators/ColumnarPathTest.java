@@ -5,12 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.core.Batch;
-import dev.sluice.core.BufferPool;
-import dev.sluice.core.ColumnBuilder;
 import dev.sluice.core.DatasetFormatException;
 import dev.sluice.core.Example;
 import dev.sluice.core.PipelineContext;
 import dev.sluice.core.Split;
+import dev.sluice.core.spi.BufferPool;
+import dev.sluice.core.spi.ColumnBuilder;
 import dev.sluice.core.spi.ColumnCursor;
 import dev.sluice.core.testing.BatchContents;
 import dev.sluice.core.testing.NoLeaks;

@@ -1,7 +1,7 @@
 package dev.sluice.operators;
 
 import dev.sluice.core.Batch;
-import dev.sluice.core.BatchBuilder;
+import dev.sluice.core.spi.BatchBuilder;
 import dev.sluice.core.Datasets;
 import dev.sluice.core.MemoryManager;
 import dev.sluice.core.RandomAccessDataset;

@@ -1,10 +1,7 @@
 package dev.sluice.operators;
 
 import dev.sluice.core.Batch;
-import dev.sluice.core.BatchBuilder;
 import dev.sluice.core.BatchSplitDataset;
-import dev.sluice.core.BufferPool;
-import dev.sluice.core.ColumnBuilder;
 import dev.sluice.core.DType;
 import dev.sluice.core.Example;
 import dev.sluice.core.MemoryManager;
@@ -15,6 +12,9 @@ import dev.sluice.core.Split;
 import dev.sluice.core.SplitDataset;
 import dev.sluice.core.Tensor;
 import dev.sluice.core.TensorSpec;
+import dev.sluice.core.spi.BatchBuilder;
+import dev.sluice.core.spi.BufferPool;
+import dev.sluice.core.spi.ColumnBuilder;
 import dev.sluice.core.spi.ColumnCursor;
 import dev.sluice.core.testing.BatchContents;
 import dev.sluice.core.testing.CheckedCursor;

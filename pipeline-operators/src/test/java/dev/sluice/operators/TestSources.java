@@ -1,6 +1,5 @@
 package dev.sluice.operators;
 
-import dev.sluice.core.BatchBuilder;
 import dev.sluice.core.Dataset;
 import dev.sluice.core.DatasetFormatException;
 import dev.sluice.core.Datasets;
@@ -10,6 +9,7 @@ import dev.sluice.core.MemoryManager;
 import dev.sluice.core.PipelineContext;
 import dev.sluice.core.RandomAccessDataset;
 import dev.sluice.core.Schema;
+import dev.sluice.core.spi.BatchBuilder;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;
 import org.awaitility.Awaitility;

@@ -1,11 +1,11 @@
 package dev.sluice.core.internal;
 
 import dev.sluice.core.Batch;
-import dev.sluice.core.BatchBuilder;
-import dev.sluice.core.BufferPool;
 import dev.sluice.core.Example;
 import dev.sluice.core.RandomAccessDataset;
 import dev.sluice.core.Schema;
+import dev.sluice.core.spi.BatchBuilder;
+import dev.sluice.core.spi.BufferPool;
 import reactor.core.publisher.Flux;
 
 /** A range of rows of a random-access source as a flux, or gathered into one batch: what a split of a mapped format reads. */

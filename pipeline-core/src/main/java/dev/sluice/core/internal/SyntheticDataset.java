@@ -1,6 +1,5 @@
 package dev.sluice.core.internal;
 
-import dev.sluice.core.BatchBuilder;
 import dev.sluice.core.DType;
 import dev.sluice.core.Example;
 import dev.sluice.core.HasSchema;
@@ -9,6 +8,7 @@ import dev.sluice.core.Schema;
 import dev.sluice.core.Shape;
 import dev.sluice.core.Tensor;
 import dev.sluice.core.TensorSpec;
+import dev.sluice.core.spi.BatchBuilder;
 import dev.sluice.core.spi.Fingerprinted;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;

@@ -1,12 +1,12 @@
 package dev.sluice.core.internal;
 
-import dev.sluice.core.BatchBuilder;
 import dev.sluice.core.Example;
 import dev.sluice.core.HasSchema;
 import dev.sluice.core.RandomAccessDataset;
 import dev.sluice.core.Schema;
 import dev.sluice.core.Tensor;
 import dev.sluice.core.TensorSpec;
+import dev.sluice.core.spi.BatchBuilder;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;

@@ -1,8 +1,6 @@
 package dev.sluice.core.spi;
 
 import dev.sluice.core.BatchSplitDataset;
-import dev.sluice.core.ColumnBuilder;
-import dev.sluice.core.ColumnWindow;
 import dev.sluice.core.DatasetException;
 import dev.sluice.core.Schema;
 

@@ -2,8 +2,8 @@ package dev.sluice.io.parquet;
 
 import dev.sluice.core.Batch;
 import dev.sluice.core.BatchSplitDataset;
-import dev.sluice.core.BufferPool;
-import dev.sluice.core.ColumnBuilder;
+import dev.sluice.core.spi.BufferPool;
+import dev.sluice.core.spi.ColumnBuilder;
 import dev.sluice.core.spi.ColumnCursor;
 import dev.sluice.core.DatasetClosedException;
 import dev.sluice.core.DatasetFormatException;

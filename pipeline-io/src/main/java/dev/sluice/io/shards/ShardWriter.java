@@ -1,12 +1,12 @@
 package dev.sluice.io.shards;
 
 import dev.sluice.core.Batch;
-import dev.sluice.core.BufferPool;
 import dev.sluice.core.MemoryManager;
 import dev.sluice.core.Schema;
 import dev.sluice.core.internal.shardfile.FieldLayout;
 import dev.sluice.core.internal.shardfile.ShardFile;
 import dev.sluice.core.internal.shardfile.ShardFileWriter;
+import dev.sluice.core.spi.BufferPool;
 import dev.sluice.io.shards.internal.ShardMetadata;
 import java.nio.file.Path;
 import java.util.List;

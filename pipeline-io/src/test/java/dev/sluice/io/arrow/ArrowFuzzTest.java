@@ -5,11 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import dev.sluice.core.Batch;
-import dev.sluice.core.BatchBuilder;
 import dev.sluice.core.DatasetException;
 import dev.sluice.core.Example;
 import dev.sluice.core.MemoryManager;
 import dev.sluice.core.Split;
+import dev.sluice.core.spi.BatchBuilder;
 import dev.sluice.core.testing.NoLeaks;
 import java.io.ByteArrayInputStream;
 import java.nio.ByteBuffer;

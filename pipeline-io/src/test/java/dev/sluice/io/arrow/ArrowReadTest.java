@@ -3,7 +3,6 @@ package dev.sluice.io.arrow;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sluice.core.Batch;
-import dev.sluice.core.BatchBuilder;
 import dev.sluice.core.DType;
 import dev.sluice.core.Example;
 import dev.sluice.core.MemoryManager;
@@ -11,6 +10,7 @@ import dev.sluice.core.Schema;
 import dev.sluice.core.Shape;
 import dev.sluice.core.Split;
 import dev.sluice.core.TensorSpec;
+import dev.sluice.core.spi.BatchBuilder;
 import dev.sluice.core.testing.NoLeaks;
 import java.nio.file.Path;
 import java.util.ArrayList;

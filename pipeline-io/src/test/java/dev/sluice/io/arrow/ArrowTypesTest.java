@@ -4,13 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.sluice.core.Batch;
-import dev.sluice.core.BatchBuilder;
 import dev.sluice.core.DType;
 import dev.sluice.core.MemoryManager;
 import dev.sluice.core.Schema;
 import dev.sluice.core.Shape;
 import dev.sluice.core.Split;
 import dev.sluice.core.TensorSpec;
+import dev.sluice.core.spi.BatchBuilder;
 import dev.sluice.core.testing.NoLeaks;
 import dev.sluice.io.Checksums;
 import java.io.IOException;

@@ -9,9 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.sluice.core.Batch;
-import dev.sluice.core.BatchBuilder;
 import dev.sluice.core.BatchSplitDataset;
-import dev.sluice.core.BufferPool;
 import dev.sluice.core.DType;
 import dev.sluice.core.DatasetClosedException;
 import dev.sluice.core.Example;
@@ -21,6 +19,8 @@ import dev.sluice.core.Shape;
 import dev.sluice.core.Split;
 import dev.sluice.core.SplitDataset;
 import dev.sluice.core.TensorSpec;
+import dev.sluice.core.spi.BatchBuilder;
+import dev.sluice.core.spi.BufferPool;
 import dev.sluice.core.testing.NoLeaks;
 import dev.sluice.io.Checksums;
 import dev.sluice.io.Formats;

@@ -3,7 +3,6 @@ package dev.sluice.io.npy;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.sluice.core.Batch;
-import dev.sluice.core.BatchBuilder;
 import dev.sluice.core.Example;
 import dev.sluice.core.HasSchema;
 import dev.sluice.core.MemoryManager;
@@ -12,6 +11,7 @@ import dev.sluice.core.ReadCache;
 import dev.sluice.core.Schema;
 import dev.sluice.core.TensorSpec;
 import dev.sluice.core.internal.mapped.BlockCache;
+import dev.sluice.core.spi.BatchBuilder;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;

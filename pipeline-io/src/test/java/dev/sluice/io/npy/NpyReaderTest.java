@@ -6,12 +6,12 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.core.Batch;
-import dev.sluice.core.BatchBuilder;
 import dev.sluice.core.DatasetClosedException;
 import dev.sluice.core.DatasetFormatException;
 import dev.sluice.core.Datasets;
 import dev.sluice.core.MemoryManager;
 import dev.sluice.core.Tensor;
+import dev.sluice.core.spi.BatchBuilder;
 import dev.sluice.core.testing.NoLeaks;
 import java.io.RandomAccessFile;
 import java.nio.ByteBuffer;

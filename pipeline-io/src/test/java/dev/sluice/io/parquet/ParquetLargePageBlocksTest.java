@@ -4,10 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.core.Batch;
-import dev.sluice.core.BatchBuilder;
-import dev.sluice.core.BufferPool;
 import dev.sluice.core.MemoryManager;
 import dev.sluice.core.Split;
+import dev.sluice.core.spi.BatchBuilder;
+import dev.sluice.core.spi.BufferPool;
 import dev.sluice.core.spi.ColumnCursor;
 import dev.sluice.core.testing.NoLeaks;
 import dev.sluice.io.parquet.ParquetTestFiles.Config;

@@ -7,11 +7,11 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.core.Batch;
-import dev.sluice.core.BatchBuilder;
-import dev.sluice.core.BufferPool;
 import dev.sluice.core.DatasetFormatException;
 import dev.sluice.core.MemoryManager;
 import dev.sluice.core.Split;
+import dev.sluice.core.spi.BatchBuilder;
+import dev.sluice.core.spi.BufferPool;
 import dev.sluice.core.spi.ColumnCursor;
 import dev.sluice.core.testing.NoLeaks;
 import dev.sluice.io.parquet.ParquetTestFiles.Config;

@@ -5,12 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import dev.sluice.core.Batch;
-import dev.sluice.core.BatchBuilder;
-import dev.sluice.core.BufferPool;
 import dev.sluice.core.DatasetException;
 import dev.sluice.core.Example;
 import dev.sluice.core.MemoryManager;
 import dev.sluice.core.Split;
+import dev.sluice.core.spi.BatchBuilder;
+import dev.sluice.core.spi.BufferPool;
 import dev.sluice.core.testing.NoLeaks;
 import dev.sluice.io.Checksums;
 import dev.sluice.io.WriteOptions;

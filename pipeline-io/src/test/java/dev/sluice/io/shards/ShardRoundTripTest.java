@@ -7,8 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.core.Batch;
-import dev.sluice.core.BatchBuilder;
-import dev.sluice.core.BufferPool;
 import dev.sluice.core.Column;
 import dev.sluice.core.DType;
 import dev.sluice.core.Dataset;
@@ -21,6 +19,8 @@ import dev.sluice.core.Shape;
 import dev.sluice.core.Split;
 import dev.sluice.core.Tensor;
 import dev.sluice.core.TensorSpec;
+import dev.sluice.core.spi.BatchBuilder;
+import dev.sluice.core.spi.BufferPool;
 import dev.sluice.core.testing.NoLeaks;
 import dev.sluice.io.Checksums;
 import dev.sluice.io.Formats;

@@ -1,9 +1,6 @@
 package dev.sluice.io.shards;
 
 import dev.sluice.core.Batch;
-import dev.sluice.core.BatchBuilder;
-import dev.sluice.core.BufferPool;
-import dev.sluice.core.ColumnBuilder;
 import dev.sluice.core.DType;
 import dev.sluice.core.Dataset;
 import dev.sluice.core.Example;
@@ -17,6 +14,9 @@ import dev.sluice.core.Split;
 import dev.sluice.core.SplitDataset;
 import dev.sluice.core.Tensor;
 import dev.sluice.core.TensorSpec;
+import dev.sluice.core.spi.BatchBuilder;
+import dev.sluice.core.spi.BufferPool;
+import dev.sluice.core.spi.ColumnBuilder;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;

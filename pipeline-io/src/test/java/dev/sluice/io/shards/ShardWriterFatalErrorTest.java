@@ -4,13 +4,13 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
-import dev.sluice.core.BatchBuilder;
 import dev.sluice.core.Datasets;
 import dev.sluice.core.Example;
 import dev.sluice.core.FatalErrorException;
 import dev.sluice.core.HasSchema;
 import dev.sluice.core.RandomAccessDataset;
 import dev.sluice.core.Schema;
+import dev.sluice.core.spi.BatchBuilder;
 import dev.sluice.core.testing.NoLeaks;
 import dev.sluice.io.WriteOptions;
 import java.nio.file.Path;

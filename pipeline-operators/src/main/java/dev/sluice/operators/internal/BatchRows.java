@@ -1,7 +1,6 @@
 package dev.sluice.operators.internal;
 
 import dev.sluice.core.Batch;
-import dev.sluice.core.BatchBuilder;
 import dev.sluice.core.BatchSplitDataset;
 import dev.sluice.core.Column;
 import dev.sluice.core.Example;
@@ -10,6 +9,7 @@ import dev.sluice.core.RandomAccessDataset;
 import dev.sluice.core.Schema;
 import dev.sluice.core.Split;
 import dev.sluice.core.Tensor;
+import dev.sluice.core.spi.BatchBuilder;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;

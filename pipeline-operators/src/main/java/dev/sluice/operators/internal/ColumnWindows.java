@@ -1,11 +1,11 @@
 package dev.sluice.operators.internal;
 
 import dev.sluice.core.BatchSplitDataset;
-import dev.sluice.core.BufferPool;
-import dev.sluice.core.ColumnWindow;
 import dev.sluice.core.internal.metrics.StageMeter;
 import dev.sluice.core.internal.metrics.TimedColumnCursor;
+import dev.sluice.core.spi.BufferPool;
 import dev.sluice.core.spi.ColumnCursor;
+import dev.sluice.core.spi.ColumnWindow;
 import java.util.ArrayList;
 import java.util.List;
 

@@ -2,7 +2,6 @@ package dev.sluice.operators.internal;
 
 import dev.sluice.core.Batch;
 import dev.sluice.core.BatchSplitDataset;
-import dev.sluice.core.BufferPool;
 import dev.sluice.core.Options;
 import dev.sluice.core.PipelineContext;
 import dev.sluice.core.Schema;
@@ -10,6 +9,7 @@ import dev.sluice.core.Split;
 import dev.sluice.core.internal.OrderedParallel;
 import dev.sluice.core.internal.metrics.FluxDecodeTimer;
 import dev.sluice.core.internal.metrics.StageMeter;
+import dev.sluice.core.spi.BufferPool;
 import java.util.ArrayList;
 import java.util.List;
 import reactor.core.publisher.Flux;

@@ -1,13 +1,13 @@
 package dev.sluice.operators.internal;
 
 import dev.sluice.core.Batch;
-import dev.sluice.core.BatchBuilder;
-import dev.sluice.core.BufferPool;
 import dev.sluice.core.Options;
 import dev.sluice.core.PipelineContext;
 import dev.sluice.core.RandomAccessDataset;
 import dev.sluice.core.Schema;
 import dev.sluice.core.internal.OrderedParallel;
+import dev.sluice.core.spi.BatchBuilder;
+import dev.sluice.core.spi.BufferPool;
 import java.util.List;
 import reactor.core.publisher.Flux;
 import reactor.core.scheduler.Schedulers;

@@ -1,9 +1,9 @@
 package dev.sluice.operators.internal;
 
 import dev.sluice.core.Batch;
-import dev.sluice.core.BufferPool;
 import dev.sluice.core.Example;
 import dev.sluice.core.Shape;
+import dev.sluice.core.spi.BufferPool;
 import java.util.Map;
 import java.util.Objects;
 import java.util.function.Function;

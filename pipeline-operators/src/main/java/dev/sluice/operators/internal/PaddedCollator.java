@@ -1,15 +1,15 @@
 package dev.sluice.operators.internal;
 
 import dev.sluice.core.Batch;
-import dev.sluice.core.BatchBuilder;
-import dev.sluice.core.BufferPool;
-import dev.sluice.core.ColumnBuilder;
 import dev.sluice.core.DType;
 import dev.sluice.core.Example;
 import dev.sluice.core.Schema;
 import dev.sluice.core.Shape;
 import dev.sluice.core.Tensor;
 import dev.sluice.core.TensorSpec;
+import dev.sluice.core.spi.BatchBuilder;
+import dev.sluice.core.spi.BufferPool;
+import dev.sluice.core.spi.ColumnBuilder;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;

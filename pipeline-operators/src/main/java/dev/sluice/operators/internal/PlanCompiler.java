@@ -1,7 +1,6 @@
 package dev.sluice.operators.internal;
 
 import dev.sluice.core.Batch;
-import dev.sluice.core.BatchBuilder;
 import dev.sluice.core.Dataset;
 import dev.sluice.core.Example;
 import dev.sluice.core.Options;
@@ -11,6 +10,7 @@ import dev.sluice.core.internal.metrics.FluxStageProbe;
 import dev.sluice.core.internal.metrics.PassMetrics;
 import dev.sluice.core.internal.metrics.SelfMeasured;
 import dev.sluice.core.internal.metrics.StageMeter;
+import dev.sluice.core.spi.BatchBuilder;
 import java.util.List;
 import reactor.core.publisher.Flux;
 

@@ -2,15 +2,15 @@ package dev.sluice.operators.internal;
 
 import dev.sluice.core.Access;
 import dev.sluice.core.Batch;
-import dev.sluice.core.BatchBuilder;
 import dev.sluice.core.BatchSplitDataset;
-import dev.sluice.core.BufferPool;
 import dev.sluice.core.PipelineContext;
 import dev.sluice.core.RandomAccessDataset;
 import dev.sluice.core.Schema;
 import dev.sluice.core.Split;
 import dev.sluice.core.SplitDataset;
 import dev.sluice.core.TensorSpec;
+import dev.sluice.core.spi.BatchBuilder;
+import dev.sluice.core.spi.BufferPool;
 import java.util.ArrayList;
 import java.util.List;
 import reactor.core.publisher.Flux;

@@ -1,13 +1,13 @@
 package dev.sluice.operators.internal;
 
 import dev.sluice.core.Batch;
-import dev.sluice.core.BatchBuilder;
-import dev.sluice.core.BufferPool;
 import dev.sluice.core.Column;
 import dev.sluice.core.Example;
 import dev.sluice.core.Schema;
 import dev.sluice.core.Tensor;
 import dev.sluice.core.internal.OrderedParallel;
+import dev.sluice.core.spi.BatchBuilder;
+import dev.sluice.core.spi.BufferPool;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;

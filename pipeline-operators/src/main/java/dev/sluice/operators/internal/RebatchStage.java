@@ -1,9 +1,9 @@
 package dev.sluice.operators.internal;
 
 import dev.sluice.core.Batch;
-import dev.sluice.core.BufferPool;
 import dev.sluice.core.Options;
 import dev.sluice.core.PipelineContext;
+import dev.sluice.core.spi.BufferPool;
 import java.util.function.Function;
 import reactor.core.publisher.Flux;
 

@@ -1,13 +1,13 @@
 package dev.sluice.operators.internal;
 
 import dev.sluice.core.Batch;
-import dev.sluice.core.BatchBuilder;
-import dev.sluice.core.BufferPool;
-import dev.sluice.core.ColumnWindow;
 import dev.sluice.core.Schema;
 import dev.sluice.core.internal.Fatal;
 import dev.sluice.core.internal.Mix;
 import dev.sluice.core.internal.metrics.StageMeter;
+import dev.sluice.core.spi.BatchBuilder;
+import dev.sluice.core.spi.BufferPool;
+import dev.sluice.core.spi.ColumnWindow;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collections;

@@ -3,8 +3,6 @@ package dev.sluice.operators.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sluice.core.Batch;
-import dev.sluice.core.BatchBuilder;
-import dev.sluice.core.BufferPool;
 import dev.sluice.core.DType;
 import dev.sluice.core.Example;
 import dev.sluice.core.MemoryManager;
@@ -12,6 +10,8 @@ import dev.sluice.core.Schema;
 import dev.sluice.core.Shape;
 import dev.sluice.core.Tensor;
 import dev.sluice.core.TensorSpec;
+import dev.sluice.core.spi.BatchBuilder;
+import dev.sluice.core.spi.BufferPool;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;

@@ -1,12 +1,12 @@
 package dev.sluice.spark.internal;
 
 import dev.sluice.core.Batch;
-import dev.sluice.core.BatchBuilder;
-import dev.sluice.core.ColumnBuilder;
 import dev.sluice.core.DType;
 import dev.sluice.core.MemoryManager;
 import dev.sluice.core.Schema;
 import dev.sluice.core.TensorSpec;
+import dev.sluice.core.spi.BatchBuilder;
+import dev.sluice.core.spi.ColumnBuilder;
 import dev.sluice.io.shards.ShardInfo;
 import dev.sluice.io.shards.ShardWriter;
 import java.io.IOException;

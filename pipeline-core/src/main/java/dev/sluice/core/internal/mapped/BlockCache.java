@@ -1,9 +1,9 @@
 package dev.sluice.core.internal.mapped;
 
-import dev.sluice.core.BufferPool;
 import dev.sluice.core.MemoryManager;
-import dev.sluice.core.PooledBuffer;
 import dev.sluice.core.ReadCache;
+import dev.sluice.core.spi.BufferPool;
+import dev.sluice.core.spi.PooledBuffer;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;

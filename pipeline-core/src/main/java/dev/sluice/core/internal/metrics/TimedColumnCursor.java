@@ -1,7 +1,7 @@
 package dev.sluice.core.internal.metrics;
 
-import dev.sluice.core.ColumnBuilder;
 import dev.sluice.core.Schema;
+import dev.sluice.core.spi.ColumnBuilder;
 import dev.sluice.core.spi.ColumnCursor;
 import java.util.function.Supplier;
 

@@ -1,6 +1,5 @@
 package dev.sluice.core.internal.shardfile;
 
-import dev.sluice.core.ColumnBuilder;
 import dev.sluice.core.DatasetFormatException;
 import dev.sluice.core.Example;
 import dev.sluice.core.IoMode;
@@ -13,6 +12,7 @@ import dev.sluice.core.internal.mapped.MappedReads;
 import dev.sluice.core.internal.mapped.MappedRows;
 import dev.sluice.core.internal.shardfile.FieldLayout.Buffer;
 import dev.sluice.core.internal.shardfile.FieldLayout.Kind;
+import dev.sluice.core.spi.ColumnBuilder;
 import java.math.BigInteger;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;

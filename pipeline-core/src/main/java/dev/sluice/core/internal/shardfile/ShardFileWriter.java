@@ -1,15 +1,15 @@
 package dev.sluice.core.internal.shardfile;
 
 import dev.sluice.core.Batch;
-import dev.sluice.core.BufferPool;
 import dev.sluice.core.Column;
 import dev.sluice.core.DatasetIOException;
-import dev.sluice.core.PooledBuffer;
 import dev.sluice.core.Tensor;
 import dev.sluice.core.TensorSpec;
 import dev.sluice.core.internal.AtomicOutput;
 import dev.sluice.core.internal.shardfile.FieldLayout.Buffer;
 import dev.sluice.core.internal.shardfile.FieldLayout.Kind;
+import dev.sluice.core.spi.BufferPool;
+import dev.sluice.core.spi.PooledBuffer;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;

@@ -1,12 +1,12 @@
 package dev.sluice.core.internal.shardfile;
 
-import dev.sluice.core.BatchBuilder;
-import dev.sluice.core.ColumnBuilder;
 import dev.sluice.core.Example;
 import dev.sluice.core.RandomAccessDataset;
 import dev.sluice.core.internal.Resources;
 import dev.sluice.core.internal.mapped.MappedReads;
 import dev.sluice.core.internal.mapped.MappedRows;
+import dev.sluice.core.spi.BatchBuilder;
+import dev.sluice.core.spi.ColumnBuilder;
 import java.nio.ByteBuffer;
 import java.util.List;
 

@@ -1,11 +1,8 @@
 package dev.sluice.io.arrow.internal;
 
 import dev.sluice.core.Batch;
-import dev.sluice.core.BatchBuilder;
 import dev.sluice.core.BatchSplitDataset;
-import dev.sluice.core.BufferPool;
 import dev.sluice.core.Column;
-import dev.sluice.core.ColumnBuilder;
 import dev.sluice.core.DatasetClosedException;
 import dev.sluice.core.DatasetFormatException;
 import dev.sluice.core.Example;
@@ -14,6 +11,9 @@ import dev.sluice.core.RandomAccessDataset;
 import dev.sluice.core.Schema;
 import dev.sluice.core.Split;
 import dev.sluice.core.Tensor;
+import dev.sluice.core.spi.BatchBuilder;
+import dev.sluice.core.spi.BufferPool;
+import dev.sluice.core.spi.ColumnBuilder;
 import dev.sluice.io.arrow.ArrowDataset;
 import dev.sluice.io.arrow.ArrowOptions;
 import dev.sluice.io.arrow.IpcFormat;

@@ -1,8 +1,6 @@
 package dev.sluice.io.arrow.internal;
 
 import dev.sluice.core.Batch;
-import dev.sluice.core.BatchBuilder;
-import dev.sluice.core.BufferPool;
 import dev.sluice.core.Dataset;
 import dev.sluice.core.DatasetIOException;
 import dev.sluice.core.Example;
@@ -11,6 +9,8 @@ import dev.sluice.core.RandomAccessDataset;
 import dev.sluice.core.Schema;
 import dev.sluice.core.TensorSpec;
 import dev.sluice.core.internal.AtomicOutput;
+import dev.sluice.core.spi.BatchBuilder;
+import dev.sluice.core.spi.BufferPool;
 import dev.sluice.io.arrow.ArrowCompression;
 import dev.sluice.io.arrow.ArrowWriteOptions;
 import dev.sluice.io.arrow.IpcFormat;

@@ -1,10 +1,10 @@
 package dev.sluice.io.arrow.internal;
 
 import dev.sluice.core.Batch;
-import dev.sluice.core.BufferPool;
 import dev.sluice.core.Column;
 import dev.sluice.core.DatasetFormatException;
 import dev.sluice.core.Schema;
+import dev.sluice.core.spi.BufferPool;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;

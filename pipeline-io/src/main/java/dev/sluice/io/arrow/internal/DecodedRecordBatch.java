@@ -1,12 +1,12 @@
 package dev.sluice.io.arrow.internal;
 
-import dev.sluice.core.BatchBuilder;
 import dev.sluice.core.Column;
-import dev.sluice.core.ColumnBuilder;
-import dev.sluice.core.OffsetGather;
 import dev.sluice.core.Tensor;
 import dev.sluice.core.internal.mapped.MappedChunks;
 import dev.sluice.core.internal.mapped.MappedRows;
+import dev.sluice.core.spi.BatchBuilder;
+import dev.sluice.core.spi.ColumnBuilder;
+import dev.sluice.core.spi.OffsetGather;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 

@@ -1,8 +1,8 @@
 package dev.sluice.io.arrow.internal;
 
-import dev.sluice.core.BufferPool;
-import dev.sluice.core.PooledBuffer;
 import dev.sluice.core.internal.Resources;
+import dev.sluice.core.spi.BufferPool;
+import dev.sluice.core.spi.PooledBuffer;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;

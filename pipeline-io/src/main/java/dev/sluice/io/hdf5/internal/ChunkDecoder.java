@@ -1,10 +1,10 @@
 package dev.sluice.io.hdf5.internal;
 
-import dev.sluice.core.BufferPool;
 import dev.sluice.core.DatasetFormatException;
 import dev.sluice.core.MemoryManager;
-import dev.sluice.core.PooledBuffer;
 import dev.sluice.core.internal.mapped.MappedReads;
+import dev.sluice.core.spi.BufferPool;
+import dev.sluice.core.spi.PooledBuffer;
 import dev.sluice.io.internal.ByteSwap;
 import io.jhdf.api.dataset.ChunkedDataset;
 import io.jhdf.exceptions.HdfException;

@@ -1,15 +1,15 @@
 package dev.sluice.io.hdf5.internal;
 
 import dev.sluice.core.Batch;
-import dev.sluice.core.BatchBuilder;
 import dev.sluice.core.BatchSplitDataset;
-import dev.sluice.core.BufferPool;
 import dev.sluice.core.Example;
 import dev.sluice.core.MemoryManager;
-import dev.sluice.core.PooledBuffer;
 import dev.sluice.core.Split;
 import dev.sluice.core.Tensor;
 import dev.sluice.core.internal.mapped.MappedReads;
+import dev.sluice.core.spi.BatchBuilder;
+import dev.sluice.core.spi.BufferPool;
+import dev.sluice.core.spi.PooledBuffer;
 import dev.sluice.io.hdf5.Hdf5Dataset;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;

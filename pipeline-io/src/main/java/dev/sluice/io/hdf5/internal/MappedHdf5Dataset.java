@@ -1,10 +1,10 @@
 package dev.sluice.io.hdf5.internal;
 
-import dev.sluice.core.BatchBuilder;
 import dev.sluice.core.Example;
 import dev.sluice.core.RandomAccessDataset;
 import dev.sluice.core.internal.mapped.MappedReads;
 import dev.sluice.core.internal.mapped.MappedRows;
+import dev.sluice.core.spi.BatchBuilder;
 import dev.sluice.io.hdf5.Hdf5Dataset;
 
 /**

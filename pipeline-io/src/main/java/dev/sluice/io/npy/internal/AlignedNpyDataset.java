@@ -1,6 +1,6 @@
 package dev.sluice.io.npy.internal;
 
-import dev.sluice.core.BatchBuilder;
+import dev.sluice.core.spi.BatchBuilder;
 import dev.sluice.core.DatasetFormatException;
 import dev.sluice.core.Example;
 import dev.sluice.core.RandomAccessDataset;

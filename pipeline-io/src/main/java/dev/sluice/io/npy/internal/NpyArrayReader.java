@@ -1,6 +1,5 @@
 package dev.sluice.io.npy.internal;
 
-import dev.sluice.core.BatchBuilder;
 import dev.sluice.core.DatasetClosedException;
 import dev.sluice.core.DatasetIOException;
 import dev.sluice.core.Example;
@@ -16,6 +15,7 @@ import dev.sluice.core.internal.mapped.MappedChunks;
 import dev.sluice.core.internal.mapped.MappedReads;
 import dev.sluice.core.internal.mapped.MappedRows;
 import dev.sluice.core.internal.mapped.PositionedReader;
+import dev.sluice.core.spi.BatchBuilder;
 import dev.sluice.io.internal.ByteSwap;
 import dev.sluice.io.internal.cache.CachedFile;
 import java.io.IOException;

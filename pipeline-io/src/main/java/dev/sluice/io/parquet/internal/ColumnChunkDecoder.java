@@ -1,8 +1,8 @@
 package dev.sluice.io.parquet.internal;
 
-import dev.sluice.core.ColumnBuilder;
 import dev.sluice.core.DatasetFormatException;
 import dev.sluice.core.Options.NullPolicy;
+import dev.sluice.core.spi.ColumnBuilder;
 import java.io.IOException;
 import org.apache.parquet.column.page.PageReader;
 

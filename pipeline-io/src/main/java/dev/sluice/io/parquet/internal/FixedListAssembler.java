@@ -1,6 +1,6 @@
 package dev.sluice.io.parquet.internal;
 
-import dev.sluice.core.ColumnBuilder;
+import dev.sluice.core.spi.ColumnBuilder;
 import java.nio.ByteBuffer;
 
 /**

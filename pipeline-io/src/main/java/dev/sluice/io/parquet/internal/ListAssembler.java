@@ -1,6 +1,6 @@
 package dev.sluice.io.parquet.internal;
 
-import dev.sluice.core.ColumnBuilder;
+import dev.sluice.core.spi.ColumnBuilder;
 
 /**
  * List assembly at any depth (Dremel's record assembly for one column): each (repetition,

@@ -1,6 +1,6 @@
 package dev.sluice.io.parquet.internal;
 
-import dev.sluice.core.ColumnBuilder;
+import dev.sluice.core.spi.ColumnBuilder;
 import java.nio.ByteBuffer;
 import org.apache.parquet.column.ColumnDescriptor;
 import org.apache.parquet.io.api.Binary;

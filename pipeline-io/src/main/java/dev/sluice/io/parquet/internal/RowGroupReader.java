@@ -1,14 +1,14 @@
 package dev.sluice.io.parquet.internal;
 
 import dev.sluice.core.Batch;
-import dev.sluice.core.BufferPool;
-import dev.sluice.core.BatchBuilder;
-import dev.sluice.core.ColumnBuilder;
 import dev.sluice.core.DatasetException;
 import dev.sluice.core.DatasetFormatException;
 import dev.sluice.core.DatasetIOException;
 import dev.sluice.core.Options.NullPolicy;
 import dev.sluice.core.Schema;
+import dev.sluice.core.spi.BatchBuilder;
+import dev.sluice.core.spi.BufferPool;
+import dev.sluice.core.spi.ColumnBuilder;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Arrays;

@@ -1,9 +1,7 @@
 package dev.sluice.io.shards.internal;
 
 import dev.sluice.core.Batch;
-import dev.sluice.core.BatchBuilder;
 import dev.sluice.core.BatchSplitDataset;
-import dev.sluice.core.BufferPool;
 import dev.sluice.core.Dataset;
 import dev.sluice.core.DatasetIOException;
 import dev.sluice.core.Example;
@@ -22,6 +20,8 @@ import dev.sluice.core.internal.RowRange;
 import dev.sluice.core.internal.shardfile.FieldLayout;
 import dev.sluice.core.internal.shardfile.ShardFile;
 import dev.sluice.core.internal.shardfile.ShardFileWriter;
+import dev.sluice.core.spi.BatchBuilder;
+import dev.sluice.core.spi.BufferPool;
 import dev.sluice.io.WriteOptions;
 import dev.sluice.io.internal.Outputs;
 import dev.sluice.io.shards.ShardInfo;

@@ -1,14 +1,14 @@
 package dev.sluice.operators.internal.cache;
 
 import dev.sluice.core.Batch;
-import dev.sluice.core.BatchBuilder;
-import dev.sluice.core.BufferPool;
 import dev.sluice.core.Dataset;
 import dev.sluice.core.Example;
 import dev.sluice.core.PipelineContext;
 import dev.sluice.core.Schema;
 import dev.sluice.core.Split;
 import dev.sluice.core.TensorSpec;
+import dev.sluice.core.spi.BatchBuilder;
+import dev.sluice.core.spi.BufferPool;
 import dev.sluice.operators.CacheSpec;
 import dev.sluice.operators.internal.Schemas;
 import java.nio.charset.StandardCharsets;

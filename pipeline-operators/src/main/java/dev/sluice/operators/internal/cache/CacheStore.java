@@ -1,7 +1,6 @@
 package dev.sluice.operators.internal.cache;
 
 import dev.sluice.core.Batch;
-import dev.sluice.core.BufferPool;
 import dev.sluice.core.DatasetException;
 import dev.sluice.core.DatasetIOException;
 import dev.sluice.core.MemoryManager;
@@ -11,6 +10,7 @@ import dev.sluice.core.internal.shardfile.ShardFile;
 import dev.sluice.core.internal.shardfile.ShardFileReader;
 import dev.sluice.core.internal.shardfile.ShardFileWriter;
 import dev.sluice.core.internal.shardfile.ShardRows;
+import dev.sluice.core.spi.BufferPool;
 import dev.sluice.operators.CacheSpec;
 import java.io.IOException;
 import java.io.UncheckedIOException;

@@ -1,9 +1,7 @@
 package dev.sluice.operators.internal.cache;
 
 import dev.sluice.core.Batch;
-import dev.sluice.core.BatchBuilder;
 import dev.sluice.core.BatchSplitDataset;
-import dev.sluice.core.BufferPool;
 import dev.sluice.core.Dataset;
 import dev.sluice.core.Example;
 import dev.sluice.core.HasSchema;
@@ -13,6 +11,8 @@ import dev.sluice.core.RandomAccessDataset;
 import dev.sluice.core.Schema;
 import dev.sluice.core.Split;
 import dev.sluice.core.SplitDataset;
+import dev.sluice.core.spi.BatchBuilder;
+import dev.sluice.core.spi.BufferPool;
 import dev.sluice.core.spi.Fingerprinted;
 import dev.sluice.operators.CacheSpec;
 import dev.sluice.operators.internal.MapStage;

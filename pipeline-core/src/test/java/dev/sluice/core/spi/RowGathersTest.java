@@ -1,4 +1,4 @@
-package dev.sluice.core;
+package dev.sluice.core.spi;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -1,8 +1,17 @@
-package dev.sluice.core;
+package dev.sluice.core.spi;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.sluice.core.Batch;
+import dev.sluice.core.Column;
+import dev.sluice.core.DType;
+import dev.sluice.core.Example;
+import dev.sluice.core.MemoryManager;
+import dev.sluice.core.Schema;
+import dev.sluice.core.Shape;
+import dev.sluice.core.Tensor;
+import dev.sluice.core.TensorSpec;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;

@@ -1,4 +1,4 @@
-package dev.sluice.core;
+package dev.sluice.core.spi;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;

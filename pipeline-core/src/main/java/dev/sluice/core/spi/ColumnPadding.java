@@ -1,5 +1,8 @@
-package dev.sluice.core;
+package dev.sluice.core.spi;
 
+import dev.sluice.core.DType;
+import dev.sluice.core.Float16;
+import dev.sluice.core.Tensor;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 

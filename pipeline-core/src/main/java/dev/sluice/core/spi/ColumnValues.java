@@ -1,5 +1,8 @@
-package dev.sluice.core;
+package dev.sluice.core.spi;
 
+import dev.sluice.core.Tensor;
+import dev.sluice.core.TensorSpec;
+import dev.sluice.core.internal.CoreAccess;
 import java.nio.ByteBuffer;
 
 /**
@@ -8,6 +11,8 @@ import java.nio.ByteBuffer;
  * their null flags.
  */
 final class ColumnValues {
+  private static final CoreAccess CORE = CoreAccess.get();
+
   private ColumnValues() {}
 
   /** Appends {@code t} (not null, rank = spec rank - depth) as the next item at {@code depth} of {@code c}. */
@@ -15,7 +20,7 @@ final class ColumnValues {
     TensorSpec spec = c.spec();
     if (depth == c.ragged) {
       if (c.varLeaf) {
-        ByteBuffer d = t.rawData();
+        ByteBuffer d = CORE.rawData(t);
         c.addBytes(d, 0, d.remaining());
         return;
       }
@@ -24,7 +29,7 @@ final class ColumnValues {
             + t.shape() + " does not fit the item shape " + spec.itemShape());
       }
       int at = c.reserveValues(1);
-      c.values.buf.put(at, t.rawData(), 0, c.itemBytes);
+      c.values.buf.put(at, CORE.rawData(t), 0, c.itemBytes);
       return;
     }
     c.begin(depth);
@@ -48,7 +53,7 @@ final class ColumnValues {
   private static void appendLeaves(ColumnBuilder c, Tensor t, long n) {
     TensorSpec spec = c.spec();
     int ragged = c.ragged;
-    ByteBuffer[] tv = t.rawValidity();
+    ByteBuffer[] tv = CORE.rawValidity(t);
     ByteBuffer nulls = tv == null ? null : tv[0];
     if (nulls != null && !spec.nullableAt(ragged)) {
       throw new IllegalStateException("field '" + spec.name() + "' " + spec + " allows no null elements at list level "
@@ -57,8 +62,8 @@ final class ColumnValues {
     int[] nullItems = nulls == null ? new int[0] : RowGathers.nullsIn(nulls, 0, Math.toIntExact(n));
     long first = c.counts[ragged];
     if (c.varLeaf) {
-      ByteBuffer o = t.rawOffsets()[0];
-      ByteBuffer d = t.rawData();
+      ByteBuffer o = CORE.rawOffsets(t)[0];
+      ByteBuffer d = CORE.rawData(t);
       for (int i = 0; i < n; i++) {
         long from = o.getLong(i * 8);
         c.addBytes(d, (int) from, (int) (o.getLong((i + 1) * 8) - from));
@@ -66,7 +71,7 @@ final class ColumnValues {
     } else {
       int itemBytes = c.itemBytes;
       int at = c.reserveValues(Math.toIntExact(n));
-      c.values.buf.put(at, t.rawData(), 0, Math.toIntExact(n * itemBytes));
+      c.values.buf.put(at, CORE.rawData(t), 0, Math.toIntExact(n * itemBytes));
       for (int i : nullItems) {
         RowGathers.fill(c.values.buf, at + i * itemBytes, at + (i + 1) * itemBytes, (byte) 0);
       }

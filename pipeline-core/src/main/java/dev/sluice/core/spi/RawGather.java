@@ -1,4 +1,4 @@
-package dev.sluice.core;
+package dev.sluice.core.spi;
 
 import java.lang.ref.Reference;
 import java.lang.reflect.Field;

@@ -1,6 +1,9 @@
-package dev.sluice.core;
+package dev.sluice.core.spi;
 
-import dev.sluice.core.ColumnMemory.Buf;
+import dev.sluice.core.DType;
+import dev.sluice.core.Shape;
+import dev.sluice.core.Tensor;
+import dev.sluice.core.spi.ColumnMemory.Buf;
 import java.util.List;
 
 /**

@@ -1,6 +1,11 @@
-package dev.sluice.core;
+package dev.sluice.core.spi;
 
-import dev.sluice.core.ColumnMemory.Buf;
+import dev.sluice.core.Column;
+import dev.sluice.core.DType;
+import dev.sluice.core.Shape;
+import dev.sluice.core.Tensor;
+import dev.sluice.core.TensorSpec;
+import dev.sluice.core.spi.ColumnMemory.Buf;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;

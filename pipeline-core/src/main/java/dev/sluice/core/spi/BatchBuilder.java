@@ -1,5 +1,15 @@
-package dev.sluice.core;
+package dev.sluice.core.spi;
 
+import dev.sluice.core.Batch;
+import dev.sluice.core.Column;
+import dev.sluice.core.DatasetException;
+import dev.sluice.core.Example;
+import dev.sluice.core.MemoryLimitException;
+import dev.sluice.core.MemoryManager;
+import dev.sluice.core.Schema;
+import dev.sluice.core.Tensor;
+import dev.sluice.core.TensorSpec;
+import dev.sluice.core.internal.CoreAccess;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -22,6 +32,8 @@ import java.util.function.IntToLongFunction;
  * never built (error and cancel paths), so a builder is used in try-with-resources.
  */
 public final class BatchBuilder implements AutoCloseable {
+  private static final CoreAccess CORE = CoreAccess.get();
+
   private final Schema schema;
   private final int capacity;
   private final BufferPool pool;
@@ -87,8 +99,8 @@ public final class BatchBuilder implements AutoCloseable {
       for (long b : firstBuffers(f, rows)) {
         if (b < 0 || b > BufferPool.MAX_BUFFER_BYTES) {
           throw new IllegalArgumentException(what + ": one batch of " + rows + " rows needs "
-              + (b < 0 ? "more than " + Long.MAX_VALUE + " bytes" : MemoryManager.bytes(b)) + " in one buffer for field '"
-              + f.name() + "' (" + f + ") but a buffer holds at most " + MemoryManager.bytes(BufferPool.MAX_BUFFER_BYTES)
+              + (b < 0 ? "more than " + Long.MAX_VALUE + " bytes" : CORE.bytes(b)) + " in one buffer for field '"
+              + f.name() + "' (" + f + ") but a buffer holds at most " + CORE.bytes(BufferPool.MAX_BUFFER_BYTES)
               + ": use a smaller batch size");
         }
         n += BufferPool.sizeClassBytes(b);
@@ -96,7 +108,7 @@ public final class BatchBuilder implements AutoCloseable {
       needs.merge(f.name(), n, Long::sum);
       total += n;
     }
-    memory.checkCanHold(what, rows, total, needs);
+    CORE.checkCanHold(memory, what, rows, total, needs);
   }
 
   /** The bytes of the buffers a column builder of {@code rows} rows allocates at once (-1: overflows a long). */
@@ -297,14 +309,14 @@ public final class BatchBuilder implements AutoCloseable {
               + " has shape " + t.shape() + (t.hasNulls() ? " with null elements" : "")
               + " but the batch expects " + spec.shape() + " (use paddedBatch for variable shapes)");
         }
-        c.fixedBuffer().put(size * rowBytes, t.rawData(), 0, rowBytes);
+        c.fixedBuffer().put(size * rowBytes, CORE.rawData(t), 0, rowBytes);
       } else {
         if (!spec.shape().isCompatibleWith(t.shape())) {
           throw new IllegalArgumentException("field '" + name + "' of example " + example.index()
               + " has shape " + t.shape() + " but the batch expects " + spec.shape());
         }
         if (!t.hasNulls() && !t.isRagged() && (spec.raggedRank() == 0 || spec.raggedRank() == 1 && !spec.dtype().isVariableLength())) {
-          c.appendVariable(t.rawData());
+          c.appendVariable(CORE.rawData(t));
         } else {
           try {
             c.appendRow(t);
@@ -556,10 +568,10 @@ public final class BatchBuilder implements AutoCloseable {
     PooledBuffer[] buffers = owned.toArray(new PooledBuffer[0]);
     held[0] = 0; // the batch's now
     if (indices == null && size > 0) {
-      return Batch.ofBuilt(schema, Arrays.asList(cols), null, rangeFirst, size, buffers);
+      return CORE.builtBatch(schema, Arrays.asList(cols), null, rangeFirst, size, buffers);
     }
     long[] idx = size == capacity ? indices : size == 0 ? new long[0] : Arrays.copyOf(indices, size);
-    return Batch.ofBuilt(schema, Arrays.asList(cols), idx, 0, idx.length, buffers);
+    return CORE.builtBatch(schema, Arrays.asList(cols), idx, 0, idx.length, buffers);
   }
 
   /** The index array, created (and filled with the range committed so far) on first use. */

@@ -1,5 +1,6 @@
-package dev.sluice.core;
+package dev.sluice.core.spi;
 
+import dev.sluice.core.Example;
 import java.nio.ByteBuffer;
 import java.util.Objects;
 

@@ -1,6 +1,8 @@
-package dev.sluice.core;
+package dev.sluice.core.spi;
 
-import dev.sluice.core.ColumnMemory.Buf;
+import dev.sluice.core.Column;
+import dev.sluice.core.internal.CoreAccess;
+import dev.sluice.core.spi.ColumnMemory.Buf;
 import java.nio.ByteBuffer;
 
 /**
@@ -9,6 +11,8 @@ import java.nio.ByteBuffer;
  * {@link RowGathers}; this class keeps the column's counts, offsets and growth in step with them.
  */
 final class ColumnCopies {
+  private static final CoreAccess CORE = CoreAccess.get();
+
   private ColumnCopies() {}
 
   /**
@@ -20,9 +24,9 @@ final class ColumnCopies {
   static void copyRange(ColumnBuilder dst, Column src, int from, int count, int at) {
     if (dst.fixed != null) {
       int rb = dst.rowBytes;
-      dst.fixed.buf.put(at * rb, src.values().rawData(), from * rb, count * rb);
+      dst.fixed.buf.put(at * rb, CORE.rawData(src.values()), from * rb, count * rb);
       if (src.hasValidity(0)) {
-        dst.nulls.markRowsNull(at, RowGathers.nullsIn(src.validity(0).rawData(), from, count));
+        dst.nulls.markRowsNull(at, RowGathers.nullsIn(CORE.rawData(src.validity(0)), from, count));
       }
       return;
     }
@@ -33,10 +37,10 @@ final class ColumnCopies {
       long c = dst.counts[j];
       if (src.hasValidity(j)) {
         dst.nulls.markNulls(j, c,
-            RowGathers.nullsIn(src.validity(j).rawData(), Math.toIntExact(a), Math.toIntExact(b - a)));
+            RowGathers.nullsIn(CORE.rawData(src.validity(j)), Math.toIntExact(a), Math.toIntExact(b - a)));
       }
       if (j < dst.levels) {
-        ByteBuffer so = src.offsets(j).rawData();
+        ByteBuffer so = CORE.rawData(src.offsets(j));
         long childA = so.getLong((int) (a * 8));
         long childB = so.getLong((int) (b * 8));
         long base = (j < dst.ragged ? dst.counts[j + 1] : dst.valueBytes) - childA;
@@ -53,7 +57,7 @@ final class ColumnCopies {
     long bytes = dst.varLeaf ? b - a : (b - a) * dst.itemBytes;
     long start = dst.varLeaf ? a : a * dst.itemBytes;
     dst.ensureValues(bytes);
-    dst.values.buf.put((int) dst.valueBytes, src.values().rawData(), (int) start, (int) bytes);
+    dst.values.buf.put((int) dst.valueBytes, CORE.rawData(src.values()), (int) start, (int) bytes);
     dst.valueBytes += bytes;
   }
 
@@ -67,7 +71,7 @@ final class ColumnCopies {
   static void copyRows(ColumnBuilder dst, Column src, int rowsBelow, int[] rows, int from, int count, int at,
       RawGather.Rows raw) {
     if (dst.fixed != null) {
-      RowGathers.fixed(src.values().rawData(), dst.rowBytes, rowsBelow, rows, from, count, dst.fixed.buf, at, raw);
+      RowGathers.fixed(CORE.rawData(src.values()), dst.rowBytes, rowsBelow, rows, from, count, dst.fixed.buf, at, raw);
       copyNullRows(dst, src, rowsBelow, rows, from, count, at);
       return;
     }
@@ -79,16 +83,16 @@ final class ColumnCopies {
     }
     // one level: a string/bytes value or a list of fixed-width items per row
     checkRoom(dst, count);
-    ByteBuffer so = src.offsets(0).rawData();
+    ByteBuffer so = CORE.rawData(src.offsets(0));
     int unit = dst.varLeaf ? 1 : dst.itemBytes;
     dst.ensureValues(RowGathers.unitsOf(so, rowsBelow, rows, from, count) * unit);
     Buf o = dst.offsets[0];
     long c = dst.counts[0];
     dst.growOffsets(o, (c + count + 1) * 8, c * 8);
-    long end = RowGathers.values(so, src.values().rawData(), unit, unit, rowsBelow, rows, from, count, dst.values.buf,
+    long end = RowGathers.values(so, CORE.rawData(src.values()), unit, unit, rowsBelow, rows, from, count, dst.values.buf,
         o.buf, c, dst.valueBytes);
     if (src.hasValidity(0)) {
-      dst.nulls.markNulls(0, c, RowGathers.nullRows(src.validity(0).rawData(), rowsBelow, rows, from, count));
+      dst.nulls.markNulls(0, c, RowGathers.nullRows(CORE.rawData(src.validity(0)), rowsBelow, rows, from, count));
     }
     dst.counts[0] = c + count;
     if (!dst.varLeaf) {
@@ -108,7 +112,7 @@ final class ColumnCopies {
       throw new IllegalStateException("fields '" + a.spec().name() + "' and '" + b.spec().name()
           + "' do not both have rows of 4 bytes");
     }
-    if (!RowGathers.pair4(srcA.values().rawData(), srcB.values().rawData(), raw, from, count, a.fixed.buf,
+    if (!RowGathers.pair4(CORE.rawData(srcA.values()), CORE.rawData(srcB.values()), raw, from, count, a.fixed.buf,
         b.fixed.buf, at)) {
       return false;
     }
@@ -122,7 +126,7 @@ final class ColumnCopies {
       int at) {
     if (src.hasValidity(0)) {
       // the source's null rows are zeros already
-      dst.nulls.markRowsNull(at, RowGathers.nullRows(src.validity(0).rawData(), rowsBelow, rows, from, count));
+      dst.nulls.markRowsNull(at, RowGathers.nullRows(CORE.rawData(src.validity(0)), rowsBelow, rows, from, count));
     }
   }
 

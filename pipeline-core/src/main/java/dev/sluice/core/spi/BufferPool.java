@@ -1,6 +1,9 @@
-package dev.sluice.core;
+package dev.sluice.core.spi;
 
-import dev.sluice.core.spi.WaitCancellation;
+import dev.sluice.core.MemoryLimitException;
+import dev.sluice.core.MemoryManager;
+import dev.sluice.core.internal.CoreAccess;
+import dev.sluice.core.internal.SpiAccess;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.concurrent.CancellationException;
@@ -15,6 +18,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * for memory to come back (see {@link MemoryManager}). Thread-safe.
  */
 public final class BufferPool {
+  static { // first: the accessor is there before anything else of this class runs
+    SpiAccess.register(new SpiAccessImpl());
+  }
+
+  private static final CoreAccess CORE = CoreAccess.get();
   private static final int MIN_CLASS = 12; // 4 KiB
   private static final int MAX_CLASS = 30; // 1 GiB; a direct ByteBuffer holds < 2 GiB
   /** The largest buffer a pool hands out. */
@@ -88,52 +96,53 @@ public final class BufferPool {
   private ByteBuffer acquire(int cls, long bytes, long inProgress) {
     int cap = 1 << cls;
     if (cap > manager.limit()) {
-      throw manager.tooLarge(stage, bytes, cap);
+      throw CORE.tooLarge(manager, stage, bytes, cap);
     }
     long deadline = 0;
     for (;;) {
-      manager.handedOut(cap); // counted before it is taken: a waiter never sees too little handed out
+      CORE.handedOut(manager, cap); // counted before it is taken: a waiter never sees too little handed out
       ByteBuffer b = free[cls].pollFirst();
       if (b != null) {
         retained.addAndGet(-cap);
         return b;
       }
-      if (manager.tryReserve(cap)) {
+      if (CORE.tryReserve(manager, cap)) {
         try {
           b = allocateAligned(cap);
         } catch (RuntimeException | Error e) {
-          manager.handedOut(-cap);
-          manager.unreserve(cap);
+          CORE.handedOut(manager, -cap);
+          CORE.unreserve(manager, cap);
           throw e;
         }
         allocatedTotal.addAndGet(b.capacity());
         return b;
       }
-      manager.handedOut(-cap);
-      if (manager.trimFor(cap)) {
+      CORE.handedOut(manager, -cap);
+      if (CORE.trimFor(manager, cap)) {
         continue;
       }
       if (deadline == 0) {
-        deadline = System.nanoTime() + manager.maxWaitNanos();
+        deadline = System.nanoTime() + CORE.maxWaitNanos(manager);
       }
       boolean ready;
-      manager.beginWait(inProgress);
+      CORE.beginWait(manager, inProgress);
       try {
-        ready = manager.await(() -> !free[cls].isEmpty() || manager.fits(cap) || manager.keepsBuffers()
-            || manager.nothingComesBack(), deadline, WaitCancellation.current());
-        if (manager.nothingComesBack() && free[cls].isEmpty() && !manager.fits(cap) && !manager.keepsBuffers()) {
-          throw manager.deadlocked(stage, bytes, cap, inProgress);
+        ready = CORE.await(manager, () -> !free[cls].isEmpty() || CORE.fits(manager, cap)
+            || CORE.keepsBuffers(manager) || CORE.nothingComesBack(manager), deadline, WaitCancellation.current());
+        if (CORE.nothingComesBack(manager) && free[cls].isEmpty() && !CORE.fits(manager, cap)
+            && !CORE.keepsBuffers(manager)) {
+          throw CORE.deadlocked(manager, stage, bytes, cap, inProgress);
         }
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
-        throw manager.limitReached(stage, bytes, cap, e);
+        throw CORE.limitReached(manager, stage, bytes, cap, e);
       } catch (CancellationException e) {
-        throw manager.limitReached(stage, bytes, cap, e); // the pass was cancelled: no interrupt to restore
+        throw CORE.limitReached(manager, stage, bytes, cap, e); // the pass was cancelled: no interrupt to restore
       } finally {
-        manager.endWait(inProgress);
+        CORE.endWait(manager, inProgress);
       }
       if (!ready) {
-        throw manager.limitReached(stage, bytes, cap, null);
+        throw CORE.limitReached(manager, stage, bytes, cap, null);
       }
     }
   }
@@ -145,14 +154,14 @@ public final class BufferPool {
       return;
     }
     int cap = b.capacity();
-    manager.handedOut(-cap);
+    CORE.handedOut(manager, -cap);
     int cls = Integer.numberOfTrailingZeros(cap);
     if (retained.get() + cap <= retainBudget) {
       retained.addAndGet(cap);
       free[cls].addFirst(b);
-      manager.signal();
+      CORE.signal(manager);
     } else {
-      manager.unreserve(cap);
+      CORE.unreserve(manager, cap);
     }
   }
 
@@ -162,7 +171,7 @@ public final class BufferPool {
       ByteBuffer b = free[cls].pollLast();
       if (b != null) {
         retained.addAndGet(-b.capacity());
-        manager.unreserve(b.capacity());
+        CORE.unreserve(manager, b.capacity());
         return true;
       }
     }
@@ -216,7 +225,7 @@ public final class BufferPool {
       ByteBuffer b;
       while ((b = q.pollFirst()) != null) {
         retained.addAndGet(-b.capacity());
-        manager.unreserve(b.capacity());
+        CORE.unreserve(manager, b.capacity());
       }
     }
   }

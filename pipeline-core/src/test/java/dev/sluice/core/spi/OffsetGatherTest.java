@@ -1,4 +1,4 @@
-package dev.sluice.core;
+package dev.sluice.core.spi;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;

@@ -1,6 +1,8 @@
-package dev.sluice.core;
+package dev.sluice.core.spi;
 
-import dev.sluice.core.spi.ColumnCursor;
+import dev.sluice.core.Column;
+import dev.sluice.core.Schema;
+import dev.sluice.core.TensorSpec;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
