@@ -552,6 +552,67 @@ public final class ColumnBuilder {
     nulls.release();
   }
 
+  // ------------------------------------------------------------------ writing buffers directly
+
+  /**
+   * Marks item {@code item} at {@code depth} null without writing anything else: for a source that
+   * writes this column's buffers itself ({@link #fixedBuffer()}, {@link #offsetsBuffer},
+   * {@link #valueBuffer()}) and leaves a null item zero or empty there. Marking an item twice is
+   * harmless; items may be marked in any order.
+   *
+   * @param depth in {@code [0, raggedRank]}: 0 a row, {@code j > 0} an element of list level {@code j - 1}
+   * @param item the item's position at that depth, &gt;= 0 (a row: below the capacity)
+   */
+  public void setNull(int depth, long item) {
+    if (depth < 0 || depth > ragged) {
+      throw new IllegalArgumentException("field '" + spec.name() + "' " + spec + " has depths [0, " + ragged
+          + "] but setNull got " + depth);
+    }
+    if (item < 0 || depth == 0 && item >= capacity || item > Integer.MAX_VALUE - 8) {
+      throw new IndexOutOfBoundsException("item " + item + " at depth " + depth + " out of bounds for field '"
+          + spec.name() + "' of capacity " + capacity);
+    }
+    nulls.markNull(depth, item);
+  }
+
+  /**
+   * The null flags of the first {@code count} items at {@code depth} (1 valid, 0 null), or null when
+   * none was marked null: a view of this column's memory, in which later {@link #setNull(int, long)}
+   * calls for those items show.
+   *
+   * @param depth in {@code [0, raggedRank]}
+   * @param count items at that depth, &gt;= 0
+   */
+  public Tensor validity(int depth, int count) {
+    if (depth < 0 || depth > ragged || count < 0) {
+      throw new IllegalArgumentException("field '" + spec.name() + "' " + spec + ": validity(" + depth + ", "
+          + count + ") needs a depth in [0, " + ragged + "] and a count >= 0");
+    }
+    return nulls.build(depth, count);
+  }
+
+  /**
+   * The int64 offsets buffer of list level {@code level} of a variable-length field (the last level
+   * of a string or bytes field holds the byte offsets), grown to hold at least {@code items + 1}
+   * offsets: for a source that writes the offsets itself and wraps the first {@code items + 1} of
+   * them as the level's offsets. Little-endian; the buffer moves when a later call grows it.
+   *
+   * @param level in {@code [0, raggedRank)}, or up to {@code raggedRank} for strings and bytes
+   * @param items the items at that level, &gt;= 0
+   */
+  public ByteBuffer offsetsBuffer(int level, long items) {
+    if (fixed != null || level < 0 || level >= levels) {
+      throw new IllegalArgumentException("field '" + spec.name() + "' " + spec + " has " + levels
+          + " offsets level(s) but offsetsBuffer got " + level);
+    }
+    if (items < 0 || items > (Integer.MAX_VALUE - 8) / 8 - 1) {
+      throw new IllegalArgumentException("field '" + spec.name() + "': " + items + " items at list level " + level
+          + " do not fit one offsets buffer");
+    }
+    growOffsets(offsets[level], (items + 1) * 8, 0);
+    return offsets[level].buf;
+  }
+
   @Override
   public String toString() {
     return "ColumnBuilder(" + spec + ", capacity=" + capacity + ")";
