@@ -555,30 +555,38 @@ public final class ColumnBuilder {
   // ------------------------------------------------------------------ writing buffers directly
 
   /**
-   * Marks item {@code item} at {@code depth} null without writing anything else: for a source that
-   * writes this column's buffers itself ({@link #fixedBuffer()}, {@link #offsetsBuffer},
-   * {@link #valueBuffer()}) and leaves a null item zero or empty there. Marking an item twice is
-   * harmless; items may be marked in any order.
+   * The null flags of the first {@code count} items at {@code depth} for a source that writes this
+   * column's buffers itself ({@link #fixedBuffer()}, {@link #offsetsBuffer}, {@link #valueBuffer()}):
+   * one byte per item, 1 (valid) until the source writes 0 for a null item, whose value it leaves
+   * zero or empty. The built column keeps these flags at that depth. Little-endian, position 0,
+   * limit {@code count}; a later call for the same depth and count returns the same flags.
    *
-   * @param depth in {@code [0, raggedRank]}: 0 a row, {@code j > 0} an element of list level {@code j - 1}
-   * @param item the item's position at that depth, &gt;= 0 (a row: below the capacity)
+   * @param depth in {@code [0, raggedRank]}: 0 the rows, {@code j > 0} the elements of list level {@code j - 1}
+   * @param count items at that depth, &gt; 0 (rows: at most the capacity)
    */
-  public void setNull(int depth, long item) {
+  public ByteBuffer validityBuffer(int depth, int count) {
     if (depth < 0 || depth > ragged) {
       throw new IllegalArgumentException("field '" + spec.name() + "' " + spec + " has depths [0, " + ragged
-          + "] but setNull got " + depth);
+          + "] but validityBuffer got " + depth);
     }
-    if (item < 0 || depth == 0 && item >= capacity || item > Integer.MAX_VALUE - 8) {
-      throw new IndexOutOfBoundsException("item " + item + " at depth " + depth + " out of bounds for field '"
-          + spec.name() + "' of capacity " + capacity);
+    if (count <= 0 || depth == 0 && count > capacity || count > Integer.MAX_VALUE - 8) {
+      throw new IllegalArgumentException("field '" + spec.name() + "' of capacity " + capacity
+          + ": validityBuffer needs a count in [1, " + (depth == 0 ? capacity : Integer.MAX_VALUE - 8) + "] but got "
+          + count);
     }
-    nulls.markNull(depth, item);
+    Tensor t = nulls.build(depth, count);
+    if (t == null) {
+      nulls.markNull(depth, count - 1); // creates the depth's flags, all valid below it
+      t = nulls.build(depth, count);
+      t.rawData().put(count - 1, (byte) 1);
+    }
+    return t.rawData();
   }
 
   /**
    * The null flags of the first {@code count} items at {@code depth} (1 valid, 0 null), or null when
-   * none was marked null: a view of this column's memory, in which later {@link #setNull(int, long)}
-   * calls for those items show.
+   * none was marked null: a view of this column's memory, in which later writes to the
+   * {@link #validityBuffer} of those items show.
    *
    * @param depth in {@code [0, raggedRank]}
    * @param count items at that depth, &gt;= 0

@@ -189,11 +189,9 @@ final class ColumnAssembler {
   ByteBuffer markNull(int depth, int i, int n, ByteBuffer v) {
     if (v == null) {
       memory.check(n);
-      ColumnBuilder b = out();
-      b.setNull(depth, i);
-      return b.validity(depth, n).data();
+      v = out().validityBuffer(depth, n);
     }
-    out.setNull(depth, i);
+    v.put(i, (byte) 0);
     return v;
   }
 
