@@ -23,9 +23,10 @@ import java.util.List;
  * the bytes of strings and binaries. The rest is written through the column's {@link ColumnBuilder}
  * (one per written column, from {@link Memory}), into the builder's own validity, offsets and values
  * buffers: validity bitmaps become one byte per item (the validities of the struct arrays on the way
- * are combined with the level's own), int32 offsets are widened, booleans unpacked, decimals converted, interval parts split out,
- * dictionary indices replaced by their values, list views, binary views and run-end encoded arrays
- * materialized, union members nulled where a row holds another member. Arrow lets a null slot hold anything; a
+ * are combined with the level's own), int32 offsets are widened, booleans unpacked, decimals
+ * converted, interval parts split out, dictionary indices replaced by their values, list views,
+ * binary views and run-end encoded arrays materialized, union members nulled where a row holds
+ * another member. Arrow lets a null slot hold anything; a
  * Sluice null is zeros or empty, so a null's values are zeroed and a null list or string that
  * spans values has them cut out.
  *
