@@ -74,6 +74,21 @@ public final class BatchBuilder implements AutoCloseable {
   }
 
   /**
+   * A builder for at most {@code capacity} rows of {@code schema} in heap memory, which the garbage
+   * collector frees: for columns kept beyond the batches of a pass (decoded dictionary values, a
+   * decoded record batch cached for random access). Closing it releases nothing.
+   *
+   * @param capacity rows, &gt; 0
+   */
+  public static BatchBuilder onHeap(Schema schema, int capacity) {
+    Objects.requireNonNull(schema, "schema");
+    if (capacity <= 0) {
+      throw new IllegalArgumentException("capacity > 0 required but it was " + capacity);
+    }
+    return new BatchBuilder(schema, capacity, null);
+  }
+
+  /**
    * Checks, before any work, that a batch of {@code rows} rows of {@code schema} can be built from
    * {@code memory}: every buffer the builder allocates up front (a fixed-length field's values, a
    * variable-length field's offsets per level and first values buffer, each at its size class) fits

@@ -5,6 +5,7 @@ import dev.sluice.core.DType;
 import dev.sluice.core.Shape;
 import dev.sluice.core.Tensor;
 import dev.sluice.core.TensorSpec;
+import dev.sluice.core.internal.CoreAccess;
 import dev.sluice.core.spi.ColumnMemory.Buf;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -40,6 +41,8 @@ import java.util.Objects;
  * pool when the builder is closed unbuilt. Not thread-safe.
  */
 public final class ColumnBuilder {
+  private static final CoreAccess CORE = CoreAccess.get();
+
   // package-private fields: ColumnCopies and ColumnValues write the column through them
   private final TensorSpec spec;
   private final int capacity;
@@ -555,6 +558,75 @@ public final class ColumnBuilder {
       ColumnMemory.release(held, b);
     }
     nulls.release();
+  }
+
+  // ------------------------------------------------------------------ writing buffers directly
+
+  /**
+   * The null flags of the first {@code count} items at {@code depth} for a source that writes this
+   * column's buffers itself ({@link #fixedBuffer()}, {@link #offsetsBuffer}, {@link #valueBuffer()}):
+   * one byte per item, 1 (valid) until the source writes 0 for a null item, whose value it leaves
+   * zero or empty. The built column keeps these flags at that depth. Little-endian, position 0,
+   * limit {@code count}; a later call for the same depth and count returns the same flags.
+   *
+   * @param depth in {@code [0, raggedRank]}: 0 the rows, {@code j > 0} the elements of list level {@code j - 1}
+   * @param count items at that depth, &gt; 0 (rows: at most the capacity)
+   */
+  public ByteBuffer validityBuffer(int depth, int count) {
+    if (depth < 0 || depth > ragged) {
+      throw new IllegalArgumentException("field '" + spec.name() + "' " + spec + " has depths [0, " + ragged
+          + "] but validityBuffer got " + depth);
+    }
+    if (count <= 0 || depth == 0 && count > capacity || count > Integer.MAX_VALUE - 8) {
+      throw new IllegalArgumentException("field '" + spec.name() + "' of capacity " + capacity
+          + ": validityBuffer needs a count in [1, " + (depth == 0 ? capacity : Integer.MAX_VALUE - 8) + "] but got "
+          + count);
+    }
+    Tensor t = nulls.build(depth, count);
+    if (t == null) {
+      nulls.markNull(depth, count - 1); // creates the depth's flags, all valid below it
+      t = nulls.build(depth, count);
+      CORE.rawData(t).put(count - 1, (byte) 1);
+    }
+    return CORE.rawData(t);
+  }
+
+  /**
+   * The null flags of the first {@code count} items at {@code depth} (1 valid, 0 null), or null when
+   * none was marked null: a view of this column's memory, in which later writes to the
+   * {@link #validityBuffer} of those items show.
+   *
+   * @param depth in {@code [0, raggedRank]}
+   * @param count items at that depth, &gt;= 0
+   */
+  public Tensor validity(int depth, int count) {
+    if (depth < 0 || depth > ragged || count < 0) {
+      throw new IllegalArgumentException("field '" + spec.name() + "' " + spec + ": validity(" + depth + ", "
+          + count + ") needs a depth in [0, " + ragged + "] and a count >= 0");
+    }
+    return nulls.build(depth, count);
+  }
+
+  /**
+   * The int64 offsets buffer of list level {@code level} of a variable-length field (the last level
+   * of a string or bytes field holds the byte offsets), grown to hold at least {@code items + 1}
+   * offsets: for a source that writes the offsets itself and wraps the first {@code items + 1} of
+   * them as the level's offsets. Little-endian; the buffer moves when a later call grows it.
+   *
+   * @param level in {@code [0, raggedRank)}, or up to {@code raggedRank} for strings and bytes
+   * @param items the items at that level, &gt;= 0
+   */
+  public ByteBuffer offsetsBuffer(int level, long items) {
+    if (fixed != null || level < 0 || level >= levels) {
+      throw new IllegalArgumentException("field '" + spec.name() + "' " + spec + " has " + levels
+          + " offsets level(s) but offsetsBuffer got " + level);
+    }
+    if (items < 0 || items > (Integer.MAX_VALUE - 8) / 8 - 1) {
+      throw new IllegalArgumentException("field '" + spec.name() + "': " + items + " items at list level " + level
+          + " do not fit one offsets buffer");
+    }
+    growOffsets(offsets[level], (items + 1) * 8, 0);
+    return offsets[level].buf;
   }
 
   @Override

@@ -7,7 +7,9 @@ import dev.sluice.core.Shape;
 import dev.sluice.core.Tensor;
 import dev.sluice.core.TensorSpec;
 import dev.sluice.core.UnsupportedFormatException;
+import dev.sluice.core.spi.ColumnBuilder;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -18,11 +20,13 @@ import java.util.List;
  *
  * <p>What the file's layout allows is shared, not copied: fixed-width values (also inside
  * fixed-size lists), int64 offsets that start at 0 (large lists, large strings and binaries), and
- * the bytes of strings and binaries. The rest is written to {@link Memory}: validity bitmaps become
- * one byte per item (the validities of the struct arrays on the way are combined with the level's
- * own), int32 offsets are widened, booleans unpacked, decimals converted, interval parts split out,
- * dictionary indices replaced by their values, list views, binary views and run-end encoded arrays
- * materialized, union members nulled where a row holds another member. Arrow lets a null slot hold anything; a
+ * the bytes of strings and binaries. The rest is written through the column's {@link ColumnBuilder}
+ * (one per written column, from {@link Memory}), into the builder's own validity, offsets and values
+ * buffers: validity bitmaps become one byte per item (the validities of the struct arrays on the way
+ * are combined with the level's own), int32 offsets are widened, booleans unpacked, decimals
+ * converted, interval parts split out, dictionary indices replaced by their values, list views,
+ * binary views and run-end encoded arrays materialized, union members nulled where a row holds
+ * another member. Arrow lets a null slot hold anything; a
  * Sluice null is zeros or empty, so a null's values are zeroed and a null list or string that
  * spans values has them cut out.
  *
@@ -46,6 +50,9 @@ final class ColumnAssembler {
   final BatchBuffers data;
   final Memory memory;
   final Dictionaries dictionaries;
+  private int rows;
+  private ColumnBuilder out; // created by the first write: a column shared whole writes nothing
+  private boolean valuesWritten;
 
   private ColumnAssembler(FieldPlan plan, BatchBuffers data, Memory memory, Dictionaries dictionaries) {
     this.plan = plan;
@@ -70,6 +77,7 @@ final class ColumnAssembler {
   }
 
   private Column assemble(long from, int rows) {
+    this.rows = rows;
     int ragged = spec.raggedRank();
     ByteBuffer[] valid = new ByteBuffer[ragged + 1];
     long[] counts = new long[ragged + 1];
@@ -91,7 +99,7 @@ final class ColumnAssembler {
       } else if (s.insideItem()) {
         checkNoNulls(s, cur, mul, valid[depth]);
       } else {
-        valid[depth] = and(valid[depth], s, cur);
+        valid[depth] = and(valid[depth], s, cur, depth);
       }
       if (s.kind() == FieldPlan.Kind.SPARSE_MEMBER || s.kind() == FieldPlan.Kind.DENSE_MEMBER) {
         if (mul != 1) {
@@ -106,7 +114,7 @@ final class ColumnAssembler {
       } else if (s.isList()) {
         checkNullable(depth, valid[depth], cur.size());
         FieldPlan.Step next = steps.get(k + 1);
-        ListLevel l = list(s, cur, valid[depth], data.length(next.node()));
+        ListLevel l = list(s, cur, valid[depth], data.length(next.node()), offsets.size());
         offsets.add(l.offsets);
         cur = l.child;
         depth++;
@@ -124,7 +132,7 @@ final class ColumnAssembler {
     for (int d = 0; d <= ragged; d++) {
       ByteBuffer v = valid[d];
       any |= v != null;
-      validity.add(v == null ? null : Tensor.wrap(DType.BOOL, Shape.of(counts[d]), v.slice(0, (int) counts[d])));
+      validity.add(v == null ? null : out.validity(d, (int) counts[d]));
     }
     try {
       return Column.of(spec, rows, values, offsets, any ? validity : List.of());
@@ -136,7 +144,7 @@ final class ColumnAssembler {
   // ------------------------------------------------------------------ validity
 
   /** The level's validity combined with array {@code s}'s over the items {@code cur}; null while all are valid. */
-  private ByteBuffer and(ByteBuffer v, FieldPlan.Step s, Slots cur) {
+  private ByteBuffer and(ByteBuffer v, FieldPlan.Step s, Slots cur, int depth) {
     if (data.nullCount(s.node()) == 0) {
       return v;
     }
@@ -148,10 +156,7 @@ final class ColumnAssembler {
         continue; // absent (an unselected union member): already null
       }
       if (!bit(bits, slot)) {
-        if (v == null) {
-          v = ones(n);
-        }
-        v.put(i, (byte) 0);
+        v = markNull(depth, i, n, v);
       }
     }
     return v;
@@ -167,16 +172,65 @@ final class ColumnAssembler {
     return (bits.get((int) (slot >>> 3)) >> (int) (slot & 7) & 1) != 0;
   }
 
-  ByteBuffer ones(int n) {
-    ByteBuffer v = memory.allocate(n);
-    int i = 0;
-    for (; i + 8 <= n; i += 8) {
-      v.putLong(i, 0x0101010101010101L);
+  // ------------------------------------------------------------------ written buffers
+
+  /** The builder the written buffers of this column go through, created by the first write. */
+  private ColumnBuilder out() {
+    if (out == null) {
+      memory.check(spec.isFixedLength() ? Math.multiplyExact(spec.rowBytes(), (long) rows) : 8L * (rows + 1));
+      out = memory.column(spec, rows);
     }
-    for (; i < n; i++) {
-      v.put(i, (byte) 1);
+    return out;
+  }
+
+  /**
+   * Marks item {@code i} of the {@code n} items at {@code depth} null in the column's flags and
+   * returns the flags of those items (1 valid, 0 null): {@code v} itself once there are flags.
+   */
+  ByteBuffer markNull(int depth, int i, int n, ByteBuffer v) {
+    if (v == null) {
+      memory.check(n);
+      v = out().validityBuffer(depth, n);
     }
+    v.put(i, (byte) 0);
     return v;
+  }
+
+  /**
+   * The buffer (exactly {@code bytes} long, little-endian) that the written innermost values of this
+   * column go to: the builder's fixed-length rows, or its values buffer.
+   */
+  ByteBuffer values(long bytes) {
+    if (valuesWritten) {
+      throw new IllegalStateException("column '" + spec.name() + "': values written twice");
+    }
+    valuesWritten = true;
+    ColumnBuilder b;
+    ByteBuffer buf;
+    if (spec.isFixedLength()) {
+      b = out(); // its rows were checked when it was created
+      buf = b.fixedBuffer();
+      if (bytes > buf.capacity()) {
+        throw new IllegalStateException("column '" + spec.name() + "': " + bytes + " bytes of values for " + rows
+            + " rows of " + b.rowBytes() + " bytes");
+      }
+    } else {
+      memory.check(bytes);
+      b = out();
+      b.reserveBytes(bytes);
+      buf = b.valueBuffer();
+    }
+    return buf.slice(0, (int) bytes).order(ByteOrder.LITTLE_ENDIAN);
+  }
+
+  /**
+   * The buffer (exactly {@code n + 1} int64 offsets, little-endian) that the written offsets of
+   * list level {@code level} (the byte offsets of strings at the last level) go to.
+   */
+  ByteBuffer offsets(int level, int n) {
+    long bytes = (n + 1L) * 8;
+    memory.check(bytes);
+    return out().offsetsBuffer(level, n).slice(0, (int) bytes).order(ByteOrder.LITTLE_ENDIAN);
   }
 
   static boolean valid(ByteBuffer v, int i) {
@@ -221,10 +275,10 @@ final class ColumnAssembler {
   record ListLevel(Tensor offsets, Slots child) { }
 
   /** The int64 offsets of the items {@code cur} of list array {@code s}, and the slots of their elements. */
-  private ListLevel list(FieldPlan.Step s, Slots cur, ByteBuffer v, long childLength) {
+  private ListLevel list(FieldPlan.Step s, Slots cur, ByteBuffer v, long childLength, int level) {
     int n = cur.size();
     if (s.kind() == FieldPlan.Kind.VIEW32 || s.kind() == FieldPlan.Kind.VIEW64) {
-      return ColumnEncodings.listView(this, s, cur, v, childLength);
+      return ColumnEncodings.listView(this, s, cur, v, childLength, level);
     }
     int w = s.kind() == FieldPlan.Kind.LIST32 ? 4 : s.kind() == FieldPlan.Kind.LIST64 ? 8 : 0;
     long size = s.size();
@@ -265,7 +319,7 @@ final class ColumnAssembler {
     if (contiguous && w == 8 && n > 0 && first == 0) {
       offsets = Tensor.wrap(DType.INT64, Shape.of(n + 1L), ob.slice((int) (cur.start * 8), (n + 1) * 8));
     } else {
-      ByteBuffer o = memory.allocate((n + 1L) * 8);
+      ByteBuffer o = offsets(level, n);
       long acc = 0;
       o.putLong(0, 0);
       for (int i = 0; i < n; i++) {
@@ -317,7 +371,7 @@ final class ColumnAssembler {
         if (cur.isRange() && v == null) {
           out = vb.slice((int) (cur.start * itemBytes), (int) (n * itemBytes));
         } else {
-          out = memory.allocate(n * itemBytes);
+          out = values(n * itemBytes);
           int ib = (int) itemBytes;
           for (int i = 0; i < n; i++) {
             if (valid(v, i)) {
@@ -334,7 +388,7 @@ final class ColumnAssembler {
             spec.name(), "values of array '" + s.name() + "'");
         ByteBuffer v = valid[depth];
         int m = (int) mul;
-        ByteBuffer out = memory.allocate((long) n * m);
+        ByteBuffer out = values((long) n * m);
         for (int i = 0; i < n; i++) {
           long base = cur.at(i) * m;
           boolean ok = valid(v, i);
@@ -349,7 +403,7 @@ final class ColumnAssembler {
         return LeafValues.converted(this, s, leaf, cur, mul, valid[depth], n, len);
       case TYPE_ID: {
         ByteBuffer ids = data.buffer(s.node(), 0, cur.limit(), len, spec.name(), "type ids of array '" + s.name() + "'");
-        ByteBuffer out = memory.allocate(n);
+        ByteBuffer out = values(n);
         for (int i = 0; i < n; i++) {
           out.put(i, valid(valid[depth], i) ? ids.get((int) cur.at(i)) : 0);
         }
@@ -360,10 +414,10 @@ final class ColumnAssembler {
           throw unsupported("null values inside a fixed-size list (array '" + s.name() + "'); a fixed-shape Sluice "
               + "tensor has no null elements");
         }
-        ByteBuffer none = memory.allocate(n);
-        zero(none, 0, n);
-        valid[depth] = none;
-        ByteBuffer out = memory.allocate(n);
+        for (int i = 0; i < n; i++) {
+          valid[depth] = markNull(depth, i, n, valid[depth]);
+        }
+        ByteBuffer out = values(n);
         zero(out, 0, n);
         return fixedValues(out, n);
       }

@@ -34,10 +34,7 @@ final class ColumnEncodings {
       long slot = cur.at(i);
       boolean here = slot >= 0 && ColumnAssembler.valid(v, i) && ids.get((int) slot) == s.size();
       if (!here) {
-        if (v == null) {
-          v = a.ones(n);
-        }
-        v.put(i, (byte) 0);
+        v = a.markNull(depth, i, n, v);
       }
       if (dense) {
         long o = here ? ob.getInt((int) (slot * 4)) : -1;
@@ -102,7 +99,8 @@ final class ColumnEncodings {
   }
 
   /** A list view level: each item's elements are [offset, offset + size) of the child, anywhere in it. */
-  static ListLevel listView(ColumnAssembler a, FieldPlan.Step s, Slots cur, ByteBuffer v, long childLength) {
+  static ListLevel listView(ColumnAssembler a, FieldPlan.Step s, Slots cur, ByteBuffer v, long childLength,
+      int level) {
     int n = cur.size();
     int w = s.kind() == FieldPlan.Kind.VIEW32 ? 4 : 8;
     long len = a.data.length(s.node());
@@ -112,7 +110,7 @@ final class ColumnEncodings {
       ob = a.data.buffer(s.node(), 1, cur.limit() * w, len * w, a.spec.name(), "offsets of array '" + s.name() + "'");
       sb = a.data.buffer(s.node(), 2, cur.limit() * w, len * w, a.spec.name(), "sizes of array '" + s.name() + "'");
     }
-    ByteBuffer o = a.memory.allocate((n + 1L) * 8);
+    ByteBuffer o = a.offsets(level, n);
     o.putLong(0, 0);
     long total = 0;
     for (int i = 0; i < n; i++) {
@@ -155,7 +153,7 @@ final class ColumnEncodings {
         "views of array '" + s.name() + "'");
     int variadic = a.data.bufferCount(s.node()) - 2;
     ByteBuffer[] blocks = new ByteBuffer[Math.max(0, variadic)];
-    ByteBuffer off = a.memory.allocate((n + 1L) * 8);
+    ByteBuffer off = a.offsets(offsets.size(), n);
     off.putLong(0, 0);
     long total = 0;
     for (int i = 0; i < n; i++) {
@@ -191,7 +189,7 @@ final class ColumnEncodings {
       }
       off.putLong((i + 1) * 8, total);
     }
-    ByteBuffer bytes = a.memory.allocate(total);
+    ByteBuffer bytes = a.values(total);
     int at = 0;
     for (int i = 0; i < n; i++) {
       long slot = cur.at(i);

@@ -1,14 +1,13 @@
 package dev.sluice.io.arrow.internal;
 
+import dev.sluice.core.Batch;
 import dev.sluice.core.Column;
-import dev.sluice.core.DType;
 import dev.sluice.core.DatasetFormatException;
+import dev.sluice.core.Schema;
 import dev.sluice.core.Shape;
-import dev.sluice.core.Tensor;
 import dev.sluice.core.TensorSpec;
+import dev.sluice.core.spi.BatchBuilder;
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
-import java.util.ArrayList;
 import java.util.List;
 import org.apache.arrow.flatbuf.DictionaryBatch;
 
@@ -90,50 +89,25 @@ final class DictionaryValues {
     });
   }
 
-  /** The values of {@code a} followed by those of {@code b} (a delta dictionary batch), in heap memory. */
+  /**
+   * The values of {@code a} followed by those of {@code b} (a delta dictionary batch), copied
+   * through a column builder into heap memory.
+   */
   static Column concat(Column a, Column b) {
-    TensorSpec spec = a.spec();
+    Schema schema = Schema.of(a.spec());
     int n = Math.addExact(a.size(), b.size());
-    Tensor validity = null;
-    if (a.hasValidity() || b.hasValidity()) {
-      ByteBuffer v = ByteBuffer.allocate(n);
-      putValidity(v, 0, a);
-      putValidity(v, a.size(), b);
-      validity = Tensor.wrap(DType.BOOL, Shape.of(n), v);
+    try (BatchBuilder out = BatchBuilder.onHeap(schema, Math.max(1, n))) {
+      append(out, schema, a);
+      append(out, schema, b);
+      return out.build().column(0);
     }
-    if (!spec.dtype().isVariableLength()) {
-      ByteBuffer out = ByteBuffer.allocate(Math.addExact(a.values().byteSize(), b.values().byteSize()))
-          .order(ByteOrder.LITTLE_ENDIAN);
-      out.put(a.values().data()).put(b.values().data()).flip();
-      return Column.of(spec, n, Tensor.wrap(spec.dtype(), Shape.of(n), out), List.of(), validityList(validity));
-    }
-    ByteBuffer bytes = ByteBuffer.allocate(Math.addExact(a.values().byteSize(), b.values().byteSize()));
-    bytes.put(a.values().data()).put(b.values().data()).flip();
-    ByteBuffer off = ByteBuffer.allocate((n + 1) * 8).order(ByteOrder.LITTLE_ENDIAN);
-    ByteBuffer ao = a.offsets().data();
-    ByteBuffer bo = b.offsets().data();
-    for (int i = 0; i <= a.size(); i++) {
-      off.putLong(i * 8, ao.getLong(i * 8));
-    }
-    long base = ao.getLong(a.size() * 8);
-    for (int i = 1; i <= b.size(); i++) {
-      off.putLong((a.size() + i) * 8, base + bo.getLong(i * 8));
-    }
-    Tensor offsets = Tensor.wrap(DType.INT64, Shape.of(n + 1L), off);
-    return Column.of(spec, n, Tensor.wrapVariable(spec.dtype(), bytes, off), List.of(offsets), validityList(validity));
   }
 
-  private static List<Tensor> validityList(Tensor validity) {
-    List<Tensor> v = new ArrayList<>(1);
-    if (validity != null) {
-      v.add(validity);
-    }
-    return v;
-  }
-
-  private static void putValidity(ByteBuffer v, int at, Column c) {
-    for (int i = 0; i < c.size(); i++) {
-      v.put(at + i, (byte) (c.isValid(i) ? 1 : 0));
+  private static void append(BatchBuilder out, Schema schema, Column c) {
+    if (c.size() > 0) {
+      try (Batch source = Batch.of(schema, List.of(c), new long[c.size()], () -> { })) {
+        out.appendRange(source, 0, c.size());
+      }
     }
   }
 }

@@ -27,7 +27,7 @@ final class LeafValues {
         a.spec.name(), "values of array '" + s.name() + "'");
     int m = (int) mul;
     int outWidth = a.spec.dtype().byteSize();
-    ByteBuffer out = a.memory.allocate((long) n * m * outWidth);
+    ByteBuffer out = a.values((long) n * m * outWidth);
     byte[] scratch = leaf.kind() == Leaf.Kind.DECIMAL && w > 8 ? new byte[w] : null;
     for (int i = 0; i < n; i++) {
       boolean ok = ColumnAssembler.valid(v, i);
@@ -109,7 +109,7 @@ final class LeafValues {
     if (contiguous && w == 8 && n > 0 && first == 0) {
       off = ob.slice((int) (cur.start * 8), (n + 1) * 8);
     } else {
-      off = a.memory.allocate((n + 1L) * 8);
+      off = a.offsets(offsets.size(), n);
       long acc = 0;
       off.putLong(0, 0);
       for (int i = 0; i < n; i++) {
@@ -124,7 +124,7 @@ final class LeafValues {
     if (contiguous) {
       bytes = db.slice((int) first, (int) total);
     } else {
-      bytes = a.memory.allocate(total);
+      bytes = a.values(total);
       int at = 0;
       for (int i = 0; i < n; i++) {
         if (ColumnAssembler.valid(v, i)) {
@@ -146,7 +146,7 @@ final class LeafValues {
     int w = leaf.width();
     ByteBuffer db = a.data.buffer(s.node(), 1, a.times(cur.limit(), w, s), a.times(len, w, s),
         a.spec.name(), "values of array '" + s.name() + "'");
-    ByteBuffer off = a.memory.allocate((n + 1L) * 8);
+    ByteBuffer off = a.offsets(offsets.size(), n);
     long acc = 0;
     off.putLong(0, 0);
     for (int i = 0; i < n; i++) {
@@ -159,7 +159,7 @@ final class LeafValues {
     if (cur.isRange() && v == null) {
       bytes = db.slice((int) (cur.start * w), n * w);
     } else {
-      bytes = a.memory.allocate(acc);
+      bytes = a.values(acc);
       int at = 0;
       for (int i = 0; i < n; i++) {
         if (ColumnAssembler.valid(v, i)) {
@@ -209,10 +209,7 @@ final class LeafValues {
             throw a.unsupported("item " + i + " holds a null dictionary value inside a fixed-size list; a fixed-shape "
                 + "Sluice tensor has no null elements");
           }
-          if (valid[depth] == null) {
-            valid[depth] = a.ones(n);
-          }
-          valid[depth].put(i, (byte) 0);
+          valid[depth] = a.markNull(depth, i, n, valid[depth]);
           index[i] = -1;
         }
       }
@@ -220,7 +217,7 @@ final class LeafValues {
     if (!a.spec.dtype().isVariableLength()) {
       int bs = a.spec.dtype().byteSize();
       ByteBuffer dv = dict.values().data();
-      ByteBuffer out = a.memory.allocate((long) index.length * bs);
+      ByteBuffer out = a.values((long) index.length * bs);
       for (int k = 0; k < index.length; k++) {
         if (index[k] < 0) {
           ColumnAssembler.zero(out, k * bs, bs);
@@ -232,7 +229,7 @@ final class LeafValues {
     }
     ByteBuffer doff = dict.offsets().data();
     ByteBuffer dbytes = dict.values().data();
-    ByteBuffer off = a.memory.allocate((n + 1L) * 8);
+    ByteBuffer off = a.offsets(offsets.size(), n);
     long acc = 0;
     off.putLong(0, 0);
     for (int i = 0; i < n; i++) {
@@ -244,7 +241,7 @@ final class LeafValues {
     if (acc > Integer.MAX_VALUE - 8) {
       throw a.unsupported("array '" + s.name() + "' decodes to " + acc + " bytes of values in one record batch");
     }
-    ByteBuffer bytes = a.memory.allocate(acc);
+    ByteBuffer bytes = a.values(acc);
     int at = 0;
     for (int i = 0; i < n; i++) {
       if (index[i] >= 0) {

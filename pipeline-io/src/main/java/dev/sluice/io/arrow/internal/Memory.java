@@ -1,7 +1,11 @@
 package dev.sluice.io.arrow.internal;
 
+import dev.sluice.core.Schema;
+import dev.sluice.core.TensorSpec;
 import dev.sluice.core.internal.Resources;
+import dev.sluice.core.spi.BatchBuilder;
 import dev.sluice.core.spi.BufferPool;
+import dev.sluice.core.spi.ColumnBuilder;
 import dev.sluice.core.spi.PooledBuffer;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -9,14 +13,29 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Where decoding writes what it cannot share with the file (widened offsets, validity bytes,
- * decompressed buffers, decoded dictionaries): pooled memory owned by the batches it goes into, or
- * heap memory left to the garbage collector (the views that examples and the random-access cache
- * hold).
+ * Where decoding writes what it cannot share with the file: the column builders that the columns'
+ * converted buffers (validity flags, widened offsets, converted values) are written through, and
+ * the decompressed buffers of a compressed record batch. Pooled memory owned by the batches it goes
+ * into, or heap memory left to the garbage collector (the views that examples and the random-access
+ * cache hold).
  */
 abstract class Memory implements AutoCloseable {
   /** A zeroed-or-reused little-endian buffer of exactly {@code bytes} bytes (position 0, limit {@code bytes}). */
   abstract ByteBuffer allocate(long bytes);
+
+  /**
+   * The builder that the written buffers of a column of {@code spec} with {@code rows} rows go
+   * through; this memory owns it until {@link #close()}.
+   */
+  abstract ColumnBuilder column(TensorSpec spec, int rows);
+
+  /**
+   * Checks that one buffer of {@code bytes} bytes can be handed out (and counts it against a
+   * {@link #limited} memory's budget) before a column builder is asked for it.
+   *
+   * @throws TooLarge if it cannot
+   */
+  abstract void check(long bytes);
 
   /** Gives back what was allocated (pooled memory); idempotent. */
   @Override
@@ -96,6 +115,17 @@ abstract class Memory implements AutoCloseable {
     }
 
     @Override
+    ColumnBuilder column(TensorSpec spec, int rows) {
+      return base.column(spec, rows);
+    }
+
+    @Override
+    void check(long bytes) {
+      charge(bytes);
+      base.check(bytes);
+    }
+
+    @Override
     public void close() {
       base.close();
     }
@@ -111,14 +141,27 @@ abstract class Memory implements AutoCloseable {
     }
 
     @Override
+    ColumnBuilder column(TensorSpec spec, int rows) {
+      return BatchBuilder.onHeap(Schema.of(spec), Math.max(1, rows)).column(0);
+    }
+
+    @Override
+    void check(long bytes) {
+      checkSize(bytes, Integer.MAX_VALUE - 8);
+    }
+
+    @Override
     public void close() {
       // the collector frees heap buffers
     }
   }
 
   private static final class Pooled extends Memory {
+    private static final long MAX_POOLED = 1L << 30; // a pool's largest buffer
+
     private final BufferPool pool;
     private final List<PooledBuffer> held = new ArrayList<>();
+    private final List<BatchBuilder> builders = new ArrayList<>();
     private boolean closed;
 
     Pooled(BufferPool pool) {
@@ -127,7 +170,7 @@ abstract class Memory implements AutoCloseable {
 
     @Override
     synchronized ByteBuffer allocate(long bytes) {
-      checkSize(bytes, 1L << 30); // a pool's largest buffer
+      checkSize(bytes, MAX_POOLED);
       if (closed) {
         throw new IllegalStateException("decode memory already released");
       }
@@ -137,11 +180,31 @@ abstract class Memory implements AutoCloseable {
     }
 
     @Override
+    synchronized ColumnBuilder column(TensorSpec spec, int rows) {
+      if (closed) {
+        throw new IllegalStateException("decode memory already released");
+      }
+      BatchBuilder b = BatchBuilder.create(Schema.of(spec), Math.max(1, rows), pool);
+      builders.add(b);
+      return b.column(0);
+    }
+
+    @Override
+    void check(long bytes) {
+      checkSize(bytes, MAX_POOLED);
+    }
+
+    @Override
     public synchronized void close() {
       if (!closed) {
         closed = true;
-        Resources.closeAll(held);
-        held.clear();
+        try {
+          Resources.closeAll(builders);
+        } finally {
+          builders.clear();
+          Resources.closeAll(held);
+          held.clear();
+        }
       }
     }
   }
