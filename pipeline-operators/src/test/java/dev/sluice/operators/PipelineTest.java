@@ -282,7 +282,7 @@ class PipelineTest {
   }
 
   @Test
-  void pipelinesNestAndUseTheirOptions() {
+  void withOptionsGivesNestedPipelinesTheirMemoryManager() {
     MemoryManager own = new MemoryManager();
     Pipeline<Batch> p = Pipeline.from(Pipeline.from(Datasets.range(10)).shuffle())
         .batch(4)

@@ -11,7 +11,6 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 /**
@@ -23,23 +22,8 @@ import picocli.CommandLine.Spec;
 @Command(name = "checksum", mixinStandardHelpOptions = true,
     description = "Print the SHA-256 of a dataset's canonical bytes (64 lowercase hex digits).")
 final class ChecksumCommand implements Callable<Integer> {
-  @Parameters(index = "0", paramLabel = "PATH", description = "A file or directory, or a Hadoop FileSystem URI (hdfs://…, s3a://…, file:…); - reads an "
-      + "Arrow IPC stream from standard input.")
-  String path;
-
   @Mixin
-  HadoopConfOptions hadoop = new HadoopConfOptions();
-
-  @Mixin
-  RemoteCacheOptions remoteCache = new RemoteCacheOptions();
-
-  @Option(names = "--columns", split = ",", paramLabel = "a,b",
-      description = "Only these fields (default: all); the others are not read.")
-  List<String> columns = List.of();
-
-  @Option(names = "--format", paramLabel = "F", completionCandidates = DatasetRun.FormatNames.class,
-      description = "Format (${COMPLETION-CANDIDATES}); default: recognized from the contents.")
-  String format;
+  DatasetInputOptions input = new DatasetInputOptions();
 
   @Option(names = "--io", paramLabel = "mmap|read", description = "How npy, shards, parquet and arrow files are "
       + "read: mmap (a memory mapping; the default for npy, shards and arrow) or read (positioned reads into batch "
@@ -53,14 +37,13 @@ final class ChecksumCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    hadoop.apply();
-    Dataset<Example> ds = DatasetRun.open(path, format, columns, io, remoteCache.cache());
+    Dataset<Example> ds = input.open(io);
     try {
       if (verify) {
-        Dataset<Example> whole = columns.isEmpty() ? ds : DatasetRun.open(path, format, List.of(), io, remoteCache.cache()); // the stored checksums cover every field
+        Dataset<Example> whole = input.columns.isEmpty() ? ds : input.open(List.of(), io); // the stored checksums cover every field
         try {
           if (!(whole instanceof Verifiable v)) {
-            throw new UnsupportedOperationException("note: " + path + ": the " + DatasetRun.formatName(path, format) + " format stores no checksums;"
+            throw new UnsupportedOperationException("note: " + input.path + ": the " + DatasetRun.formatName(input.path, input.format) + " format stores no checksums;"
                 + " nothing to verify (--verify applies to shards)");
           }
           Verifiable.Verified done = v.verify();

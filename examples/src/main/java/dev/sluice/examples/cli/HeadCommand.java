@@ -30,7 +30,6 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 /**
@@ -50,30 +49,15 @@ final class HeadCommand implements Callable<Integer> {
 
   private static final ObjectMapper JSON = new ObjectMapper();
 
-  @Parameters(index = "0", paramLabel = "PATH", description = "A file or directory, or a Hadoop FileSystem URI (hdfs://…, s3a://…, file:…); - reads an "
-      + "Arrow IPC stream from standard input.")
-  String path;
-
   @Mixin
-  HadoopConfOptions hadoop = new HadoopConfOptions();
-
-  @Mixin
-  RemoteCacheOptions remoteCache = new RemoteCacheOptions();
+  DatasetInputOptions input = new DatasetInputOptions();
 
   @Option(names = "-n", paramLabel = "N", defaultValue = "10", description = "Rows to print (default: ${DEFAULT-VALUE}).")
   long rows;
 
-  @Option(names = "--columns", split = ",", paramLabel = "a,b",
-      description = "Only these fields (default: all); the others are not read.")
-  List<String> columns = List.of();
-
   @Option(names = "--json", description = "One JSON object per row with the exact values (nulls as null, NaN and "
       + "infinities as strings, bytes as base64) instead of the table.")
   boolean json;
-
-  @Option(names = "--format", paramLabel = "F", completionCandidates = DatasetRun.FormatNames.class,
-      description = "Format (${COMPLETION-CANDIDATES}); default: recognized from the contents.")
-  String format;
 
   @Option(names = "--shuffle", description = "The first rows of the shuffled pass, in the order 'sluice read --shuffle' delivers.")
   boolean shuffle;
@@ -89,8 +73,7 @@ final class HeadCommand implements Callable<Integer> {
     if (spec.commandLine().getParseResult().hasMatchedOption("--seed") && !shuffle) {
       throw new IllegalArgumentException("--seed " + seed + " needs --shuffle");
     }
-    hadoop.apply();
-    Dataset<Example> data = DatasetRun.open(path, format, columns, null, remoteCache.cache());
+    Dataset<Example> data = input.open(null);
     try {
       Pipeline<Example> p = Pipeline.from(data);
       if (shuffle && (data instanceof RandomAccessDataset || data instanceof SplitDataset)) {
@@ -104,7 +87,7 @@ final class HeadCommand implements Callable<Integer> {
       int limit = json ? Integer.MAX_VALUE : TABLE_ITEMS;
       List<Long> indices = new ArrayList<>();
       List<Map<String, Object>> values = new ArrayList<>();
-      Set<String> names = new LinkedHashSet<>(columns);
+      Set<String> names = new LinkedHashSet<>(input.columns);
       // values are taken out of each row while it is delivered: a row may view a batch's memory
       p.take(rows).flux(ctx).doOnNext(e -> {
         Map<String, Object> row = new LinkedHashMap<>();

@@ -20,14 +20,12 @@ import dev.sluice.operators.Pipeline;
 import dev.sluice.operators.ShuffleQuality;
 import java.io.PrintWriter;
 import java.nio.file.Path;
-import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 import reactor.core.publisher.Flux;
 
@@ -40,19 +38,8 @@ import reactor.core.publisher.Flux;
 @Command(name = "read", mixinStandardHelpOptions = true,
     description = "Read PATH through shuffle -> shard -> batch -> prefetch and report what was read.")
 final class ReadCommand implements Callable<Integer> {
-  @Parameters(index = "0", paramLabel = "PATH", description = "A file or directory, or a Hadoop FileSystem URI (hdfs://…, s3a://…, file:…); - reads an "
-      + "Arrow IPC stream from standard input.")
-  String path;
-
   @Mixin
-  HadoopConfOptions hadoop = new HadoopConfOptions();
-
-  @Mixin
-  RemoteCacheOptions remoteCache = new RemoteCacheOptions();
-
-  @Option(names = "--format", paramLabel = "F", completionCandidates = DatasetRun.FormatNames.class,
-      description = "Format (${COMPLETION-CANDIDATES}); default: recognized from the contents.")
-  String format;
+  DatasetInputOptions input = new DatasetInputOptions();
 
   @Option(names = "--io", paramLabel = "mmap|read", description = "How npy, shards, parquet and arrow files are "
       + "read: mmap (a memory mapping; the default for npy, shards and arrow) or read (positioned reads into batch "
@@ -143,10 +130,6 @@ final class ReadCommand implements Callable<Integer> {
       + "and the Jaccard similarity of the epoch's rows with the previous epoch's (about 1/(2W-1) for a fresh random "
       + "1/W of the rows, 1 for the same rows), then the largest of each; with --json as \"quality\".")
   boolean quality;
-
-  @Option(names = "--columns", split = ",", paramLabel = "a,b",
-      description = "Read only these fields (default: all); the others are not read.")
-  List<String> columns = List.of();
 
   @Option(names = "--metrics", description = "Measure every stage and end with a table of the stages (elements, bytes, "
       + "time busy and waiting for upstream and for downstream, buffers, workers, decodes) and one line naming the "
@@ -266,14 +249,13 @@ final class ReadCommand implements Callable<Integer> {
   }
 
   private int read(PipelineContext ctx, PipelineState from, EqualLength policy, PrintWriter out) {
-    hadoop.apply();
-    Dataset<Example> data = DatasetRun.open(path, format, columns, io, remoteCache.cache());
+    Dataset<Example> data = input.open(io);
     try {
       Pipeline<Example> p = caches.apply(Pipeline.from(data));
       CacheMonitor monitor = new CacheMonitor();
       if (cache != null) {
         if (cacheName == null && !(data instanceof Fingerprinted)) {
-          throw new IllegalArgumentException("--cache: " + path + " cannot describe its contents for the cache's key,"
+          throw new IllegalArgumentException("--cache: " + input.path + " cannot describe its contents for the cache's key,"
               + " so a change to it would go unnoticed; name what it holds with --cache-name NAME (e.g. "
               + "--cache-name my-data-v1) and change the name when the data changes");
         }
@@ -286,7 +268,7 @@ final class ReadCommand implements Callable<Integer> {
         p = buffer == null ? p.shuffle(shuffleMode(shuffleMode)) : p;
       } else if (shuffle && data instanceof SplitDataset) {
         if (shuffleMode(shuffleMode) == RandomAccessShuffle.GLOBAL) {
-          throw new IllegalArgumentException("--shuffle-mode global: " + path + " is not random-access, so it has no "
+          throw new IllegalArgumentException("--shuffle-mode global: " + input.path + " is not random-access, so it has no "
               + "global permutation; its shuffle is by blocks (--split-shuffle)");
         }
         // Block (or split-order) shuffle plus a buffer (10,000 elements, or --buffer N), after the shard.

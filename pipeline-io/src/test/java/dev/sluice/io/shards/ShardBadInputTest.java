@@ -426,6 +426,20 @@ class ShardBadInputTest {
   }
 
   @Test
+  void aShardTruncatedBeforeItsFirstReadIsATypedErrorNamingTheFileNotACrash() throws IOException {
+    Path big = dir.resolve("unread");
+    Shards.write(Datasets.synthetic(20_000, 16, 3), big, WriteOptions.defaults().withNumShards(1));
+    Path shard = big.resolve("shard-00000.shard");
+    try (ShardSet s = Shards.open(big)) {
+      try (FileChannel ch = FileChannel.open(shard, StandardOpenOption.WRITE)) {
+        ch.truncate(4096);
+      }
+      fails(DatasetException.class, () -> s.get(15_000).tensor("x").getFloat(0), "shard-00000.shard");
+      fails(DatasetException.class, s::verify, "shard-00000.shard");
+    }
+  }
+
+  @Test
   void aShardTruncatedAfterOpenIsADataErrorNotACrash() throws IOException {
     Path big = dir.resolve("big");
     Shards.write(Datasets.synthetic(20_000, 16, 3), big, WriteOptions.defaults().withNumShards(1));

@@ -26,7 +26,7 @@ import reactor.core.scheduler.Schedulers;
  * fixed-length fields is a view of its rows, and any other is copied, once, into a pooled batch;
  * the batch being filled is carried over to the next input.
  */
-final class RebatchOperator {
+public final class RebatchOperator {
   private RebatchOperator() {}
 
   /**
@@ -125,16 +125,18 @@ final class RebatchOperator {
   }
 
   /**
-   * The rows of one pass being cut into batches of {@code batchSize} rows, {@code total} rows in
-   * all: the state of {@link #recut} and of the window shuffle. One instance per subscription.
+   * The rows of one pass being cut into batches of {@code batchSize} rows (the first may have
+   * another size), {@code total} rows in all: the state of {@link #recut}, of the window shuffle and
+   * of a cache's columnar reads. One instance per subscription.
    *
    * <p>Ownership: {@link #accept} takes its input batch (closes it, or hands it on); the batches
    * returned belong to the caller. {@link #close} releases the batch being filled. Every method is
    * synchronized, so a cancel on another thread never releases memory a copy is writing.
    */
-  static final class Rows implements AutoCloseable {
+  public static final class Rows implements AutoCloseable {
     private final Schema schema;
     private final BufferPool pool;
+    private final int firstSize;
     private final int batchSize;
     private final long total;
     private final String source;
@@ -145,8 +147,14 @@ final class RebatchOperator {
     private boolean closed;
 
     Rows(Schema schema, BufferPool pool, int batchSize, long total, String source) {
+      this(schema, pool, batchSize, batchSize, total, source);
+    }
+
+    /** As {@link #Rows(Schema, BufferPool, int, long, String)} with a first batch of {@code firstSize} rows. */
+    public Rows(Schema schema, BufferPool pool, int firstSize, int batchSize, long total, String source) {
       this.schema = schema;
       this.pool = pool;
+      this.firstSize = firstSize;
       this.batchSize = batchSize;
       this.total = total;
       this.source = source;
@@ -154,7 +162,7 @@ final class RebatchOperator {
 
     /** Copies the rows of one input, in order, into {@code targets}, filling each in turn. */
     @FunctionalInterface
-    interface Gather {
+    public interface Gather {
       void into(List<BatchBuilder> targets);
     }
 
@@ -250,7 +258,7 @@ final class RebatchOperator {
      * many new ones as they fill); returns the batches this completes, and keeps the last one as
      * the carry when it is not full. After {@link #close} nothing is gathered.
      */
-    synchronized List<Batch> gather(int count, Gather rows) {
+    public synchronized List<Batch> gather(int count, Gather rows) {
       if (closed || count == 0) {
         return List.of();
       }
@@ -264,7 +272,7 @@ final class RebatchOperator {
           carry = null;
         }
         for (long next = done + room; room < count; ) {
-          int size = (int) Math.min(batchSize, total - next);
+          int size = sizeAt(next);
           if (size <= 0) {
             throw new IllegalStateException(source + " delivered more than the " + total + " rows asked for");
           }
@@ -291,7 +299,12 @@ final class RebatchOperator {
 
     /** Rows of the next output batch (when none is being filled). */
     private int nextSize() {
-      return (int) Math.min(batchSize, total - done);
+      return sizeAt(done);
+    }
+
+    /** Rows of the output batch that starts at row {@code start} of the cut. */
+    private int sizeAt(long start) {
+      return (int) Math.min(start == 0 ? firstSize : batchSize, total - start);
     }
 
     /** Rows gathered so far, into finished batches and the one being filled. */

@@ -134,6 +134,47 @@ class RebatchOperatorTest {
   }
 
   @Test
+  void aCutWithAFirstSizeGathersInOrderIntoTheFirstSizeThenTheBatchSize() {
+    SplittableRandom random = new SplittableRandom(11);
+    for (int round = 0; round < 30; round++) {
+      int first = 1 + random.nextInt(9);
+      int size = 1 + random.nextInt(9);
+      int total = random.nextInt(60);
+      List<Batch> batches = new ArrayList<>();
+      try (RebatchOperator.Rows rows = new RebatchOperator.Rows(FIXED, out, first, size, total, "test")) {
+        for (int done = 0; done < total; ) {
+          int count = Math.min(total - done, 1 + random.nextInt(13)); // pieces of any size, across batches
+          int from = done;
+          batches.addAll(rows.gather(count, targets -> {
+            long next = from;
+            for (BatchBuilder t : targets) {
+              while (t.size() < t.capacity() && next < from + count) {
+                t.append(row(FIXED, next++));
+              }
+            }
+          }));
+          done += count;
+        }
+        StepVerifier.create(rows.finish()).verifyComplete();
+      }
+      try {
+        List<Integer> sizes = batches.stream().map(Batch::size).toList();
+        List<Integer> expected = new ArrayList<>();
+        for (int at = 0; at < total; at += expected.get(expected.size() - 1)) {
+          expected.add(Math.min(at == 0 ? first : size, total - at));
+        }
+        assertThat(sizes).as("first %d, size %d, total %d", first, size, total).isEqualTo(expected);
+        List<Example> got = rows(batches);
+        for (int i = 0; i < total; i++) {
+          assertThat(got.get(i)).as("row %d", i).isEqualTo(row(FIXED, i));
+        }
+      } finally {
+        batches.forEach(Batch::close);
+      }
+    }
+  }
+
+  @Test
   void aViewKeepsItsInputAliveUntilClosed() {
     List<Batch> views = recut(FIXED, 4, 16);
     assertThat(source.outstandingBytes()).isPositive();

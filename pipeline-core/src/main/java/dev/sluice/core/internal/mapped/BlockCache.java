@@ -85,8 +85,7 @@ public final class BlockCache implements PositionedReader, AutoCloseable {
     if (blocks == null || dst.remaining() >= blockBytes || position < 0 || position >= size) {
       return direct(dst, position);
     }
-    int stripe = (Thread.currentThread().hashCode() & (STRIPES - 1)) * PAD;
-    users.incrementAndGet(stripe);
+    int stripe = enter();
     try {
       if (closed) {
         throw new ClosedChannelException();
@@ -103,7 +102,7 @@ public final class BlockCache implements PositionedReader, AutoCloseable {
       dst.position(dst.position() + n);
       return n;
     } finally {
-      users.decrementAndGet(stripe);
+      exit(stripe);
     }
   }
 
@@ -122,15 +121,14 @@ public final class BlockCache implements PositionedReader, AutoCloseable {
     if (blocks == null || length >= blockBytes || position < 0 || position + length > size) {
       return false;
     }
-    int stripe = (Thread.currentThread().hashCode() & (STRIPES - 1)) * PAD;
-    users.incrementAndGet(stripe);
+    int stripe = enter();
     try {
       if (closed) {
         throw new ClosedChannelException();
       }
       return copyBlocks(position, length, dst, at);
     } finally {
-      users.decrementAndGet(stripe);
+      exit(stripe);
     }
   }
 
@@ -144,8 +142,7 @@ public final class BlockCache implements PositionedReader, AutoCloseable {
     if (blocks == null) {
       return 0;
     }
-    int stripe = (Thread.currentThread().hashCode() & (STRIPES - 1)) * PAD;
-    users.incrementAndGet(stripe);
+    int stripe = enter();
     try {
       if (closed) {
         return 0;
@@ -163,7 +160,7 @@ public final class BlockCache implements PositionedReader, AutoCloseable {
       }
       return sum;
     } finally {
-      users.decrementAndGet(stripe);
+      exit(stripe);
     }
   }
 
@@ -184,8 +181,7 @@ public final class BlockCache implements PositionedReader, AutoCloseable {
     if (blocks == null || rowBytes >= blockBytes) {
       return false;
     }
-    int stripe = (Thread.currentThread().hashCode() & (STRIPES - 1)) * PAD;
-    users.incrementAndGet(stripe);
+    int stripe = enter();
     try {
       if (closed) {
         throw new ClosedChannelException();
@@ -210,7 +206,7 @@ public final class BlockCache implements PositionedReader, AutoCloseable {
       }
       return true;
     } finally {
-      users.decrementAndGet(stripe);
+      exit(stripe);
     }
   }
 
@@ -327,5 +323,17 @@ public final class BlockCache implements PositionedReader, AutoCloseable {
         HELD.addAndGet(-n);
       }
     }
+  }
+
+  /** Counts the calling thread as a user of the blocks until {@link #exit}; returns its stripe. */
+  private int enter() {
+    int stripe = (Thread.currentThread().hashCode() & (STRIPES - 1)) * PAD;
+    users.incrementAndGet(stripe);
+    return stripe;
+  }
+
+  /** Ends the use {@link #enter} counted in {@code stripe}. */
+  private void exit(int stripe) {
+    users.decrementAndGet(stripe);
   }
 }

@@ -1,10 +1,9 @@
 package dev.sluice.core.internal.mapped;
 
+import dev.sluice.core.internal.UnsafeAccess;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.lang.ref.Reference;
-import java.lang.reflect.Field;
-import java.nio.Buffer;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 
@@ -28,21 +27,8 @@ final class RawTouch {
   private static final long ADDRESS;
 
   static {
-    sun.misc.Unsafe u = null;
-    long address = -1;
-    String mode = System.getProperty("sun.misc.unsafe.memory.access");
-    if (mode != null ? mode.equals("allow") : Runtime.version().feature() < 24) {
-      try {
-        Field f = sun.misc.Unsafe.class.getDeclaredField("theUnsafe");
-        f.setAccessible(true);
-        u = (sun.misc.Unsafe) f.get(null);
-        address = u.objectFieldOffset(Buffer.class.getDeclaredField("address"));
-      } catch (ReflectiveOperationException | RuntimeException e) {
-        u = null; // not available in this JVM: the view handle serves
-      }
-    }
-    U = u;
-    ADDRESS = address;
+    U = UnsafeAccess.UNSAFE;
+    ADDRESS = UnsafeAccess.BUFFER_ADDRESS;
   }
 
   /** Whether {@code chunk} is read by address. */

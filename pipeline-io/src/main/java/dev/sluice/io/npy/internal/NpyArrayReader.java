@@ -155,14 +155,7 @@ final class NpyArrayReader implements AutoCloseable {
   /** Opens {@code path} to be read in {@code mode}; closes the channel if that fails. */
   static NpyArrayReader open(Path path, String fieldName, long maxChunkBytes, IoMode mode) {
     String resource = path.toString();
-    FileChannel ch;
-    try {
-      ch = FileChannel.open(path, StandardOpenOption.READ);
-    } catch (NoSuchFileException e) {
-      throw new DatasetIOException(resource, "no such file", e);
-    } catch (IOException e) {
-      throw new DatasetIOException(resource, "cannot open: " + e, e);
-    }
+    FileChannel ch = FileInput.openChannel(path);
     try {
       NpyHeader h = NpyHeader.read(resource, ch, fieldName);
       return new NpyArrayReader(path, h, ch, maxChunkBytes, mode);

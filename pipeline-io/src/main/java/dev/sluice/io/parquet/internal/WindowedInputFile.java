@@ -1,8 +1,8 @@
 package dev.sluice.io.parquet.internal;
 
+import dev.sluice.core.internal.UnsafeAccess;
 import dev.sluice.core.internal.mapped.MappedReads;
 import java.io.IOException;
-import java.lang.reflect.Field;
 import java.nio.ByteBuffer;
 import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
@@ -29,23 +29,11 @@ public final class WindowedInputFile implements InputFile {
   /** Reads of at least this many bytes map their window; smaller ones are positional reads. */
   static final int MAP_FROM = 1 << 20;
 
-  private static final sun.misc.Unsafe UNSAFE = unsafe();
-
   private final Path path;
   private volatile long length = -1;
 
   public WindowedInputFile(Path path) {
     this.path = path;
-  }
-
-  private static sun.misc.Unsafe unsafe() {
-    try {
-      Field f = sun.misc.Unsafe.class.getDeclaredField("theUnsafe");
-      f.setAccessible(true);
-      return (sun.misc.Unsafe) f.get(null);
-    } catch (ReflectiveOperationException | RuntimeException e) {
-      return null; // no unmapping: large reads fall back to positional reads
-    }
   }
 
   @Override
@@ -84,7 +72,7 @@ public final class WindowedInputFile implements InputFile {
       if (len <= 0) {
         return 0;
       }
-      if (len >= MAP_FROM && UNSAFE != null) {
+      if (len >= MAP_FROM && UnsafeAccess.canUnmap()) {
         MappedByteBuffer window = channel.map(FileChannel.MapMode.READ_ONLY, pos, len);
         try {
           MappedReads.runIo(path.toString(), pos, () -> {
@@ -92,7 +80,7 @@ public final class WindowedInputFile implements InputFile {
             return len;
           });
         } finally {
-          UNSAFE.invokeCleaner(window); // unmapped now: its pages leave the RSS with it
+          UnsafeAccess.unmap(window); // unmapped now: its pages leave the RSS with it
         }
         pos += len;
         return len;

@@ -10,6 +10,7 @@ import dev.sluice.core.SplitDataset;
 import dev.sluice.core.spi.BatchBuilder;
 import dev.sluice.core.spi.BufferPool;
 import dev.sluice.core.spi.StageCounters;
+import dev.sluice.operators.internal.RebatchOperator;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -315,58 +316,52 @@ class CachedSplits implements SplitDataset<Example>, HasSchema, CachedDataset {
 
   /**
    * Cuts the pieces of a range, in order, into batches of {@code first} rows, then {@code size}
-   * rows (the last shorter); closes every piece's batch once copied; holds at most the batch being
-   * filled, closed by {@link #close()}.
+   * rows (the last shorter), through the one re-batcher ({@link RebatchOperator.Rows}): a segment's
+   * rows are gathered from the store, an upstream batch's rows copied; closes every piece's batch
+   * once copied; holds at most the batch being filled, closed by {@link #close()}.
    */
   private final class Cutter implements AutoCloseable {
     private final long base;
-    private final long end;
-    private final int size;
     private final long[] indices;
-    private long position;
-    private int next;
-    private BatchBuilder current;
+    private final RebatchOperator.Rows rows;
 
     Cutter(long base, long from, long to, int first, int size) {
       this.base = base;
-      this.position = from;
-      this.end = to;
-      this.size = size;
-      this.next = first;
       this.indices = new long[Math.max(first, size)];
+      this.rows = new RebatchOperator.Rows(state.schema(), pool, first, size, to - from, "cache(" + state.upstream.source() + ")");
     }
 
     List<Batch> accept(Piece p) {
-      List<Batch> out = new ArrayList<>(2);
       try {
-        long pos = p.from();
-        while (pos < p.to()) {
-          if (current == null) {
-            current = BatchBuilder.create(state.schema(), (int) Math.min(next, end - position), pool);
-            next = size;
-          }
-          int n = (int) Math.min(current.capacity() - current.size(), p.to() - pos);
-          if (p.segment() != null) {
-            for (int i = 0; i < n; i++) {
-              indices[i] = base + pos + i;
+        long from = p.from();
+        int count = (int) (p.to() - from);
+        List<Batch> out;
+        if (p.segment() != null) {
+          out = rows.gather(count, targets -> {
+            long pos = from;
+            for (BatchBuilder t : targets) {
+              int k = (int) Math.min(t.capacity() - t.size(), p.to() - pos);
+              for (int i = 0; i < k; i++) {
+                indices[i] = base + pos + i;
+              }
+              p.segment().rows().gather(indices, 0, k, t);
+              pos += k;
             }
-            p.segment().rows().gather(indices, 0, n, current);
-            pass.served(p.block(), n);
-          } else {
-            current.appendRange(p.batch(), (int) (pos - p.batchFirst()), n);
-            pass.servedFromUpstream(p.why(), n);
-          }
-          pos += n;
-          position += n;
-          if (current.size() == current.capacity()) {
-            out.add(current.build());
-            current = null;
-          }
+          });
+          pass.served(p.block(), count);
+        } else {
+          int offset = (int) (from - p.batchFirst());
+          out = rows.gather(count, targets -> {
+            int q = offset;
+            for (BatchBuilder t : targets) {
+              int k = Math.min(offset + count - q, t.capacity() - t.size());
+              t.appendRange(p.batch(), q, k);
+              q += k;
+            }
+          });
+          pass.servedFromUpstream(p.why(), count);
         }
         return out;
-      } catch (RuntimeException | Error e) {
-        out.forEach(Batch::close);
-        throw e;
       } finally {
         if (p.batch() != null) {
           p.batch().close();
@@ -376,10 +371,7 @@ class CachedSplits implements SplitDataset<Example>, HasSchema, CachedDataset {
 
     @Override
     public void close() {
-      if (current != null) {
-        current.close();
-        current = null;
-      }
+      rows.close();
     }
   }
 

@@ -62,10 +62,7 @@ final class OpenSegments {
       }
       r.detach();
     } catch (RuntimeException | Error x) {
-      closeQuietly(r);
-      if (x instanceof InternalError ie) {
-        throw new DatasetFormatException(file.toString(), null, "changed while mapped (truncated or rewritten)", ie);
-      }
+      closeQuietly(r); // a segment truncated under its mapping: verify and detach report it (MappedReads)
       throw x;
     }
     CacheStore.Segment s = new CacheStore.Segment(block, file, r, new ShardRows(file.toString(), owner, List.of(r),
