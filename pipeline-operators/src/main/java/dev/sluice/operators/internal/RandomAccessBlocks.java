@@ -17,12 +17,12 @@ import reactor.core.publisher.Flux;
 
 /**
  * A random-access source seen as one split whose blocks are runs of about
- * {@link dev.sluice.core.Options#shuffleBlockBytes()} bytes of rows: the view its block shuffle plans over ({@link BlockPlan}, {@link SplitPlan},
- * {@link ColumnarPlan}, {@link WindowShuffle}), so the block shuffle of a random-access source is
- * the split sources' one. The block size is the split's {@linkplain #blockAlignment alignment}, so
- * blocks are whole runs and a rank's blocks are paired around the middle of its rows
- * ({@link BlockPlan#pair}); it is at most {@code rows / }{@value #MIN_BLOCKS} rows, so a small
- * dataset still has many blocks.
+ * {@link dev.sluice.core.Options#shuffleBlockBytes()} bytes of rows: the view its block shuffle
+ * plans over ({@link BlockPlan}, {@link SplitPlan}, {@link ColumnarPlan}, {@link WindowShuffle}),
+ * so the block shuffle of a random-access source is the split sources' one. The block size is the
+ * split's {@linkplain #blockAlignment alignment}, so blocks are whole runs and a rank's blocks are
+ * paired around the middle of its rows ({@link BlockPlan#pair}); it is at most
+ * {@code rows / }{@value #MIN_BLOCKS} rows, so a small dataset still has many blocks.
  *
  * <p>A row range is read with the source's {@code gather} over contiguous indices (one bulk copy
  * per batch on sources that copy runs), or with {@code get} per row for elements. With a declared
