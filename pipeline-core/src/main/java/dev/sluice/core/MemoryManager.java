@@ -4,6 +4,7 @@ import dev.sluice.core.internal.CoreAccess;
 import dev.sluice.core.internal.SpiAccess;
 import dev.sluice.core.spi.BufferPool;
 import dev.sluice.core.spi.WaitCancellation;
+import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Map;
@@ -279,8 +280,79 @@ public final class MemoryManager {
 
   // ---- the root's reservation, used by its pools ----
 
+  /**
+   * A buffer of size class {@code sizeClass} for a pool of stage {@code stage} asking for
+   * {@code asked} bytes: one the pool keeps ({@code shelf.take()}), or fresh memory within the limit
+   * ({@code shelf.fresh()}, after dropping kept buffers of any pool to make room), waiting for memory
+   * to come back when neither is possible. {@code inProgress}: bytes the asking batch already holds
+   * (see {@link #nothingComesBack}). The wait ends with a {@link MemoryLimitException} when nothing
+   * comes back in time, when nothing can come back, on an interrupt (the flag is restored) or when
+   * the pass this allocation works for is cancelled ({@link WaitCancellation#current()}).
+   */
+  ByteBuffer acquire(String stage, long asked, int sizeClass, long inProgress, CoreAccess.Shelf shelf) {
+    if (sizeClass > limit()) {
+      throw tooLarge(stage, asked, sizeClass);
+    }
+    long deadline = 0;
+    for (;;) {
+      handedOut(sizeClass); // counted before it is taken: a waiter never sees too little handed out
+      ByteBuffer b = shelf.take();
+      if (b != null) {
+        return b;
+      }
+      if (tryReserve(sizeClass)) {
+        try {
+          return shelf.fresh();
+        } catch (RuntimeException | Error e) {
+          handedOut(-sizeClass);
+          unreserve(sizeClass);
+          throw e;
+        }
+      }
+      handedOut(-sizeClass);
+      if (trimFor(sizeClass)) {
+        continue;
+      }
+      if (deadline == 0) {
+        deadline = System.nanoTime() + maxWaitNanos();
+      }
+      boolean ready;
+      beginWait(inProgress);
+      try {
+        ready = await(() -> shelf.holdsAny() || fits(sizeClass) || keepsBuffers() || nothingComesBack(), deadline,
+            WaitCancellation.current());
+        if (nothingComesBack() && !shelf.holdsAny() && !fits(sizeClass) && !keepsBuffers()) {
+          throw deadlocked(stage, asked, sizeClass, inProgress);
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw limitReached(stage, asked, sizeClass, e);
+      } catch (CancellationException e) {
+        throw limitReached(stage, asked, sizeClass, e); // the pass was cancelled: no interrupt to restore
+      } finally {
+        endWait(inProgress);
+      }
+      if (!ready) {
+        throw limitReached(stage, asked, sizeClass, null);
+      }
+    }
+  }
+
+  /**
+   * A buffer of size class {@code sizeClass} came back to its pool, which {@code kept} it for reuse
+   * or gave its memory up.
+   */
+  void returned(int sizeClass, boolean kept) {
+    handedOut(-sizeClass);
+    if (kept) {
+      signal();
+    } else {
+      unreserve(sizeClass);
+    }
+  }
+
   /** Reserves {@code bytes} of fresh memory if the limit allows. */
-  boolean tryReserve(long bytes) {
+  private boolean tryReserve(long bytes) {
     for (;;) {
       long r = reserved.get();
       if (bytes > limit - r) {
@@ -303,12 +375,12 @@ public final class MemoryManager {
   }
 
   /** True when {@code bytes} more would fit now. */
-  boolean fits(long bytes) {
+  private boolean fits(long bytes) {
     return bytes <= limit - reserved.get();
   }
 
   /** True when some pool keeps a freed buffer that could be dropped to make room. */
-  boolean keepsBuffers() {
+  private boolean keepsBuffers() {
     for (BufferPool p : pools.values()) {
       if (p.retainedBytes() > 0) {
         return true;
@@ -318,7 +390,7 @@ public final class MemoryManager {
   }
 
   /** Drops kept buffers until {@code bytes} more fit; true when any was dropped. */
-  boolean trimFor(long bytes) {
+  private boolean trimFor(long bytes) {
     boolean any = false;
     for (BufferPool p : pools.values()) {
       while (!fits(bytes)) {
@@ -335,7 +407,7 @@ public final class MemoryManager {
   }
 
   /** {@code bytes} (a size class, negative when it comes back) more are handed out. */
-  void handedOut(long bytes) {
+  private void handedOut(long bytes) {
     handedOut.addAndGet(bytes);
   }
 
@@ -343,13 +415,13 @@ public final class MemoryManager {
    * An allocation begins to wait while its batch holds {@code inProgress} bytes: every waiter looks
    * again whether anything can still come back.
    */
-  void beginWait(long inProgress) {
+  private void beginWait(long inProgress) {
     waitingInProgress.addAndGet(inProgress);
     signal();
   }
 
   /** The wait {@link #beginWait} began is over. */
-  void endWait(long inProgress) {
+  private void endWait(long inProgress) {
     waitingInProgress.addAndGet(-inProgress);
   }
 
@@ -357,11 +429,11 @@ public final class MemoryManager {
    * True when every buffer handed out belongs to a batch being built whose allocation waits: none of
    * them can come back, so waiting longer cannot help.
    */
-  boolean nothingComesBack() {
+  private boolean nothingComesBack() {
     return handedOut.get() <= waitingInProgress.get();
   }
 
-  MemoryLimitException deadlocked(String stage, long asked, long sizeClass, long inProgress) {
+  private MemoryLimitException deadlocked(String stage, long asked, long sizeClass, long inProgress) {
     Map<String, Long> held = root.outstandingBytesByStage();
     return new MemoryLimitException("memory limit of " + bytes(limit) + " reached: stage '" + stage + "' needs "
         + bytes(sizeClass) + " more for a batch that already holds " + bytes(inProgress) + ", and every buffer handed "
@@ -433,7 +505,7 @@ public final class MemoryManager {
     }
   }
 
-  long maxWaitNanos() {
+  private long maxWaitNanos() {
     return root.maxWaitNanos;
   }
 
@@ -451,14 +523,14 @@ public final class MemoryManager {
     }
   }
 
-  MemoryLimitException tooLarge(String stage, long asked, long sizeClass) {
+  private MemoryLimitException tooLarge(String stage, long asked, long sizeClass) {
     return new MemoryLimitException("stage '" + stage + "' asked for " + bytes(asked)
         + (sizeClass != asked ? " (a buffer of " + bytes(sizeClass) + ")" : "") + " but the memory limit is "
         + bytes(limit) + ": no single buffer can be larger than the limit; raise the limit or make the batches smaller",
         limit, sizeClass, root.outstandingBytesByStage(), null);
   }
 
-  MemoryLimitException limitReached(String stage, long asked, long sizeClass, Throwable cause) {
+  private MemoryLimitException limitReached(String stage, long asked, long sizeClass, Throwable cause) {
     Map<String, Long> held = root.outstandingBytesByStage();
     String why = cause instanceof InterruptedException
         ? "the thread was interrupted while it waited for memory to come back"

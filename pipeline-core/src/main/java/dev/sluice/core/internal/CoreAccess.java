@@ -7,12 +7,10 @@ import dev.sluice.core.MemoryManager;
 import dev.sluice.core.Schema;
 import dev.sluice.core.Tensor;
 import dev.sluice.core.spi.PooledBuffer;
-import dev.sluice.core.spi.WaitCancellation;
 import java.lang.invoke.MethodHandles;
 import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.Map;
-import java.util.function.BooleanSupplier;
 
 /**
  * The members of {@code dev.sluice.core} that the column builders and buffer pools of
@@ -22,9 +20,9 @@ import java.util.function.BooleanSupplier;
  * loaded first.
  *
  * <p>Each method does what the member of the same name in {@code dev.sluice.core} does, for the
- * object given as the first argument: the methods taking a {@link MemoryManager} are the
- * reservation and wait protocol of a manager's pools, the others read a tensor's own buffers or
- * make a batch that owns pooled buffers.
+ * object given as the first argument: the methods taking a {@link MemoryManager} are how a
+ * manager's pools take memory from it (waiting under its limit) and give it back, the others read a
+ * tensor's own buffers or make a batch that owns pooled buffers.
  */
 public abstract class CoreAccess {
   private static volatile CoreAccess access;
@@ -61,62 +59,43 @@ public abstract class CoreAccess {
     access = a;
   }
 
-  // ---- a manager's reservation and wait, for its pools ----
+  // ---- a manager's memory, for its pools ----
 
-  /** A buffer of {@code sizeClass} bytes can never fit the manager's limit. */
-  public abstract MemoryLimitException tooLarge(MemoryManager m, String stage, long asked, long sizeClass);
+  /** A pool's buffers of one size class, as {@link #acquire} takes them. */
+  public interface Shelf {
+    /** A buffer of the class the pool keeps for reuse, taken off the shelf; null when none is kept. */
+    ByteBuffer take();
 
-  /** {@code bytes} (a size class, negative when it comes back) more are handed out. */
-  public abstract void handedOut(MemoryManager m, long bytes);
+    /** True when the pool keeps a buffer of the class. */
+    boolean holdsAny();
 
-  /** Reserves {@code bytes} of fresh memory if the limit allows. */
-  public abstract boolean tryReserve(MemoryManager m, long bytes);
-
-  /** {@code bytes} of memory were given up (dropped, not kept for reuse). */
-  public abstract void unreserve(MemoryManager m, long bytes);
-
-  /** True when {@code bytes} more would fit now. */
-  public abstract boolean fits(MemoryManager m, long bytes);
-
-  /** True when some pool keeps a freed buffer that could be dropped to make room. */
-  public abstract boolean keepsBuffers(MemoryManager m);
-
-  /** Drops kept buffers until {@code bytes} more fit; true when any was dropped. */
-  public abstract boolean trimFor(MemoryManager m, long bytes);
-
-  /** How long an allocation waits for memory to come back, in nanoseconds. */
-  public abstract long maxWaitNanos(MemoryManager m);
-
-  /** An allocation begins to wait while its batch holds {@code inProgress} bytes. */
-  public abstract void beginWait(MemoryManager m, long inProgress);
-
-  /** The wait {@link #beginWait} began is over. */
-  public abstract void endWait(MemoryManager m, long inProgress);
-
-  /** True when no buffer handed out can come back: each belongs to a batch whose allocation waits. */
-  public abstract boolean nothingComesBack(MemoryManager m);
+    /** A fresh buffer of the class, its memory already reserved under the limit. */
+    ByteBuffer fresh();
+  }
 
   /**
-   * Parks until {@code done} is true or the deadline passes; returns whether it became true.
+   * A buffer of size class {@code sizeClass} from {@code shelf} or fresh memory, waiting for memory
+   * under {@code m}'s limit.
    *
-   * @param cancel ends the wait with a {@link java.util.concurrent.CancellationException} when
-   *     cancelled, or null for none
+   * @param stage the pool's stage, for errors
+   * @param asked the bytes asked for, for errors
+   * @param inProgress bytes of {@code m}'s buffers the asking batch already holds
+   * @throws MemoryLimitException if the buffer can never fit, nothing came back in time, nothing can
+   *     come back, or the wait was interrupted or its pass cancelled
    */
-  public abstract boolean await(MemoryManager m, BooleanSupplier done, long deadlineNanos, WaitCancellation cancel)
-      throws InterruptedException;
+  public abstract ByteBuffer acquire(MemoryManager m, String stage, long asked, int sizeClass, long inProgress,
+      Shelf shelf);
 
-  /** Wakes whoever waits for memory. */
-  public abstract void signal(MemoryManager m);
+  /** A buffer of size class {@code sizeClass} came back to a pool of {@code m}, which kept it or not. */
+  public abstract void returned(MemoryManager m, int sizeClass, boolean kept);
 
-  /** The error of an allocation that waits while nothing can come back. */
-  public abstract MemoryLimitException deadlocked(MemoryManager m, String stage, long asked, long sizeClass,
-      long inProgress);
+  /** {@code bytes} of {@code m}'s reserved memory were given up by a pool. */
+  public abstract void unreserve(MemoryManager m, long bytes);
 
-  /** The error of an allocation that waited in vain ({@code cause}: an interrupt, or null). */
-  public abstract MemoryLimitException limitReached(MemoryManager m, String stage, long asked, long sizeClass,
-      Throwable cause);
-
-  /** Fails when the {@code total} bytes one batch of {@code rows} rows needs at once can never fit. */
+  /**
+   * Fails when {@code total} bytes, what {@code what} needs at once for one batch of {@code rows}
+   * rows ({@code parts}: bytes per field), can never be held under {@code m}'s limit.
+   */
   public abstract void checkCanHold(MemoryManager m, String what, long rows, long total, Map<String, Long> parts);
 
   /** {@code n} bytes for a message: {@code 64.0 MiB (67108864 bytes)}. */

@@ -6,7 +6,6 @@ import dev.sluice.core.internal.CoreAccess;
 import dev.sluice.core.internal.SpiAccess;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.util.concurrent.CancellationException;
 import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -34,6 +33,7 @@ public final class BufferPool {
   private final long retainBudget;
   @SuppressWarnings("unchecked")
   private final ConcurrentLinkedDeque<ByteBuffer>[] free = new ConcurrentLinkedDeque[MAX_CLASS + 1];
+  private final Shelf[] shelves = new Shelf[MAX_CLASS + 1];
   private final AtomicLong outstanding = new AtomicLong();
   private final AtomicLong retained = new AtomicLong();
   private final AtomicLong allocatedTotal = new AtomicLong();
@@ -45,6 +45,7 @@ public final class BufferPool {
     this.retainBudget = retainBudget;
     for (int i = 0; i < free.length && parent == null; i++) { // a scope's pool keeps nothing itself
       free[i] = new ConcurrentLinkedDeque<>();
+      shelves[i] = new Shelf(i);
     }
   }
 
@@ -94,56 +95,36 @@ public final class BufferPool {
 
   /** A kept buffer of class {@code cls}, or fresh memory within the limit, waiting for it if need be. */
   private ByteBuffer acquire(int cls, long bytes, long inProgress) {
-    int cap = 1 << cls;
-    if (cap > manager.limit()) {
-      throw CORE.tooLarge(manager, stage, bytes, cap);
+    return CORE.acquire(manager, stage, bytes, 1 << cls, inProgress, shelves[cls]);
+  }
+
+  /** The kept buffers of one size class and fresh memory of that class, as the manager takes them. */
+  private final class Shelf implements CoreAccess.Shelf {
+    private final int cls;
+
+    Shelf(int cls) {
+      this.cls = cls;
     }
-    long deadline = 0;
-    for (;;) {
-      CORE.handedOut(manager, cap); // counted before it is taken: a waiter never sees too little handed out
+
+    @Override
+    public ByteBuffer take() {
       ByteBuffer b = free[cls].pollFirst();
       if (b != null) {
-        retained.addAndGet(-cap);
-        return b;
+        retained.addAndGet(-b.capacity());
       }
-      if (CORE.tryReserve(manager, cap)) {
-        try {
-          b = allocateAligned(cap);
-        } catch (RuntimeException | Error e) {
-          CORE.handedOut(manager, -cap);
-          CORE.unreserve(manager, cap);
-          throw e;
-        }
-        allocatedTotal.addAndGet(b.capacity());
-        return b;
-      }
-      CORE.handedOut(manager, -cap);
-      if (CORE.trimFor(manager, cap)) {
-        continue;
-      }
-      if (deadline == 0) {
-        deadline = System.nanoTime() + CORE.maxWaitNanos(manager);
-      }
-      boolean ready;
-      CORE.beginWait(manager, inProgress);
-      try {
-        ready = CORE.await(manager, () -> !free[cls].isEmpty() || CORE.fits(manager, cap)
-            || CORE.keepsBuffers(manager) || CORE.nothingComesBack(manager), deadline, WaitCancellation.current());
-        if (CORE.nothingComesBack(manager) && free[cls].isEmpty() && !CORE.fits(manager, cap)
-            && !CORE.keepsBuffers(manager)) {
-          throw CORE.deadlocked(manager, stage, bytes, cap, inProgress);
-        }
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw CORE.limitReached(manager, stage, bytes, cap, e);
-      } catch (CancellationException e) {
-        throw CORE.limitReached(manager, stage, bytes, cap, e); // the pass was cancelled: no interrupt to restore
-      } finally {
-        CORE.endWait(manager, inProgress);
-      }
-      if (!ready) {
-        throw CORE.limitReached(manager, stage, bytes, cap, null);
-      }
+      return b;
+    }
+
+    @Override
+    public boolean holdsAny() {
+      return !free[cls].isEmpty();
+    }
+
+    @Override
+    public ByteBuffer fresh() {
+      ByteBuffer b = allocateAligned(1 << cls);
+      allocatedTotal.addAndGet(b.capacity());
+      return b;
     }
   }
 
@@ -154,15 +135,13 @@ public final class BufferPool {
       return;
     }
     int cap = b.capacity();
-    CORE.handedOut(manager, -cap);
     int cls = Integer.numberOfTrailingZeros(cap);
-    if (retained.get() + cap <= retainBudget) {
+    boolean keep = retained.get() + cap <= retainBudget;
+    if (keep) {
       retained.addAndGet(cap);
       free[cls].addFirst(b);
-      CORE.signal(manager);
-    } else {
-      CORE.unreserve(manager, cap);
     }
+    CORE.returned(manager, cap, keep);
   }
 
   /** Drops one kept buffer (the largest first) to make room under the limit; false when none is kept. */
