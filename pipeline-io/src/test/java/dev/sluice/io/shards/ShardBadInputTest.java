@@ -440,6 +440,23 @@ class ShardBadInputTest {
   }
 
   @Test
+  void aShardTruncatedBeforeItsFirstReadStatesTheSizeFoundAndTheSizeTheReadNeeds() throws IOException {
+    Path big = dir.resolve("unread-sizes");
+    Shards.write(Datasets.synthetic(20_000, 16, 3), big, WriteOptions.defaults().withNumShards(1));
+    Path shard = big.resolve("shard-00000.shard");
+    long size = Files.size(shard);
+    try (ShardSet s = Shards.open(big)) {
+      try (FileChannel ch = FileChannel.open(shard, StandardOpenOption.WRITE)) {
+        ch.truncate(4096);
+      }
+      DatasetException e = fails(DatasetException.class, () -> s.get(15_000).tensor("x").getFloat(0),
+          "shard-00000.shard", "the file has 4096 bytes but the mapping needs ", "truncated after it was opened");
+      long needs = Long.parseLong(e.getMessage().replaceAll("(?s).*the mapping needs (\\d+).*", "$1"));
+      assertTrue(needs > 4096 && needs <= size, "needs " + needs + " of the " + size + " bytes written");
+    }
+  }
+
+  @Test
   void aShardTruncatedAfterOpenIsADataErrorNotACrash() throws IOException {
     Path big = dir.resolve("big");
     Shards.write(Datasets.synthetic(20_000, 16, 3), big, WriteOptions.defaults().withNumShards(1));

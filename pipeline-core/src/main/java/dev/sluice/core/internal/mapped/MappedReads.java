@@ -6,8 +6,8 @@ import dev.sluice.core.DatasetIOException;
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.channels.ClosedChannelException;
 import java.nio.MappedByteBuffer;
+import java.nio.channels.ClosedChannelException;
 import java.nio.channels.FileChannel;
 import java.lang.ref.Cleaner;
 import java.util.concurrent.TimeUnit;
@@ -49,10 +49,36 @@ public final class MappedReads {
         awaitCollection();
       }
     }
-    MappedByteBuffer m = channel.map(FileChannel.MapMode.READ_ONLY, offset, length);
+    MappedByteBuffer m;
+    try {
+      m = channel.map(FileChannel.MapMode.READ_ONLY, offset, length);
+    } catch (ClosedChannelException e) {
+      throw e;
+    } catch (IOException e) {
+      throw pastTheEnd(channel, offset + length, e);
+    }
     LIVE_MAPPINGS.incrementAndGet();
     MAPPINGS.register(m, LIVE_MAPPINGS::decrementAndGet);
     return m;
+  }
+
+  /**
+   * The failure of a mapping that {@code cause} ended: when the file is now shorter than the mapping
+   * needs (a read-only mapping cannot extend it), an error stating both sizes, else {@code cause}.
+   */
+  private static IOException pastTheEnd(FileChannel channel, long end, IOException cause) {
+    long size;
+    try {
+      size = channel.size();
+    } catch (IOException e) {
+      cause.addSuppressed(e);
+      return cause;
+    }
+    if (size >= end) {
+      return cause;
+    }
+    return new IOException("the file has " + size + " bytes but the mapping needs " + end
+        + ": it was truncated after it was opened", cause);
   }
 
   /**
