@@ -16,11 +16,14 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.reactivestreams.Subscription;
 import reactor.core.Disposable;
+import reactor.core.publisher.BaseSubscriber;
 import reactor.core.publisher.Flux;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 import reactor.test.StepVerifier;
+import reactor.test.util.RaceTestUtils;
 
 @ExtendWith(NoLeaks.class)
 class FluxSubscribeOnUninterruptedTest {
@@ -70,6 +73,32 @@ class FluxSubscribeOnUninterruptedTest {
     Awaitility.await().atMost(Duration.ofMinutes(1)).until(() -> scheduler.live.get() == 0);
     assertFalse(interrupted.get(), "the cancel interrupted the running task");
     assertEquals(1, discarded.get(), "the late element was not discarded");
+  }
+
+  @Test
+  void aCancelRacingRequestsAndTheSubscriptionLeavesNoWorker() {
+    CountingScheduler scheduler = new CountingScheduler(Schedulers.boundedElastic());
+    AtomicInteger discarded = new AtomicInteger();
+    AtomicInteger emitted = new AtomicInteger();
+    AtomicInteger generated = new AtomicInteger();
+    for (int round = 0; round < 200; round++) {
+      BaseSubscriber<Integer> sub = new BaseSubscriber<>() {
+        @Override
+        protected void hookOnSubscribe(Subscription s) {
+        }
+
+        @Override
+        protected void hookOnNext(Integer value) {
+          emitted.incrementAndGet();
+        }
+      };
+      new FluxSubscribeOnUninterrupted<>(Flux.range(0, 50).doOnNext(i -> generated.incrementAndGet()), scheduler)
+          .doOnDiscard(Integer.class, i -> discarded.incrementAndGet())
+          .subscribe(sub);
+      RaceTestUtils.race(sub::cancel, () -> sub.request(7));
+    }
+    Awaitility.await().atMost(Duration.ofMinutes(1)).until(() -> scheduler.live.get() == 0);
+    assertEquals(generated.get(), emitted.get() + discarded.get(), "an element was neither emitted nor discarded");
   }
 
   /** A scheduler that counts its workers not yet disposed. */
