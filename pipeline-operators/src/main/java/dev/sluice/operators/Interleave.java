@@ -21,7 +21,11 @@ import reactor.core.publisher.Flux;
  * <p><b>Reactive Streams semantics.</b> Requests one upstream element per free slot; emits on
  * demand, from the slot the cycle is at; completes when upstream and every open publisher
  * completed; errors as soon as upstream or an open publisher errors (the others are cancelled);
- * cancel cancels upstream and every open publisher.
+ * cancel cancels upstream and every open publisher. With {@code numParallelCalls > 1} a cancel never
+ * interrupts the worker an open publisher runs on (an interrupt during a {@code FileChannel} read
+ * closes the channel, for every later pass of a source that keeps it open): a read under way
+ * finishes, what the publisher emits after the cancel goes to the discard hook, its worker is given
+ * back after it, and a publisher waiting for pooled memory stops waiting.
  *
  * <p><b>Discard support.</b> Elements queued in the open publishers, and upstream elements not yet
  * opened, go to Reactor's discard hook on cancel and error.

@@ -790,7 +790,9 @@ public final class Pipeline<T> implements Dataset<T> {
    * {@code numParallelCalls}.
    *
    * <p><b>Reactive Streams semantics.</b> Opens a dataset per free slot; emits on demand; completes
-   * when every dataset completed; an error ends the pass and cancels the open datasets.
+   * when every dataset completed; an error ends the pass and cancels the open datasets. A cancel never
+   * interrupts a dataset's read on a worker: the read finishes and what it produces is discarded; a
+   * dataset waiting for pooled memory stops waiting.
    *
    * <p><b>Discard support.</b> Elements read ahead by open datasets go to the discard hook on
    * cancel or error; batches are closed.

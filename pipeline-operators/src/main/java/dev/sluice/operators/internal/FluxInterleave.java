@@ -30,7 +30,8 @@ import reactor.util.context.Context;
  * taken from the slot the cycle is at.
  *
  * <p>Every open inner publisher prefetches (a bounded queue each); with a {@link Scheduler} each is
- * subscribed on it, so up to {@code cycleLength} inputs are read concurrently.
+ * subscribed on it, so up to {@code cycleLength} inputs are read concurrently; a cancel never
+ * interrupts a worker's task ({@code FluxSubscribeOnUninterrupted}).
  *
  * <p>Discard support: on cancel and on error, the elements queued in every slot and the upstream
  * elements not yet opened go to {@link Operators#onDiscard}.
@@ -255,7 +256,7 @@ public final class FluxInterleave<T, R> extends FluxOperator<T, R> {
         InnerSubscriber<R> inner = new InnerSubscriber<>(this, prefetch);
         slots[slot] = inner;
         if (scheduler != null) {
-          Flux.from(p).subscribeOn(scheduler).subscribe(inner);
+          new FluxSubscribeOnUninterrupted<R>(Flux.from(p), scheduler).subscribe(inner);
         } else {
           p.subscribe(inner);
         }

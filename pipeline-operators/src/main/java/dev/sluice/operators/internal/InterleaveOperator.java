@@ -22,7 +22,8 @@ public final class InterleaveOperator {
    * @param cycleLength publishers open at once, &gt; 0
    * @param blockLength consecutive elements taken from each, &gt; 0
    * @param numParallelCalls 1: open publishers run on the subscriber's thread; more: on
-   *     {@code boundedElastic} workers, reading ahead concurrently
+   *     {@code boundedElastic} workers, reading ahead concurrently; a cancel never interrupts a
+   *     worker's task ({@code FluxSubscribeOnUninterrupted})
    * @param deterministic keep the sequential order
    * @return the transformer
    */
@@ -45,7 +46,7 @@ public final class InterleaveOperator {
     }
     return f -> f.flatMap(t -> {
       Flux<R> inner = Flux.from(fn.apply(t));
-      return scheduler == null ? inner : inner.subscribeOn(scheduler);
+      return scheduler == null ? inner : new FluxSubscribeOnUninterrupted<>(inner, scheduler);
     }, cycleLength, prefetch);
   }
 }
