@@ -15,8 +15,8 @@ import reactor.core.scheduler.Scheduler;
 /**
  * Runs a task per input on a scheduler, several at once, and emits the tasks' results in input
  * order: the one mechanism behind every ordered parallel stage that produces resources (gathered
- * batches, decoded row groups and segments, collated batches). {@link #flatMap} takes its inputs from
- * a flux and a task may produce a run of results; {@link #range} is the same contract for a known
+ * batches, decoded row groups and segments, collated batches). {@link #flatMap} takes its inputs
+ * from a flux and a task may produce a run of results; {@link #range} is the same contract for a known
  * count of numbered results, with a lighter hand-over (the index path's parallel gathers).
  *
  * <p>A task turns one input into a run of results, handed to its output one by one in order; a run
@@ -90,7 +90,8 @@ public final class OrderedParallel {
       // (ClosedByInterruptException), for every later read of that file too. A cancelled run's task
       // still runs (a late one returns at once) and its results are released through the runs.
       return inputs
-          .flatMapSequential(t -> Mono.<Run<R>>create(sink -> workers.schedule(() -> sink.success(runs.execute(task, t)))),
+          .flatMapSequential(
+              t -> Mono.<Run<R>>create(sink -> workers.schedule(() -> sink.success(runs.execute(task, t)))),
               parallelism, 1)
           .concatMap(Run::flux, 0)
           .doFinally(signal -> runs.terminate());
@@ -121,10 +122,11 @@ public final class OrderedParallel {
    * <p>Same contract as {@link #flatMap}: the output does not depend on the parallelism; a task's
    * failure is signalled after every result before its number; every result is emitted or handed to
    * {@code release} exactly once; cancel stops the workers (a running task is not interrupted; its
-   * result is released; a worker waiting for pooled memory stops waiting). No result is emitted after {@code cancel()} returned, even when the cancel
-   * comes from another thread than the one emitting (it waits for an emission under way), so a
-   * downstream operator that drops a late value without discarding it loses nothing. Memory is bounded by {@code parallelism × ahead} results. Workers start on
-   * the first request.
+   * result is released; a worker waiting for pooled memory stops waiting). No result is emitted
+   * after {@code cancel()} returned, even when the cancel comes from another thread than the one
+   * emitting (it waits for an emission under way), so a downstream operator that drops a late value
+   * without discarding it loses nothing. Memory is bounded by {@code parallelism × ahead} results.
+   * Workers start on the first request.
    *
    * @param parallelism workers, &gt; 0
    * @param ahead results each worker may hold before the subscriber takes them, &gt; 0
