@@ -1,5 +1,6 @@
 package dev.sluice.operators;
 
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -8,16 +9,20 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.sluice.core.Batch;
 import dev.sluice.core.Datasets;
 import dev.sluice.core.Example;
+import dev.sluice.core.MemoryLimitException;
 import dev.sluice.core.MemoryManager;
 import dev.sluice.core.PipelineContext;
 import dev.sluice.core.Tensor;
 import dev.sluice.core.testing.NoLeaks;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import java.util.stream.IntStream;
 import org.awaitility.Awaitility;
@@ -311,5 +316,47 @@ class ParallelMapTest {
     assertEquals("chunkSize > 0 required but it was 0",
         assertThrows(IllegalArgumentException.class,
             () -> ParallelMap.map(x -> x, 2, true, 0, Schedulers.parallel())).getMessage());
+  }
+
+  @Test
+  void aCancelEndsAWorkerWaitForMemoryWithoutAnInterrupt() throws InterruptedException {
+    MemoryManager memory = new MemoryManager();
+    memory.setLimit(1 << 20);
+    memory.setMaxWait(Duration.ofMinutes(10)); // a wait would outlast the test
+    var held = memory.pool("consumer").allocate(1 << 20); // what the consumer holds fills the limit
+    for (boolean deterministic : new boolean[] {true, false}) {
+      AtomicReference<Thread> worker = new AtomicReference<>();
+      AtomicReference<Throwable> failure = new AtomicReference<>();
+      AtomicBoolean interrupted = new AtomicBoolean();
+      CountDownLatch done = new CountDownLatch(1);
+      Function<Integer, Integer> allocate = v -> {
+        worker.set(Thread.currentThread());
+        try {
+          memory.pool("map").allocate(4096).close();
+        } catch (RuntimeException e) {
+          failure.set(e);
+        } finally {
+          interrupted.set(Thread.currentThread().isInterrupted());
+          done.countDown();
+        }
+        return v;
+      };
+      reactor.core.Disposable subscription = Flux.just(1)
+          .transform(ParallelMap.map(allocate, 2, deterministic, 1, Schedulers.boundedElastic()))
+          .subscribe();
+      Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> waitsForMemory(worker.get()));
+      subscription.dispose();
+      assertTrue(done.await(1, TimeUnit.MINUTES), "the wait ended");
+      assertThat(failure.get()).as("deterministic " + deterministic).isInstanceOf(MemoryLimitException.class)
+          .hasMessageContaining("the pass was cancelled while it waited for memory");
+      assertThat(interrupted).as("interrupted").isFalse();
+    }
+    held.close();
+    memory.checkNoOutstanding();
+  }
+
+  private static boolean waitsForMemory(Thread t) {
+    return t != null && Arrays.stream(t.getStackTrace()).anyMatch(
+        f -> f.getClassName().equals(MemoryManager.class.getName()) && f.getMethodName().equals("await"));
   }
 }

@@ -27,7 +27,9 @@ import reactor.core.scheduler.Scheduler;
  * results go out; a chunk is handed on when full or when the upstream ends. Results are emitted on
  * demand, on the thread that requested them or that finished a chunk. Upstream errors arrive after
  * every element before them; an error of the function after the results before the failing element
- * (the upstream is then cancelled). Cancel cancels the upstream.
+ * (the upstream is then cancelled). Cancel cancels the upstream; a chunk being mapped on a worker is
+ * not interrupted, and a function waiting there for pooled memory stops waiting (the chunks run
+ * within a {@code WaitCancellation} that the cancel, or the function's failure, triggers).
  *
  * <p><b>Discard support.</b> Every element received is emitted or discarded exactly once: the inputs
  * of the filling chunk and of chunks not yet mapped, the results not yet emitted, and the results of a

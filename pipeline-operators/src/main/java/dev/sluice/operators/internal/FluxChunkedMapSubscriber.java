@@ -2,6 +2,7 @@ package dev.sluice.operators.internal;
 
 import dev.sluice.core.internal.Fatal;
 import dev.sluice.core.internal.metrics.StageMeter;
+import dev.sluice.core.spi.WaitCancellation;
 import java.util.ArrayDeque;
 import java.util.Iterator;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -33,6 +34,8 @@ final class FluxChunkedMapSubscriber<T, R> implements CoreSubscriber<T>, Subscri
   final int parallel;
   final boolean deterministic;
   final Scheduler scheduler;
+  /** The workers' chunks are mapped within it; a stop cancels it. */
+  final WaitCancellation waits = new WaitCancellation();
   final FluxChunkedMapTuner tuner;
   /** The stage's meter when it records the time chunks take, else null. */
   final StageMeter meter;
@@ -175,7 +178,7 @@ final class FluxChunkedMapSubscriber<T, R> implements CoreSubscriber<T>, Subscri
   void submit(FluxChunkedMapChunk c) {
     try {
       scheduler.schedule(() -> {
-        map(c, false);
+        waits.run(() -> map(c, false));
         FluxChunkedMapChunk next;
         synchronized (dispatchLock) {
           next = waiting.poll();
@@ -304,6 +307,7 @@ final class FluxChunkedMapSubscriber<T, R> implements CoreSubscriber<T>, Subscri
   /** No more chunks: cancels the upstream and discards the filling chunk (Dekker with onNext). */
   void stop() {
     stopped = true; // volatile write, then fillCount is read: pairs with onNext's write-then-read
+    waits.cancel(); // a function waiting for pooled memory on a worker stops waiting (no interrupt)
     upstream.cancel();
     discardFilling();
   }
