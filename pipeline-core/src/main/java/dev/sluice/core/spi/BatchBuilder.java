@@ -507,10 +507,11 @@ public final class BatchBuilder implements AutoCloseable {
         BatchBuilder target = targets.get(t);
         ColumnBuilder ca = target.columns[f];
         if (g < 0) {
-          ca.copyRows(a, below, rows, at, take[t], target.size, raw);
-        } else if (!ca.copyRowsWith(target.columns[g], a, b, below, rows, at, take[t], target.size, raw)) {
-          ca.copyRows(a, below, rows, at, take[t], target.size, raw);
-          target.columns[g].copyRows(b, below, rows, at, take[t], target.size, raw);
+          ColumnCopies.copyRows(ca, a, below, rows, at, take[t], target.size, raw);
+        } else if (!ColumnCopies.copyRowsPaired(ca, target.columns[g], a, b, below, rows, at, take[t], target.size,
+            raw)) {
+          ColumnCopies.copyRows(ca, a, below, rows, at, take[t], target.size, raw);
+          ColumnCopies.copyRows(target.columns[g], b, below, rows, at, take[t], target.size, raw);
         }
       }
     }

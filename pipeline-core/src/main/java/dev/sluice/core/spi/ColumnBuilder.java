@@ -5,7 +5,6 @@ import dev.sluice.core.DType;
 import dev.sluice.core.Shape;
 import dev.sluice.core.Tensor;
 import dev.sluice.core.TensorSpec;
-import dev.sluice.core.internal.CoreAccess;
 import dev.sluice.core.spi.ColumnMemory.Buf;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -15,8 +14,9 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * Fills one column of a batch being built ({@link BatchBuilder#column(int)}): the one place where
- * sources (npy gathers, Parquet decoders, the element path) write column memory.
+ * Fills one column of a batch being built ({@link BatchBuilder#column(int)}): where sources (npy
+ * gathers, Parquet decoders, the element path) write column memory row by row and item by item. A
+ * source that writes a column's buffers whole and wraps them itself uses {@link ColumnBuffers}.
  *
  * <p><b>Fixed-length fields</b> have a preallocated buffer of {@code capacity × rowBytes} bytes
  * ({@link #fixedBuffer()}): a source writes row {@code r} at byte {@code r × rowBytes} and marks
@@ -41,8 +41,6 @@ import java.util.Objects;
  * pool when the builder is closed unbuilt. Not thread-safe.
  */
 public final class ColumnBuilder {
-  private static final CoreAccess CORE = CoreAccess.get();
-
   // package-private fields: ColumnCopies and ColumnValues write the column through them
   private final TensorSpec spec;
   private final int capacity;
@@ -169,12 +167,7 @@ public final class ColumnBuilder {
     if (padded) {
       throw new IllegalStateException("field '" + spec.name() + "' is already padded");
     }
-    ColumnPadding.fill(fixed.buf, capacity * rowBytes, spec.dtype(), fill, spec.name());
-    int rank = spec.shape().rank();
-    if (rank > 0) {
-      lengths = ColumnMemory.allocate(pool, held, 8L * capacity * rank);
-      RowGathers.fill(lengths.buf, 0, 8 * capacity * rank, (byte) 0);
-    }
+    lengths = ColumnPadding.pad(fixed.buf, spec, capacity, fill, pool, held);
     padded = true;
   }
 
@@ -194,27 +187,7 @@ public final class ColumnBuilder {
       throw new IllegalStateException("field '" + spec.name() + "' is not padded: call pad first");
     }
     Objects.checkIndex(row, capacity);
-    if (value.dtype() != spec.dtype() || value.shape().rank() != spec.shape().rank()) {
-      throw new IllegalArgumentException("field '" + spec.name() + "' " + spec + " takes " + spec.dtype()
-          + " values of rank " + spec.shape().rank() + " but the value is " + value.dtype() + value.shape());
-    }
-    if (value.hasNulls()) {
-      throw new IllegalArgumentException("field '" + spec.name() + "': the value holds null elements, which "
-          + "padding would turn into values");
-    }
-    long[] dims = paddedDims(value);
-    long[] shape = spec.shape().dims();
-    for (int d = 0; d < dims.length; d++) {
-      if (dims[d] > shape[d]) {
-        throw new IllegalArgumentException("field '" + spec.name() + "': a value of shape " + value.shape()
-            + (value.isRagged() ? " (at most " + Shape.of(dims) + ")" : "") + " does not fit the padded shape "
-            + spec.shape());
-      }
-    }
-    ColumnPadding.copyPadded(value, fixed.buf, row * rowBytes, shape, spec.dtype().byteSize());
-    for (int d = 0; d < dims.length; d++) {
-      lengths.buf.putLong((row * dims.length + d) * 8, dims[d]);
-    }
+    ColumnPadding.setPadded(fixed.buf, row * rowBytes, lengths, row, spec, value);
   }
 
   /**
@@ -479,28 +452,6 @@ public final class ColumnBuilder {
     ColumnCopies.copyRange(this, src, from, count, at);
   }
 
-  /**
-   * Copies row {@code rows[i]} of {@code src}, {@code i} in {@code [from, from + count)}, to the rows
-   * from {@code at} on ({@link ColumnCopies#copyRows}); every row below {@code rowsBelow}.
-   */
-  void copyRows(Column src, int rowsBelow, int[] rows, int from, int count, int at, RawGather.Rows raw) {
-    ColumnCopies.copyRows(this, src, rowsBelow, rows, from, count, at, raw);
-  }
-
-  /** The bytes of a row of a fixed-width field, 0 for any other field. */
-  int fixedRowBytes() {
-    return fixed != null ? rowBytes : 0;
-  }
-
-  /**
-   * {@link #copyRows} for this field and {@code other}, both with rows of 4 bytes, in one pass
-   * ({@link ColumnCopies#copyRowsPaired}); false, having copied nothing, where that cannot be done.
-   */
-  boolean copyRowsWith(ColumnBuilder other, Column src, Column otherSrc, int rowsBelow, int[] rows, int from,
-      int count, int at, RawGather.Rows raw) {
-    return ColumnCopies.copyRowsPaired(this, other, src, otherSrc, rowsBelow, rows, from, count, at, raw);
-  }
-
   // ------------------------------------------------------------------ building
 
   /** The column of {@code n} rows; the memory now belongs to the caller (released by {@link #release()}). */
@@ -558,75 +509,6 @@ public final class ColumnBuilder {
       ColumnMemory.release(held, b);
     }
     nulls.release();
-  }
-
-  // ------------------------------------------------------------------ writing buffers directly
-
-  /**
-   * The null flags of the first {@code count} items at {@code depth} for a source that writes this
-   * column's buffers itself ({@link #fixedBuffer()}, {@link #offsetsBuffer}, {@link #valueBuffer()}):
-   * one byte per item, 1 (valid) until the source writes 0 for a null item, whose value it leaves
-   * zero or empty. The built column keeps these flags at that depth. Little-endian, position 0,
-   * limit {@code count}; a later call for the same depth and count returns the same flags.
-   *
-   * @param depth in {@code [0, raggedRank]}: 0 the rows, {@code j > 0} the elements of list level {@code j - 1}
-   * @param count items at that depth, &gt; 0 (rows: at most the capacity)
-   */
-  public ByteBuffer validityBuffer(int depth, int count) {
-    if (depth < 0 || depth > ragged) {
-      throw new IllegalArgumentException("field '" + spec.name() + "' " + spec + " has depths [0, " + ragged
-          + "] but validityBuffer got " + depth);
-    }
-    if (count <= 0 || depth == 0 && count > capacity || count > Integer.MAX_VALUE - 8) {
-      throw new IllegalArgumentException("field '" + spec.name() + "' of capacity " + capacity
-          + ": validityBuffer needs a count in [1, " + (depth == 0 ? capacity : Integer.MAX_VALUE - 8) + "] but got "
-          + count);
-    }
-    Tensor t = nulls.build(depth, count);
-    if (t == null) {
-      nulls.markNull(depth, count - 1); // creates the depth's flags, all valid below it
-      t = nulls.build(depth, count);
-      CORE.rawData(t).put(count - 1, (byte) 1);
-    }
-    return CORE.rawData(t);
-  }
-
-  /**
-   * The null flags of the first {@code count} items at {@code depth} (1 valid, 0 null), or null when
-   * none was marked null: a view of this column's memory, in which later writes to the
-   * {@link #validityBuffer} of those items show.
-   *
-   * @param depth in {@code [0, raggedRank]}
-   * @param count items at that depth, &gt;= 0
-   */
-  public Tensor validity(int depth, int count) {
-    if (depth < 0 || depth > ragged || count < 0) {
-      throw new IllegalArgumentException("field '" + spec.name() + "' " + spec + ": validity(" + depth + ", "
-          + count + ") needs a depth in [0, " + ragged + "] and a count >= 0");
-    }
-    return nulls.build(depth, count);
-  }
-
-  /**
-   * The int64 offsets buffer of list level {@code level} of a variable-length field (the last level
-   * of a string or bytes field holds the byte offsets), grown to hold at least {@code items + 1}
-   * offsets: for a source that writes the offsets itself and wraps the first {@code items + 1} of
-   * them as the level's offsets. Little-endian; the buffer moves when a later call grows it.
-   *
-   * @param level in {@code [0, raggedRank)}, or up to {@code raggedRank} for strings and bytes
-   * @param items the items at that level, &gt;= 0
-   */
-  public ByteBuffer offsetsBuffer(int level, long items) {
-    if (fixed != null || level < 0 || level >= levels) {
-      throw new IllegalArgumentException("field '" + spec.name() + "' " + spec + " has " + levels
-          + " offsets level(s) but offsetsBuffer got " + level);
-    }
-    if (items < 0 || items > (Integer.MAX_VALUE - 8) / 8 - 1) {
-      throw new IllegalArgumentException("field '" + spec.name() + "': " + items + " items at list level " + level
-          + " do not fit one offsets buffer");
-    }
-    growOffsets(offsets[level], (items + 1) * 8, 0);
-    return offsets[level].buf;
   }
 
   @Override

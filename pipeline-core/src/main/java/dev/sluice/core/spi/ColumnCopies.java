@@ -108,7 +108,7 @@ final class ColumnCopies {
    */
   static boolean copyRowsPaired(ColumnBuilder a, ColumnBuilder b, Column srcA, Column srcB, int rowsBelow,
       int[] rows, int from, int count, int at, RawGather.Rows raw) {
-    if (a.fixedRowBytes() != 4 || b.fixedRowBytes() != 4) {
+    if (a.fixed == null || a.rowBytes != 4 || b.fixed == null || b.rowBytes != 4) {
       throw new IllegalStateException("fields '" + a.spec().name() + "' and '" + b.spec().name()
           + "' do not both have rows of 4 bytes");
     }

@@ -2,7 +2,10 @@ package dev.sluice.core.spi;
 
 import dev.sluice.core.DType;
 import dev.sluice.core.Float16;
+import dev.sluice.core.Shape;
 import dev.sluice.core.Tensor;
+import dev.sluice.core.TensorSpec;
+import dev.sluice.core.spi.ColumnMemory.Buf;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 
@@ -13,6 +16,54 @@ import java.util.Arrays;
  */
 final class ColumnPadding {
   private ColumnPadding() {}
+
+  /**
+   * Fills the {@code capacity} rows of a padded field of {@code spec} in {@code fixed} with
+   * {@code fill} (null: zeros) and returns the zeroed buffer of each row's true dimensions (int64
+   * {@code [capacity, rank]}, from {@code pool}, or the heap when it is null), or null for a field
+   * of scalars ({@link ColumnBuilder#pad}).
+   */
+  static Buf pad(ByteBuffer fixed, TensorSpec spec, int capacity, Number fill, BufferPool pool, long[] held) {
+    fill(fixed, capacity * Math.toIntExact(spec.rowBytes()), spec.dtype(), fill, spec.name());
+    int rank = spec.shape().rank();
+    if (rank == 0) {
+      return null;
+    }
+    Buf lengths = ColumnMemory.allocate(pool, held, 8L * capacity * rank);
+    RowGathers.fill(lengths.buf, 0, 8 * capacity * rank, (byte) 0);
+    return lengths;
+  }
+
+  /**
+   * Checks that {@code value} fits a padded row of {@code spec}, copies it into {@code fixed} at
+   * {@code base} and records its true dimensions as row {@code row} of {@code lengths}
+   * ({@link ColumnBuilder#setPadded}).
+   *
+   * @throws IllegalArgumentException if the value does not fit the row
+   */
+  static void setPadded(ByteBuffer fixed, int base, Buf lengths, int row, TensorSpec spec, Tensor value) {
+    if (value.dtype() != spec.dtype() || value.shape().rank() != spec.shape().rank()) {
+      throw new IllegalArgumentException("field '" + spec.name() + "' " + spec + " takes " + spec.dtype()
+          + " values of rank " + spec.shape().rank() + " but the value is " + value.dtype() + value.shape());
+    }
+    if (value.hasNulls()) {
+      throw new IllegalArgumentException("field '" + spec.name() + "': the value holds null elements, which "
+          + "padding would turn into values");
+    }
+    long[] dims = bound(value);
+    long[] shape = spec.shape().dims();
+    for (int d = 0; d < dims.length; d++) {
+      if (dims[d] > shape[d]) {
+        throw new IllegalArgumentException("field '" + spec.name() + "': a value of shape " + value.shape()
+            + (value.isRagged() ? " (at most " + Shape.of(dims) + ")" : "") + " does not fit the padded shape "
+            + spec.shape());
+      }
+    }
+    copyPadded(value, fixed, base, shape, spec.dtype().byteSize());
+    for (int d = 0; d < dims.length; d++) {
+      lengths.buf.putLong((row * dims.length + d) * 8, dims[d]);
+    }
+  }
 
   /**
    * The smallest dense shape that holds {@code t}: its dimensions, where a ragged one is the

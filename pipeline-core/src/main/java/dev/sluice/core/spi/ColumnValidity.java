@@ -7,10 +7,10 @@ import dev.sluice.core.spi.ColumnMemory.Buf;
 import java.util.List;
 
 /**
- * The null flags of a {@link ColumnBuilder}'s column, one byte per item (1 valid, 0 null) at each
- * depth ({@code 0} the rows, then each list level). A depth has no flags until its first null; past
- * the last flag written, items are valid. A fixed-length field's row flags are made for the whole
- * capacity at once. Not thread-safe.
+ * The null flags of the column of a {@link ColumnBuilder} or {@link ColumnBuffers}, one byte per
+ * item (1 valid, 0 null) at each depth ({@code 0} the rows, then each list level). A depth has no
+ * flags until its first null; past the last flag written, items are valid. A fixed-length field's
+ * row flags are made for the whole capacity at once. Not thread-safe.
  */
 final class ColumnValidity {
   private final BufferPool pool; // null: heap memory

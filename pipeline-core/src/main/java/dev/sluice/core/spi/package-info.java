@@ -7,6 +7,9 @@
  *       {@link dev.sluice.core.Batch} in pooled memory, row by row, by copying rows of other batches,
  *       or through the {@link dev.sluice.core.spi.ColumnBuilder} of each field, where a source that
  *       decodes column by column writes its rows, lists and values.
+ *   <li>{@link dev.sluice.core.spi.ColumnBuffers}: the pooled or heap buffers of one column (null
+ *       flags, offsets, values) that a source writes whole and wraps as the column itself, each
+ *       allocated when first asked for.
  *   <li>{@link dev.sluice.core.spi.ColumnWindow}: rows of {@link dev.sluice.core.spi.ColumnCursor}s
  *       decoded one field at a time and gathered into batch builders.
  *   <li>{@link dev.sluice.core.spi.OffsetGather}: copies rows found by byte offset (in a mapped

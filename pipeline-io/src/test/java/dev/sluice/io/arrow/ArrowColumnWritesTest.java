@@ -13,7 +13,7 @@ import dev.sluice.core.Split;
 import dev.sluice.core.TensorSpec;
 import dev.sluice.core.spi.BatchBuilder;
 import dev.sluice.core.spi.BufferPool;
-import dev.sluice.core.spi.ColumnBuilder;
+import dev.sluice.core.spi.ColumnBuffers;
 import dev.sluice.core.testing.NoLeaks;
 import java.io.FileOutputStream;
 import java.nio.ByteBuffer;
@@ -100,10 +100,34 @@ class ArrowColumnWritesTest {
   }
 
   @Test
-  void builderBuffersWrittenDirectlyMakeTheColumn() {
+  void convertedNullFlagsAloneHoldOnlyTheFlags() throws Exception {
+    // int64 offsets from 0 and values shared with the file, null flags converted: the column's
+    // buffers are allocated as they are written, so the batch holds its flags and nothing else
+    Path f = dir.resolve("flags.arrow");
+    writeEmptyNullRows(f);
+    BufferPool pool = MemoryManager.shared().pool(ArrowOptions.STAGE);
+    try (ArrowDataset ds = Arrow.open(f)) {
+      List<Batch> batches = ds.readBatches(ds.splits().get(0), 0, Long.MAX_VALUE, ROWS).collectList().block();
+      try {
+        assertThat(batches).hasSize(1);
+        assertThat(pool.outstandingBytes()).isEqualTo(ROWS);
+        Column x = batches.get(0).column("x");
+        for (int r = 0; r < ROWS; r++) {
+          assertThat(!x.isValid(r)).as("x row %d", r).isEqualTo(r % 7 == 3);
+          long items = x.offsets().data().getLong((r + 1) * 8) - x.offsets().data().getLong(r * 8);
+          assertThat(items).as("x row %d", r).isEqualTo(r % 7 == 3 ? 0 : r % 4 + 1);
+        }
+      } finally {
+        batches.forEach(Batch::close);
+      }
+      assertThat(pool.outstandingBytes()).isZero();
+    }
+  }
+
+  @Test
+  void columnBuffersWrittenDirectlyMakeTheColumn() {
     TensorSpec spec = new TensorSpec("x", DType.INT32, Shape.of(-1), true);
-    try (BatchBuilder b = BatchBuilder.create(Schema.of(spec), 3, MemoryManager.shared().pool("test"))) {
-      ColumnBuilder c = b.column(0);
+    try (ColumnBuffers c = ColumnBuffers.create(spec, 3, MemoryManager.shared().pool("test"))) {
       assertThat(c.validity(0, 3)).isNull();
       ByteBuffer flags = c.validityBuffer(0, 3);
       assertThat(List.of(flags.get(0), flags.get(1), flags.get(2))).containsExactly((byte) 1, (byte) 1, (byte) 1);
@@ -118,11 +142,51 @@ class ArrowColumnWritesTest {
       assertThatThrownBy(() -> c.offsetsBuffer(1, 1)).isInstanceOf(IllegalArgumentException.class)
           .hasMessageContaining("offsetsBuffer got 1");
     }
-    try (BatchBuilder heap = BatchBuilder.onHeap(Schema.of(spec), 2)) {
-      assertThat(heap.column(0).validityBuffer(0, 2).isDirect()).isFalse();
-    }
+    assertThat(ColumnBuffers.onHeap(spec, 2).validityBuffer(0, 2).isDirect()).isFalse();
     assertThatThrownBy(() -> BatchBuilder.onHeap(Schema.of(spec), 0)).isInstanceOf(IllegalArgumentException.class)
         .hasMessage("capacity > 0 required but it was 0");
+  }
+
+  /**
+   * {@code ROWS} rows of {@code x}, a nullable large list of 1 to 4 float32 whose null rows (every
+   * seventh from row 3) span no values, and {@code label} (int64 = row, no nulls), in one record batch.
+   */
+  private static void writeEmptyNullRows(Path f) throws Exception {
+    Field item = new Field("item", FieldType.notNullable(new ArrowType.FloatingPoint(FloatingPointPrecision.SINGLE)),
+        null);
+    Field x = new Field("x", FieldType.nullable(new ArrowType.LargeList()), List.of(item));
+    Field label = new Field("label", FieldType.notNullable(new ArrowType.Int(64, true)), null);
+    Random random = new Random(11);
+    try (RootAllocator allocator = new RootAllocator();
+        VectorSchemaRoot root = VectorSchemaRoot.create(new org.apache.arrow.vector.types.pojo.Schema(
+            List.of(x, label)), allocator);
+        FileOutputStream out = new FileOutputStream(f.toFile());
+        ArrowFileWriter w = new ArrowFileWriter(root, null, out.getChannel())) {
+      w.start();
+      root.allocateNew();
+      LargeListVector xv = (LargeListVector) root.getVector("x");
+      UnionLargeListWriter lw = xv.getWriter();
+      for (int i = 0; i < ROWS; i++) {
+        lw.setPosition(i);
+        lw.startList();
+        for (int j = 0; i % 7 != 3 && j <= i % 4; j++) {
+          lw.float4().writeFloat4(random.nextFloat());
+        }
+        lw.endList();
+      }
+      lw.setValueCount(ROWS);
+      for (int i = 3; i < ROWS; i += 7) {
+        BitVectorHelper.unsetBit(xv.getValidityBuffer(), i);
+      }
+      BigIntVector lv = (BigIntVector) root.getVector("label");
+      for (int i = 0; i < ROWS; i++) {
+        lv.setSafe(i, i);
+      }
+      lv.setValueCount(ROWS);
+      root.setRowCount(ROWS);
+      w.writeBatch();
+      w.end();
+    }
   }
 
   /**

@@ -7,7 +7,7 @@ import dev.sluice.core.Shape;
 import dev.sluice.core.Tensor;
 import dev.sluice.core.TensorSpec;
 import dev.sluice.core.UnsupportedFormatException;
-import dev.sluice.core.spi.ColumnBuilder;
+import dev.sluice.core.spi.ColumnBuffers;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
@@ -20,9 +20,9 @@ import java.util.List;
  *
  * <p>What the file's layout allows is shared, not copied: fixed-width values (also inside
  * fixed-size lists), int64 offsets that start at 0 (large lists, large strings and binaries), and
- * the bytes of strings and binaries. The rest is written through the column's {@link ColumnBuilder}
- * (one per written column, from {@link Memory}), into the builder's own validity, offsets and values
- * buffers: validity bitmaps become one byte per item (the validities of the struct arrays on the way
+ * the bytes of strings and binaries. The rest is written into the column's {@link ColumnBuffers}
+ * (one set per written column, from {@link Memory}, each buffer allocated when first written):
+ * validity bitmaps become one byte per item (the validities of the struct arrays on the way
  * are combined with the level's own), int32 offsets are widened, booleans unpacked, decimals
  * converted, interval parts split out, dictionary indices replaced by their values, list views,
  * binary views and run-end encoded arrays materialized, union members nulled where a row holds
@@ -51,7 +51,7 @@ final class ColumnAssembler {
   final Memory memory;
   final Dictionaries dictionaries;
   private int rows;
-  private ColumnBuilder out; // created by the first write: a column shared whole writes nothing
+  private ColumnBuffers out; // created by the first write: a column shared whole writes nothing
   private boolean valuesWritten;
 
   private ColumnAssembler(FieldPlan plan, BatchBuffers data, Memory memory, Dictionaries dictionaries) {
@@ -174,10 +174,9 @@ final class ColumnAssembler {
 
   // ------------------------------------------------------------------ written buffers
 
-  /** The builder the written buffers of this column go through, created by the first write. */
-  private ColumnBuilder out() {
+  /** The buffers the written buffers of this column go to, created by the first write. */
+  private ColumnBuffers out() {
     if (out == null) {
-      memory.check(spec.isFixedLength() ? Math.multiplyExact(spec.rowBytes(), (long) rows) : 8L * (rows + 1));
       out = memory.column(spec, rows);
     }
     return out;
@@ -198,29 +197,19 @@ final class ColumnAssembler {
 
   /**
    * The buffer (exactly {@code bytes} long, little-endian) that the written innermost values of this
-   * column go to: the builder's fixed-length rows, or its values buffer.
+   * column go to: the fixed-length rows, or the innermost values.
    */
   ByteBuffer values(long bytes) {
     if (valuesWritten) {
       throw new IllegalStateException("column '" + spec.name() + "': values written twice");
     }
     valuesWritten = true;
-    ColumnBuilder b;
-    ByteBuffer buf;
-    if (spec.isFixedLength()) {
-      b = out(); // its rows were checked when it was created
-      buf = b.fixedBuffer();
-      if (bytes > buf.capacity()) {
-        throw new IllegalStateException("column '" + spec.name() + "': " + bytes + " bytes of values for " + rows
-            + " rows of " + b.rowBytes() + " bytes");
-      }
-    } else {
-      memory.check(bytes);
-      b = out();
-      b.reserveBytes(bytes);
-      buf = b.valueBuffer();
+    if (spec.isFixedLength() && bytes > Math.multiplyExact(spec.rowBytes(), (long) rows)) {
+      throw new IllegalStateException("column '" + spec.name() + "': " + bytes + " bytes of values for " + rows
+          + " rows of " + spec.rowBytes() + " bytes");
     }
-    return buf.slice(0, (int) bytes).order(ByteOrder.LITTLE_ENDIAN);
+    memory.check(bytes);
+    return out().valuesBuffer(bytes).slice(0, (int) bytes).order(ByteOrder.LITTLE_ENDIAN);
   }
 
   /**

@@ -1,11 +1,9 @@
 package dev.sluice.io.arrow.internal;
 
-import dev.sluice.core.Schema;
 import dev.sluice.core.TensorSpec;
 import dev.sluice.core.internal.Resources;
-import dev.sluice.core.spi.BatchBuilder;
 import dev.sluice.core.spi.BufferPool;
-import dev.sluice.core.spi.ColumnBuilder;
+import dev.sluice.core.spi.ColumnBuffers;
 import dev.sluice.core.spi.PooledBuffer;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -13,8 +11,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Where decoding writes what it cannot share with the file: the column builders that the columns'
- * converted buffers (validity flags, widened offsets, converted values) are written through, and
+ * Where decoding writes what it cannot share with the file: the column buffers that the columns'
+ * converted buffers (validity flags, widened offsets, converted values) are written into, and
  * the decompressed buffers of a compressed record batch. Pooled memory owned by the batches it goes
  * into, or heap memory left to the garbage collector (the views that examples and the random-access
  * cache hold).
@@ -24,14 +22,14 @@ abstract class Memory implements AutoCloseable {
   abstract ByteBuffer allocate(long bytes);
 
   /**
-   * The builder that the written buffers of a column of {@code spec} with {@code rows} rows go
-   * through; this memory owns it until {@link #close()}.
+   * The buffers (each allocated when first asked for) that the written buffers of a column of
+   * {@code spec} with {@code rows} rows go to; this memory owns them until {@link #close()}.
    */
-  abstract ColumnBuilder column(TensorSpec spec, int rows);
+  abstract ColumnBuffers column(TensorSpec spec, int rows);
 
   /**
    * Checks that one buffer of {@code bytes} bytes can be handed out (and counts it against a
-   * {@link #limited} memory's budget) before a column builder is asked for it.
+   * {@link #limited} memory's budget) before column buffers are asked for it.
    *
    * @throws TooLarge if it cannot
    */
@@ -115,7 +113,7 @@ abstract class Memory implements AutoCloseable {
     }
 
     @Override
-    ColumnBuilder column(TensorSpec spec, int rows) {
+    ColumnBuffers column(TensorSpec spec, int rows) {
       return base.column(spec, rows);
     }
 
@@ -141,8 +139,8 @@ abstract class Memory implements AutoCloseable {
     }
 
     @Override
-    ColumnBuilder column(TensorSpec spec, int rows) {
-      return BatchBuilder.onHeap(Schema.of(spec), Math.max(1, rows)).column(0);
+    ColumnBuffers column(TensorSpec spec, int rows) {
+      return ColumnBuffers.onHeap(spec, Math.max(1, rows));
     }
 
     @Override
@@ -161,7 +159,7 @@ abstract class Memory implements AutoCloseable {
 
     private final BufferPool pool;
     private final List<PooledBuffer> held = new ArrayList<>();
-    private final List<BatchBuilder> builders = new ArrayList<>();
+    private final List<ColumnBuffers> columns = new ArrayList<>();
     private boolean closed;
 
     Pooled(BufferPool pool) {
@@ -180,13 +178,13 @@ abstract class Memory implements AutoCloseable {
     }
 
     @Override
-    synchronized ColumnBuilder column(TensorSpec spec, int rows) {
+    synchronized ColumnBuffers column(TensorSpec spec, int rows) {
       if (closed) {
         throw new IllegalStateException("decode memory already released");
       }
-      BatchBuilder b = BatchBuilder.create(Schema.of(spec), Math.max(1, rows), pool);
-      builders.add(b);
-      return b.column(0);
+      ColumnBuffers c = ColumnBuffers.create(spec, Math.max(1, rows), pool);
+      columns.add(c);
+      return c;
     }
 
     @Override
@@ -199,9 +197,9 @@ abstract class Memory implements AutoCloseable {
       if (!closed) {
         closed = true;
         try {
-          Resources.closeAll(builders);
+          Resources.closeAll(columns);
         } finally {
-          builders.clear();
+          columns.clear();
           Resources.closeAll(held);
           held.clear();
         }
