@@ -6,7 +6,8 @@ import java.nio.ByteOrder;
 /**
  * The buffers of a {@link ColumnBuilder} or {@link ColumnBuffers}: pooled (counted in the bytes
  * {@code held} by the batch or column being built) or heap, replaced by bigger ones as the column
- * grows, each returned to its pool at most once. Static, so that building a column allocates nothing beyond its buffers.
+ * grows, each returned to its pool at most once. Static, so that building a column allocates
+ * nothing beyond its buffers.
  */
 final class ColumnMemory {
   private ColumnMemory() {}
