@@ -1,6 +1,7 @@
 package dev.sluice.core.internal;
 
 import java.util.Objects;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.function.Function;
@@ -43,6 +44,21 @@ public final class TrackedScheduler implements Scheduler, Scannable {
   public static Scheduler of(Scheduler scheduler) {
     Objects.requireNonNull(scheduler, "scheduler");
     return scheduler instanceof TrackedScheduler ? scheduler : new TrackedScheduler(scheduler);
+  }
+
+  /**
+   * Disposes {@code worker} from a task scheduled on it, so once the task it runs now has returned,
+   * without interrupting that task: disposing a worker of {@code boundedElastic} from another thread
+   * interrupts the task it runs, which fails a {@code FileChannel} read under way and closes the
+   * channel. A worker disposed already is left as it is, so that a cancel and a terminal signal may
+   * both call this; the first disposes the worker.
+   */
+  public static void disposeWhenIdle(Worker worker) {
+    try {
+      worker.schedule(worker::dispose);
+    } catch (RejectedExecutionException e) {
+      // disposed already
+    }
   }
 
   /** True when {@code task} is what a tracked scheduler hands to the scheduler it decorates for a pass's task. */

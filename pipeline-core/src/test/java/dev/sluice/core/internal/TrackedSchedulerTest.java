@@ -11,6 +11,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import reactor.core.Disposable;
@@ -44,6 +45,39 @@ class TrackedSchedulerTest {
 
   private static void await(CountDownLatch latch) throws InterruptedException {
     assertThat(latch.await(10, TimeUnit.SECONDS)).as("latch").isTrue();
+  }
+
+  @Test
+  void aWorkerDisposedWhenIdleLetsItsRunningTaskFinishUninterrupted() throws Exception {
+    Scheduler elastic = Schedulers.newBoundedElastic(1, 10, "tracked-dispose-test");
+    try {
+      Scheduler.Worker worker = elastic.createWorker();
+      CountDownLatch started = new CountDownLatch(1);
+      CountDownLatch release = new CountDownLatch(1);
+      CountDownLatch finished = new CountDownLatch(1);
+      AtomicBoolean interrupted = new AtomicBoolean();
+      worker.schedule(() -> {
+        started.countDown();
+        try {
+          release.await();
+        } catch (InterruptedException e) {
+          interrupted.set(true);
+        }
+        finished.countDown();
+      });
+      await(started);
+      TrackedScheduler.disposeWhenIdle(worker);
+      TrackedScheduler.disposeWhenIdle(worker); // a second call (a cancel after a terminal signal) is harmless
+      assertThat(worker.isDisposed()).as("disposed while its task runs").isFalse();
+      release.countDown();
+      await(finished);
+      assertThat(interrupted).as("the running task was interrupted").isFalse();
+      Awaitility.await().atMost(Duration.ofSeconds(10)).until(worker::isDisposed);
+      TrackedScheduler.disposeWhenIdle(worker); // disposed already: nothing to do, nothing thrown
+      assertThatThrownBy(() -> worker.schedule(() -> { })).isInstanceOf(RejectedExecutionException.class);
+    } finally {
+      elastic.dispose();
+    }
   }
 
   @Test

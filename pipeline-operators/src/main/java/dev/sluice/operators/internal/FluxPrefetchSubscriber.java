@@ -1,6 +1,7 @@
 package dev.sluice.operators.internal;
 
 import dev.sluice.core.internal.Fatal;
+import dev.sluice.core.internal.TrackedScheduler;
 import dev.sluice.core.internal.metrics.StageMeter;
 import dev.sluice.core.spi.WaitCancellation;
 import java.util.Queue;
@@ -475,11 +476,7 @@ final class FluxPrefetchSubscriber<T> implements CoreSubscriber<T>, Subscription
    * (doFinally, Flux.using's resource close).
    */
   void disposeProducerWhenIdle() {
-    try {
-      producerWorker.schedule(producerWorker::dispose);
-    } catch (RejectedExecutionException e) {
-      // disposed already: a cancel and a terminal signal both get here, the first one disposes it
-    }
+    TrackedScheduler.disposeWhenIdle(producerWorker);
   }
 
   /** True when the pass is over (cancelled, failed or complete); the queue is then cleared. */

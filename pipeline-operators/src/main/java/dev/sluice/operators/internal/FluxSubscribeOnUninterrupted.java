@@ -208,15 +208,11 @@ final class FluxSubscribeOnUninterrupted<T> extends FluxOperator<T, T> {
     }
 
     /**
-     * Disposes the worker from a task on it, so after the task it runs now, which is not interrupted:
-     * disposing it from another thread would interrupt a read of the source under way.
+     * Disposes the worker after the task it runs now, which is not interrupted: disposing it from
+     * another thread would interrupt a read of the source under way.
      */
     void disposeWorkerWhenIdle() {
-      try {
-        worker.schedule(worker::dispose);
-      } catch (RejectedExecutionException e) {
-        // disposed already: a cancel and a terminal signal both get here, the first one disposes it
-      }
+      TrackedScheduler.disposeWhenIdle(worker);
     }
 
     @Override
