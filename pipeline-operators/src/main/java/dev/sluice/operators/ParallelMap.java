@@ -18,7 +18,9 @@ import reactor.core.scheduler.Schedulers;
  * <p>With {@code numParallelCalls = 1} the function runs on the subscriber's thread, element by
  * element ({@code Flux.map}). With more, elements go to the workers of a {@link Scheduler} in chunks
  * (one scheduler hop per chunk, not per element, since a hop costs microseconds in Reactor), at
- * most {@code numParallelCalls} chunks mapped at once, by one operator ({@code FluxChunkedMap}).
+ * most {@code numParallelCalls} chunks mapped at once, by one operator ({@code FluxChunkedMap}) whose
+ * chunks are mapped and emitted by the engine of every ordered parallel stage
+ * ({@code OrderedParallel}'s chunk engine).
  * {@code deterministic = true} (the default) keeps the input order, so the output is the same for
  * any {@code numParallelCalls}; {@code false} emits each chunk as soon as it is mapped, which may
  * reorder. With the adaptive chunk size (the default), a chunk whose function is cheap next to a

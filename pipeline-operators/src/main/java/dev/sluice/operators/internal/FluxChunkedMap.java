@@ -1,6 +1,7 @@
 package dev.sluice.operators.internal;
 
 import dev.sluice.core.Options.ChunkPlacement;
+import dev.sluice.core.internal.OrderedChunks;
 import dev.sluice.core.internal.TrackedScheduler;
 import java.util.function.Function;
 import org.reactivestreams.Publisher;
@@ -17,10 +18,13 @@ import reactor.core.scheduler.Scheduler;
  * that completed it; results go downstream in input order ({@code deterministic}) or in the order
  * the chunks finish.
  *
- * <p>One operator rather than a composition of Reactor's ({@code handle}, {@code flatMapSequential},
- * {@code Mono.fromCallable}, {@code concatMapIterable}, ...), because every layer costs something
- * per element: here an element costs one array store and one volatile write on the way in and one
- * array load on the way out (docs/benchmarks.md, element path, has the figures).
+ * <p>The operator fills the chunks and its tuner sizes them and places them (worker or inline); the
+ * dispatch, the bounded chunks in flight, the emission in input or finish order and the discard on
+ * cancel and failure are {@link OrderedChunks}', the chunk engine of
+ * {@link dev.sluice.core.internal.OrderedParallel}. Not a composition of Reactor's operators
+ * ({@code handle}, {@code flatMapSequential}, {@code concatMapIterable}, ...), because every layer
+ * costs something per element: here an element costs one array store and one volatile write on
+ * the way in and one array load on the way out.
  *
  * <p><b>Reactive Streams semantics.</b> Requests up to {@code (parallel + 1) × chunkSize} elements
  * ahead of the downstream (the chunks being mapped or emitted plus the one filling), replenished as

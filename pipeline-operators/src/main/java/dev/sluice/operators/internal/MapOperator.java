@@ -9,7 +9,8 @@ import reactor.core.scheduler.Schedulers;
 
 /**
  * {@code map(fn, numParallelCalls, deterministic)} on the element path: {@code Flux.map} for one
- * call at a time, else {@link FluxChunkedMap}. The public {@code ParallelMap} and the planner's map
+ * call at a time, else {@link FluxChunkedMap} (chunks filled there and mapped by
+ * {@link dev.sluice.core.internal.OrderedChunks}). The public {@code ParallelMap} and the planner's map
  * stage both build it.
  */
 public final class MapOperator {
