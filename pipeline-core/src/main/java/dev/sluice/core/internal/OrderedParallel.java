@@ -18,8 +18,8 @@ import reactor.core.scheduler.Scheduler;
  * batches, decoded row groups and segments, collated batches). {@link #flatMap} takes its inputs
  * from a flux and a task may produce a run of results; {@link #range} is the same contract for a known
  * count of numbered results, with a lighter hand-over (the index path's parallel gathers);
- * {@link OrderedChunks} is the same engine for chunks of elements filled by a front-end, mapped in
- * place on a worker or on the calling thread and emitted in input or finish order (the parallel map).
+ * {@link OrderedChunks} is the engine for chunks of elements filled by a front-end, mapped in place
+ * on a worker or on the calling thread and emitted in input or finish order (the parallel map).
  *
  * <p>A task turns one input into a run of results, handed to its output one by one in order; a run
  * is emitted only once its task has finished, then element by element on demand. The output does
