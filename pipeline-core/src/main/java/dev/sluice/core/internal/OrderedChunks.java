@@ -200,6 +200,11 @@ public abstract class OrderedChunks<R> implements Subscription {
     return ctx;
   }
 
+  /** Chunks mapped on workers at once. */
+  public final int parallelism() {
+    return parallelism;
+  }
+
   /** Whether the engine stopped (cancel or a task's failure). */
   public final boolean isStopped() {
     return stopped;

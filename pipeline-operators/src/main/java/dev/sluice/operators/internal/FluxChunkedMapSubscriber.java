@@ -22,7 +22,6 @@ import reactor.util.context.Context;
 final class FluxChunkedMapSubscriber<T, R> extends OrderedChunks<R> implements CoreSubscriber<T>, Scannable {
   final Function<? super T, ? extends R> fn;
   final FluxChunkedMapTuner tuner;
-  final int parallel;
 
   Subscription upstream;
 
@@ -42,7 +41,6 @@ final class FluxChunkedMapSubscriber<T, R> extends OrderedChunks<R> implements C
       boolean deterministic, Scheduler scheduler, FluxChunkedMapTuner tuner) {
     super(actual, parallel, deterministic, scheduler, tuner.adaptive);
     this.fn = fn;
-    this.parallel = parallel;
     this.tuner = tuner;
   }
 
@@ -198,7 +196,7 @@ final class FluxChunkedMapSubscriber<T, R> extends OrderedChunks<R> implements C
    */
   @Override
   protected void replenish(long released) {
-    long budget = (long) (parallel + 1) * tuner.chunkSize() + Math.max(fillCapacity, tuner.chunkSize());
+    long budget = (long) (parallelism() + 1) * tuner.chunkSize() + Math.max(fillCapacity, tuner.chunkSize());
     long want = budget - (requestedUpstream - released);
     // top up in halves of a chunk (or all of it at first), not per element
     if (want > 0 && (requestedUpstream == 0 || want >= Math.max(1, tuner.chunkSize() / 2))) {
